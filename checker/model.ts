@@ -1,0 +1,30 @@
+// The engine's view of a system to check. The engine knows nothing else about a model.
+//
+// States are plain readonly data: objects, arrays, numbers, strings, booleans. No Map, Set,
+// class instance, undefined field or function inside a state, so one fingerprint, one
+// deep-equal and one ITF encoder serve every model.
+
+export interface Property<S> {
+  readonly name: string;
+  readonly description: string;
+  holds(s: S): boolean;
+}
+
+export interface Model<S, A> {
+  /** Initial states, in a fixed order. */
+  init(): readonly S[];
+  /** The enabled actions of `s`, in a fixed order. Labels must be distinct among them. */
+  actions(s: S): readonly A[];
+  /** The successor of `s` under the enabled action `a`. Pure and deterministic. */
+  next(s: S, a: A): S;
+  /** A short, human-readable name of `a` with its parameters; replay finds an action by its label. */
+  label(a: A): string;
+  /** The name of `a` without parameters (one of `actionKinds`), for coverage counts. */
+  kind(a: A): string;
+  /** Every action kind the model has, so coverage can name the ones that never fired. */
+  readonly actionKinds: readonly string[];
+  /** Safety properties checked on every reachable state. */
+  readonly invariants: readonly Property<S>[];
+  /** Symmetry reduction: a representative of the class of `s`. */
+  canonical?(s: S): S;
+}
