@@ -27,4 +27,9 @@ export interface Model<S, A> {
   readonly invariants: readonly Property<S>[];
   /** Symmetry reduction: a representative of the class of `s`. */
   canonical?(s: S): S;
+  /**
+   * The readable form of `s` for traces and reports (names where the state holds enum
+   * numbers): a plain object whose fields are the trace's variables. Default: `s` itself.
+   */
+  view?(s: S): Readonly<Record<string, unknown>>;
 }

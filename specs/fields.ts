@@ -1,5 +1,6 @@
 // Reading untrusted JSON (spec files, trace files) field by field. Every failure is one line
 // naming the file, the field and what was expected.
+import { readFileSync } from 'node:fs';
 
 export class InputError extends Error {
   constructor(
@@ -120,5 +121,20 @@ export class Fields {
         throw new InputError(this.file, this.fieldName(key), `no such field (known: ${known})`);
       }
     }
+  }
+}
+
+/** Reads and parses a JSON file; a missing file or bad JSON is one InputError line. */
+export function readJsonFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new InputError(file, '', 'a readable file', (e as NodeJS.ErrnoException).code ?? String(e));
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new InputError(file, '', 'valid JSON', (e as Error).message.split('\n')[0]);
   }
 }

@@ -1,0 +1,146 @@
+// 64-bit structural fingerprints of plain data (objects, arrays, numbers, strings, booleans,
+// null), computed as two 32-bit lanes so no BigInt or string is built on the hot path.
+// Each value starts with a type tag, so [1], {"0": 1}, "1" and 1 all differ; object keys are
+// hashed with their names in sorted order, so key order never matters.
+
+const enum Tag {
+  Null = 1,
+  False,
+  True,
+  Int,
+  Float,
+  String,
+  Array,
+  Object,
+}
+
+let lane1 = 0;
+let lane2 = 0;
+
+const floatView = new Float64Array(1);
+const floatWords = new Uint32Array(floatView.buffer);
+
+// Murmur3-style block mixing, with different constants and rotations per lane.
+function mix(word: number): void {
+  let k = Math.imul(word, 0xcc9e2d51);
+  k = Math.imul((k << 15) | (k >>> 17), 0x1b873593);
+  lane1 ^= k;
+  lane1 = Math.imul((lane1 << 13) | (lane1 >>> 19), 5) + 0xe6546b64 | 0;
+  let j = Math.imul(word, 0x85ebca6b);
+  j = Math.imul((j << 16) | (j >>> 16), 0xc2b2ae35);
+  lane2 ^= j;
+  lane2 = Math.imul((lane2 << 17) | (lane2 >>> 15), 9) + 0x38495ab5 | 0;
+}
+
+function finalMix(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+function hashString(s: string): void {
+  mix(Tag.String);
+  mix(s.length);
+  for (let i = 0; i < s.length; i++) mix(s.charCodeAt(i));
+}
+
+function hashNumber(n: number): void {
+  if (n === (n | 0)) {
+    mix(Tag.Int);
+    mix(n);
+  } else {
+    // NaN has many bit patterns; hash them all alike.
+    floatView[0] = n === n ? n : Number.NaN;
+    mix(Tag.Float);
+    mix(floatWords[0]!);
+    mix(floatWords[1]!);
+  }
+}
+
+function hashValue(v: unknown): void {
+  switch (typeof v) {
+    case 'number':
+      hashNumber(v);
+      return;
+    case 'string':
+      hashString(v);
+      return;
+    case 'boolean':
+      mix(v ? Tag.True : Tag.False);
+      return;
+    case 'object':
+      if (v === null) {
+        mix(Tag.Null);
+      } else if (Array.isArray(v)) {
+        mix(Tag.Array);
+        mix(v.length);
+        for (let i = 0; i < v.length; i++) hashValue(v[i]);
+      } else {
+        hashObject(v as Record<string, unknown>);
+      }
+      return;
+    default:
+      throw new TypeError(`fingerprint: not plain data: ${typeof v}`);
+  }
+}
+
+function hashObject(o: Record<string, unknown>): void {
+  const keys = Object.keys(o);
+  let sorted = true;
+  for (let i = 1; i < keys.length; i++) {
+    if (keys[i - 1]! > keys[i]!) {
+      sorted = false;
+      break;
+    }
+  }
+  if (!sorted) keys.sort();
+  mix(Tag.Object);
+  mix(keys.length);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    hashString(key);
+    hashValue(o[key]);
+  }
+}
+
+/**
+ * Writes the fingerprint of `value` into `out[0]` (high word) and `out[1]` (low word).
+ * Allocation-free apart from `Object.keys`.
+ */
+export function fingerprintInto(value: unknown, out: Uint32Array): void {
+  lane1 = 0x9747b28c;
+  lane2 = 0x1b873593;
+  hashValue(value);
+  const high = finalMix(lane1);
+  out[0] = high;
+  out[1] = finalMix(lane2 ^ high);
+}
+
+const scratch = new Uint32Array(2);
+
+/** The fingerprint as 16 hex digits, for tests and diagnostics. */
+export function fingerprintHex(value: unknown): string {
+  fingerprintInto(value, scratch);
+  return scratch[0]!.toString(16).padStart(8, '0') + scratch[1]!.toString(16).padStart(8, '0');
+}
+
+/** Structural equality of plain data; object key order does not matter. */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a === 'number' && typeof b === 'number') return a !== a && b !== b;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ao = a as Record<string, unknown>;
+  const bo = b as Record<string, unknown>;
+  const keys = Object.keys(ao);
+  if (keys.length !== Object.keys(bo).length) return false;
+  for (const key of keys) {
+    if (!Object.prototype.hasOwnProperty.call(bo, key) || !deepEqual(ao[key], bo[key])) return false;
+  }
+  return true;
+}

@@ -1,0 +1,132 @@
+// What every search strategy shares: options, the result, coverage counts, the clock that
+// enforces the time limit and paces progress reports, and the trace rebuild.
+import type { Model } from './model.ts';
+
+/** The name under which a reachable state without enabled actions is reported. */
+export const DEADLOCK = 'Deadlock';
+
+export type Status = 'ok' | 'violation' | 'incomplete';
+export type Limit = 'maxStates' | 'maxDepth' | 'maxSeconds';
+
+export interface Trace {
+  /** The states from an initial state to the last one, in the model's own representation. */
+  readonly states: readonly unknown[];
+  /** The label of the action between `states[i]` and `states[i + 1]`. */
+  readonly actions: readonly string[];
+}
+
+export interface Violation {
+  /** An invariant's name, or DEADLOCK. */
+  readonly property: string;
+  readonly trace: Trace;
+  /** Random search only: the walk that found it. */
+  readonly walk?: number;
+}
+
+export interface Coverage {
+  /** Per action kind, how many successors it produced. */
+  readonly fired: Readonly<Record<string, number>>;
+  readonly neverFired: readonly string[];
+}
+
+export interface Result {
+  readonly status: Status;
+  readonly distinctStates: number;
+  /** Initial states plus every successor computed, duplicates included (as TLC counts). */
+  readonly statesGenerated: number;
+  /** The most actions from an initial state to a reached state. */
+  readonly depth: number;
+  readonly seconds: number;
+  readonly coverage: Coverage;
+  readonly violation?: Violation;
+  /** Set when status is incomplete. */
+  readonly stoppedBy?: Limit;
+}
+
+export interface Progress {
+  readonly distinctStates: number;
+  readonly statesGenerated: number;
+  readonly queue: number;
+  readonly depth: number;
+  readonly seconds: number;
+  readonly statesPerSecond: number;
+}
+
+export interface SearchOptions {
+  /** True when a state without enabled actions is fine. */
+  readonly deadlockAllowed: boolean;
+  readonly maxStates?: number;
+  readonly maxDepth?: number;
+  readonly maxSeconds?: number;
+  readonly onProgress?: (p: Progress) => void;
+  /** The least time between two progress reports. */
+  readonly progressEveryMs?: number;
+}
+
+export class CoverageCounter<A> {
+  private readonly counts: number[];
+  private readonly indexOfKind = new Map<string, number>();
+
+  constructor(private readonly model: Model<unknown, A>) {
+    model.actionKinds.forEach((kind, i) => this.indexOfKind.set(kind, i));
+    this.counts = model.actionKinds.map(() => 0);
+  }
+
+  fired(action: A): void {
+    const kind = this.model.kind(action);
+    const i = this.indexOfKind.get(kind);
+    if (i === undefined) throw new Error(`action kind ${JSON.stringify(kind)} is not among the model's actionKinds`);
+    this.counts[i]!++;
+  }
+
+  result(): Coverage {
+    const fired: Record<string, number> = {};
+    this.model.actionKinds.forEach((kind, i) => (fired[kind] = this.counts[i]!));
+    return { fired, neverFired: this.model.actionKinds.filter((_, i) => this.counts[i] === 0) };
+  }
+}
+
+export class Clock {
+  private readonly start = performance.now();
+  private lastProgress = this.start;
+
+  constructor(private readonly options: SearchOptions) {}
+
+  get seconds(): number {
+    return (performance.now() - this.start) / 1000;
+  }
+
+  /** True once the time limit has passed; reports progress when it is due. */
+  check(progress: () => Omit<Progress, 'seconds' | 'statesPerSecond'>): boolean {
+    const now = performance.now();
+    const { onProgress, progressEveryMs = 1000, maxSeconds } = this.options;
+    if (onProgress !== undefined && now - this.lastProgress >= progressEveryMs) {
+      this.lastProgress = now;
+      const p = progress();
+      const seconds = (now - this.start) / 1000;
+      onProgress({ ...p, seconds, statesPerSecond: seconds > 0 ? p.statesGenerated / seconds : 0 });
+    }
+    return maxSeconds !== undefined && now - this.start >= maxSeconds * 1000;
+  }
+}
+
+/** The name of the first invariant `s` breaks, if any. */
+export function brokenInvariant<S>(model: Model<S, unknown>, s: S): string | undefined {
+  for (const p of model.invariants) if (!p.holds(s)) return p.name;
+  return undefined;
+}
+
+/** Re-runs recorded action indices from the initial state `initIndex`. */
+export function rebuildTrace<S, A>(model: Model<S, A>, initIndex: number, actionIndices: readonly number[]): Trace {
+  let s: S = model.init()[initIndex]!;
+  const states: S[] = [s];
+  const actions: string[] = [];
+  for (const index of actionIndices) {
+    const action = model.actions(s)[index];
+    if (action === undefined) throw new Error(`trace rebuild: action ${index} is not enabled; is the model deterministic?`);
+    actions.push(model.label(action));
+    s = model.next(s, action);
+    states.push(s);
+  }
+  return { states, actions };
+}

@@ -1,0 +1,199 @@
+// Counterexamples on disk in the Informal Trace Format (ITF, Apalache ADR-015), written
+// atomically, read back with one-line errors, and replayed against the model.
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { Fields, InputError, describeValue, isPlainObject, readJsonFile } from '../specs/fields.ts';
+import { deepEqual } from './fingerprint.ts';
+import type { Model } from './model.ts';
+import { DEADLOCK, type Trace } from './search.ts';
+
+const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+export const TOOL = `txcheck ${packageJson.version}`;
+
+/** What a trace file says about where it came from. */
+export interface TraceMeta {
+  readonly spec: Readonly<Record<string, unknown>>;
+  readonly specFile: string;
+  readonly strategy: string;
+  readonly seed?: number;
+  readonly walk?: number;
+  readonly property: string;
+  readonly description: string;
+}
+
+/** A trace as read from a file: states in their ITF form, without their `#meta`. */
+export interface TraceFile {
+  readonly file: string;
+  readonly meta: TraceMeta;
+  readonly vars: readonly string[];
+  readonly states: readonly Readonly<Record<string, unknown>>[];
+  /** The label of the action leading to `states[i + 1]`. */
+  readonly actions: readonly string[];
+}
+
+/** Plain data in ITF form: integers beyond 2^53 become {"#bigint": "..."}; the rest is JSON. */
+export function toItfValue(v: unknown): unknown {
+  if (typeof v === 'number') return Number.isInteger(v) && !Number.isSafeInteger(v) ? { '#bigint': BigInt(v).toString() } : v;
+  if (Array.isArray(v)) return v.map(toItfValue);
+  if (isPlainObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toItfValue(x)]));
+  if (typeof v === 'string' || typeof v === 'boolean' || v === null) return v;
+  throw new TypeError(`not plain data: ${typeof v}`);
+}
+
+function stateView<S>(model: Model<S, unknown>, s: S): Readonly<Record<string, unknown>> {
+  const view = model.view === undefined ? s : model.view(s);
+  if (!isPlainObject(view)) throw new TypeError('a state (or its view) must be an object of variables');
+  return toItfValue(view) as Record<string, unknown>;
+}
+
+export function toItf<S>(model: Model<S, unknown>, trace: Trace, meta: TraceMeta): unknown {
+  const states = trace.states.map((s, i) => {
+    const stateMeta = i === 0 ? { index: 0 } : { index: i, action: trace.actions[i - 1] };
+    return { '#meta': stateMeta, ...stateView(model, s as S) };
+  });
+  return {
+    '#meta': {
+      format: 'ITF',
+      'format-description': 'https://apalache-mc.org/docs/adr/015adr-trace.html',
+      tool: TOOL,
+      ...meta,
+    },
+    vars: Object.keys(stateView(model, trace.states[0] as S)),
+    states,
+  };
+}
+
+/** Writes `text` to a temporary file beside `path`, then renames it: `path` is never half written. */
+export function writeFileAtomic(path: string, text: string): void {
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  try {
+    writeFileSync(temp, text);
+    renameSync(temp, path);
+  } catch (e) {
+    try {
+      rmSync(temp, { force: true });
+    } catch {
+      // The temporary path is not a plain file; the original error says more.
+    }
+    throw e;
+  }
+}
+
+export function writeTraceFile<S>(path: string, model: Model<S, unknown>, trace: Trace, meta: TraceMeta): void {
+  writeFileAtomic(path, `${JSON.stringify(toItf(model, trace, meta), null, 2)}\n`);
+}
+
+/** Checks the structure of a parsed trace file; the spec inside is read by the caller. */
+export function parseTrace(file: string, value: unknown): TraceFile {
+  const top: Fields = Fields.root(file, value);
+  const metaFields: Fields = top.object('#meta') ?? top.fail('#meta', 'a JSON object (the trace metadata)', undefined);
+  const spec = metaFields.raw('spec');
+  if (!isPlainObject(spec)) metaFields.fail('spec', 'a JSON object (the spec that was checked)', spec);
+  const strategy = metaFields.string('strategy');
+  const meta: TraceMeta = {
+    spec,
+    specFile: metaFields.string('specFile'),
+    strategy,
+    ...(metaFields.has('seed') ? { seed: metaFields.int('seed', 0, 2 ** 32 - 1) } : {}),
+    ...(metaFields.has('walk') ? { walk: metaFields.int('walk', 0, 2 ** 31 - 1) } : {}),
+    property: metaFields.string('property'),
+    description: metaFields.string('description', ''),
+  };
+  const vars = top.stringList('vars');
+  const rawStates = top.raw('states');
+  if (!Array.isArray(rawStates) || rawStates.length === 0) top.fail('states', 'a non-empty list of states', rawStates);
+  top.raw('params');
+  top.raw('loop');
+  top.done();
+
+  const actions: string[] = [];
+  const states = rawStates.map((raw, i) => {
+    const state: Fields = new Fields(file, isPlainObject(raw) ? raw : top.fail(`states[${i}]`, 'a JSON object', raw), `states[${i}]`);
+    const stateMeta = state.object('#meta');
+    if (i > 0) {
+      if (stateMeta === undefined) state.fail('#meta', 'a JSON object with the action label', undefined);
+      actions.push(stateMeta.string('action'));
+    }
+    const vals: Record<string, unknown> = {};
+    for (const name of vars) {
+      if (!state.has(name)) state.fail(name, `a value (every state has the variables ${vars.join(', ')})`, undefined);
+      vals[name] = state.raw(name);
+    }
+    state.done();
+    return vals;
+  });
+  return { file, meta, vars, states, actions };
+}
+
+export function readTraceFile(file: string): TraceFile {
+  return parseTrace(file, readJsonFile(file));
+}
+
+/** The first place where `recorded` and `replayed` differ, as "path: recorded X, replayed Y". */
+export function firstDifference(recorded: unknown, replayed: unknown, path: string): string | undefined {
+  if (deepEqual(recorded, replayed)) return undefined;
+  const differs = () => `${path === '' ? '(the state)' : path}: recorded ${describe(recorded)}, replayed ${describe(replayed)}`;
+  if (Array.isArray(recorded) && Array.isArray(replayed)) {
+    for (let i = 0; i < Math.min(recorded.length, replayed.length); i++) {
+      const d = firstDifference(recorded[i], replayed[i], `${path}[${i}]`);
+      if (d !== undefined) return d;
+    }
+    return differs();
+  }
+  if (isPlainObject(recorded) && isPlainObject(replayed)) {
+    const keys = [...new Set([...Object.keys(recorded), ...Object.keys(replayed)])].sort();
+    for (const key of keys) {
+      const d = firstDifference(recorded[key], replayed[key], path === '' ? key : `${path}.${key}`);
+      if (d !== undefined) return d;
+    }
+  }
+  return differs();
+}
+
+function describe(v: unknown): string {
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? JSON.stringify(v) : (JSON.stringify(v) ?? describeValue(v));
+}
+
+export interface ReplayResult {
+  /** True when every step replays as recorded and the recorded property is violated at the end. */
+  readonly reproduced: boolean;
+  readonly message: string;
+}
+
+/**
+ * Re-runs the labelled actions of `trace` from the initial state that equals its first state,
+ * comparing every state, then re-checks the recorded property on the last one.
+ * Throws InputError when the trace cannot belong to `model`.
+ */
+export function replay<S, A>(model: Model<S, A>, trace: TraceFile): ReplayResult {
+  const { file, meta, states, actions } = trace;
+  const property = model.invariants.find((p) => p.name === meta.property);
+  if (property === undefined && meta.property !== DEADLOCK) {
+    const known = [...model.invariants.map((p) => p.name), DEADLOCK].join(', ');
+    throw new InputError(file, '#meta.property', `one of ${known}`, describeValue(meta.property));
+  }
+  const inits = model.init();
+  const modelVars = Object.keys(stateView(model, inits[0]!));
+  if (!deepEqual([...modelVars].sort(), [...trace.vars].sort())) {
+    throw new InputError(file, 'vars', `the variables of the spec's model (${modelVars.join(', ')})`, trace.vars.join(', '));
+  }
+  const diverged = (message: string): ReplayResult => ({ reproduced: false, message });
+
+  let s = inits.find((init) => deepEqual(stateView(model, init), states[0]));
+  if (s === undefined) return diverged(`step 0: no initial state matches; ${firstDifference(states[0], stateView(model, inits[0]!), '')}`);
+  for (let step = 1; step < states.length; step++) {
+    const label = actions[step - 1]!;
+    const enabled = model.actions(s);
+    const action = enabled.find((a) => model.label(a) === label);
+    if (action === undefined) {
+      return diverged(`step ${step}: action ${JSON.stringify(label)} is not enabled (enabled: ${enabled.map(model.label).join(', ') || 'none'})`);
+    }
+    s = model.next(s, action);
+    const difference = firstDifference(states[step], stateView(model, s), '');
+    if (difference !== undefined) return diverged(`step ${step}: ${difference}`);
+  }
+  const last = states.length - 1;
+  const stillViolated = property === undefined ? model.actions(s).length === 0 : !property.holds(s);
+  if (!stillViolated) return diverged(`all ${last} steps replay as recorded, but ${meta.property} is no longer violated in the last state`);
+  return { reproduced: true, message: `all ${last} steps replay as recorded and ${meta.property} is violated in the last state` };
+}

@@ -1,0 +1,21 @@
+// How a spec file selects the two-phase commit model: { "model": "two-phase", "resourceManagers": N }.
+import { mutants, twoPhaseModel, type TwoPhaseParams } from '../../model/two-phase/index.ts';
+import type { ModelEntry } from '../registry.ts';
+import { twoPhaseProperties } from './properties.ts';
+
+export const twoPhaseEntry: ModelEntry<TwoPhaseParams> = {
+  name: 'two-phase',
+  description: "Lamport's two-phase commit (TwoPhase.tla), the reference that checks the engine against TLC",
+  properties: twoPhaseProperties(1).map(({ name, description }) => ({ name, description })),
+
+  readParams(fields) {
+    const resourceManagers = fields.int('resourceManagers', 1, 12);
+    const mutant = fields.has('mutant') ? fields.oneOf('mutant', mutants) : undefined;
+    return mutant === undefined ? { resourceManagers } : { resourceManagers, mutant };
+  },
+
+  build(params, properties) {
+    const invariants = twoPhaseProperties(params.resourceManagers).filter((p) => properties.includes(p.name));
+    return twoPhaseModel(params, invariants);
+  },
+};
