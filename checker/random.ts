@@ -1,10 +1,8 @@
 // Random walks. Walk i of seed s draws from a generator seeded by walkSeed(s, i) alone, so any
 // walk can be rerun by itself and the same seed always gives the same result.
 import seedrandom from 'seedrandom';
-import { fingerprintInto } from './fingerprint.ts';
 import type { Model } from './model.ts';
-import { Clock, CoverageCounter, DEADLOCK, brokenInvariant, rebuildTrace, type Result, type SearchOptions } from './search.ts';
-import { VisitedSet } from './visited.ts';
+import { DEADLOCK, Discovery, SearchRun, brokenInvariant, rebuildTrace, type Result, type SearchOptions } from './search.ts';
 
 export interface RandomOptions extends SearchOptions {
   readonly seed: number;
@@ -20,57 +18,38 @@ export function walkSeed(seed: number, walk: number): string {
 }
 
 export function randomSearch<S, A>(model: Model<S, A>, options: RandomOptions): Result {
-  const clock = new Clock(options);
-  const coverage = new CoverageCounter(model);
-  const visited = new VisitedSet();
-  const fingerprint = new Uint32Array(2);
-  const maxStates = options.maxStates ?? Infinity;
+  const run = new SearchRun(model, options);
   const inits = model.init();
   const firstWalk = options.firstWalk ?? 0;
-  let generated = 0;
-  let depth = 0;
-
-  const finish = (extra: Partial<Result> & Pick<Result, 'status'>): Result => ({
-    distinctStates: visited.size,
-    statesGenerated: generated,
-    depth,
-    seconds: clock.seconds,
-    coverage: coverage.result(),
-    ...extra,
-  });
-
-  const progress = () => ({ distinctStates: visited.size, statesGenerated: generated, queue: 0, depth });
 
   for (let walk = firstWalk; walk < firstWalk + options.walks; walk++) {
     const random = seedrandom(walkSeed(options.seed, walk));
     const initIndex = Math.floor(random() * inits.length);
     const chosen: number[] = [];
+    const violation = (property: string) =>
+      run.finish('violation', { violation: { property, walk, trace: rebuildTrace(model, initIndex, chosen) } });
     let s: S = inits[initIndex]!;
-    generated++;
+    run.statesGenerated++;
     for (let step = 0; ; step++) {
-      fingerprintInto(model.canonical === undefined ? s : model.canonical(s), fingerprint);
-      if (!visited.has(fingerprint[0]!, fingerprint[1]!)) {
-        if (visited.size >= maxStates) return finish({ status: 'incomplete', stoppedBy: 'maxStates' });
-        visited.add(fingerprint[0]!, fingerprint[1]!);
+      // A state seen before was checked then; only new states need their invariants checked.
+      const discovery = run.discover(s);
+      if (discovery === Discovery.OverLimit) return run.finish('incomplete', { stoppedBy: 'maxStates' });
+      if (discovery === Discovery.New) {
         const broken = brokenInvariant(model, s);
-        if (broken !== undefined) {
-          return finish({ status: 'violation', violation: { property: broken, walk, trace: rebuildTrace(model, initIndex, chosen) } });
-        }
+        if (broken !== undefined) return violation(broken);
       }
       const actions = model.actions(s);
-      if (actions.length === 0 && !options.deadlockAllowed) {
-        return finish({ status: 'violation', violation: { property: DEADLOCK, walk, trace: rebuildTrace(model, initIndex, chosen) } });
-      }
+      if (actions.length === 0 && !options.deadlockAllowed) return violation(DEADLOCK);
       if (actions.length === 0 || step === options.maxDepth) break;
       const index = Math.floor(random() * actions.length);
       const action = actions[index]!;
       s = model.next(s, action);
-      generated++;
-      coverage.fired(action);
+      run.statesGenerated++;
+      run.coverage.fired(action);
       chosen.push(index);
-      if (step + 1 > depth) depth = step + 1;
+      if (step + 1 > run.depth) run.depth = step + 1;
     }
-    if (clock.check(progress)) return finish({ status: 'incomplete', stoppedBy: 'maxSeconds' });
+    if (run.clock.check(() => run.progress(0))) return run.finish('incomplete', { stoppedBy: 'maxSeconds' });
   }
-  return finish({ status: 'ok' });
+  return run.finish('ok');
 }

@@ -1,6 +1,8 @@
 // What every search strategy shares: options, the result, coverage counts, the clock that
-// enforces the time limit and paces progress reports, and the trace rebuild.
+// enforces the time limit and paces progress reports, the visited set, and the trace rebuild.
+import { fingerprintInto } from './fingerprint.ts';
 import type { Model } from './model.ts';
+import { VisitedSet } from './visited.ts';
 
 /** The name under which a reachable state without enabled actions is reported. */
 export const DEADLOCK = 'Deadlock';
@@ -107,6 +109,60 @@ export class Clock {
       onProgress({ ...p, seconds, statesPerSecond: seconds > 0 ? p.statesGenerated / seconds : 0 });
     }
     return maxSeconds !== undefined && now - this.start >= maxSeconds * 1000;
+  }
+}
+
+export const Discovery = { Seen: 0, New: 1, OverLimit: 2 } as const;
+export type Discovery = (typeof Discovery)[keyof typeof Discovery];
+
+/** The bookkeeping of one search: visited fingerprints, counts, coverage and the clock. */
+export class SearchRun<S, A> {
+  readonly clock: Clock;
+  readonly coverage: CoverageCounter<A>;
+  readonly visited = new VisitedSet();
+  statesGenerated = 0;
+  depth = 0;
+  private readonly fingerprint = new Uint32Array(2);
+  private readonly maxStates: number;
+
+  constructor(
+    readonly model: Model<S, A>,
+    options: SearchOptions,
+  ) {
+    this.clock = new Clock(options);
+    this.coverage = new CoverageCounter(model);
+    this.maxStates = options.maxStates ?? Infinity;
+  }
+
+  get distinctStates(): number {
+    return this.visited.size;
+  }
+
+  /** Records `s` as visited when it is new, unless the distinct-state limit is reached. */
+  discover(s: S): Discovery {
+    const model = this.model;
+    const fingerprint = this.fingerprint;
+    fingerprintInto(model.canonical === undefined ? s : model.canonical(s), fingerprint);
+    if (this.visited.size >= this.maxStates) {
+      return this.visited.has(fingerprint[0]!, fingerprint[1]!) ? Discovery.Seen : Discovery.OverLimit;
+    }
+    return this.visited.add(fingerprint[0]!, fingerprint[1]!) ? Discovery.New : Discovery.Seen;
+  }
+
+  progress(queue: number): Omit<Progress, 'seconds' | 'statesPerSecond'> {
+    return { distinctStates: this.distinctStates, statesGenerated: this.statesGenerated, queue, depth: this.depth };
+  }
+
+  finish(status: Status, extra: Pick<Result, 'violation' | 'stoppedBy'> = {}): Result {
+    return {
+      status,
+      distinctStates: this.distinctStates,
+      statesGenerated: this.statesGenerated,
+      depth: this.depth,
+      seconds: this.clock.seconds,
+      coverage: this.coverage.result(),
+      ...extra,
+    };
   }
 }
 
