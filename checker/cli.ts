@@ -68,7 +68,10 @@ function parseCommandLine(argv: readonly string[]) {
   } catch (e) {
     const message = (e as Error).message.split('\n')[0] ?? '';
     const option = /'(-[^' ]+)/.exec(message)?.[1] ?? '(options)';
-    throw new InputError(COMMAND_LINE, option, 'a known option with its value (see txcheck --help)', JSON.stringify(message));
+    if ((e as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      throw new InputError(COMMAND_LINE, option, 'a known option (see txcheck --help)');
+    }
+    throw new InputError(COMMAND_LINE, option, 'an option used as txcheck --help shows', JSON.stringify(message));
   }
 }
 
