@@ -1,14 +1,102 @@
 import { describe, expect, it } from 'vitest';
 import { bfs } from '../../checker/bfs.ts';
+import type { Model } from '../../checker/model.ts';
 import { twoPhaseEntry } from '../../specs/two-phase/entry.ts';
 
 const allProperties = twoPhaseEntry.properties.map((p) => p.name);
+const build = (resourceManagers: number) => twoPhaseEntry.build({ resourceManagers }, allProperties);
+
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
+}
+
+/**
+ * The simplest possible exhaustive search, independent of the engine: states as JSON strings
+ * in a Set, a plain queue, every state frozen so a `next` that mutates its input throws.
+ */
+function naiveCount(model: Model<unknown, unknown>): { distinct: number; generated: number } {
+  const seen = new Set<string>();
+  const queue: unknown[] = [];
+  let generated = 0;
+  const visit = (s: unknown) => {
+    generated++;
+    const key = JSON.stringify(s);
+    if (!seen.has(key)) {
+      seen.add(key);
+      queue.push(deepFreeze(s));
+    }
+  };
+  model.init().forEach(visit);
+  for (let i = 0; i < queue.length; i++) {
+    const s = queue[i];
+    for (const a of model.actions(s)) visit(model.next(s, a));
+  }
+  return { distinct: seen.size, generated };
+}
 
 describe('two-phase commit', () => {
   it("matches TLC's published counts for 3 resource managers: 288 distinct, 1,146 generated", () => {
-    const result = bfs(twoPhaseEntry.build({ resourceManagers: 3 }, allProperties), { deadlockAllowed: false });
+    const result = bfs(build(3), { deadlockAllowed: false });
     expect(result.status).toBe('ok');
     expect(result.distinctStates).toBe(288);
     expect(result.statesGenerated).toBe(1146);
+    expect(result.coverage.neverFired).toEqual([]);
+  });
+
+  it('has the 50,816 reachable states for 6 resource managers that TwoPhase.tla states', () => {
+    expect(bfs(build(6), { deadlockAllowed: false }).distinctStates).toBe(50816);
+  });
+
+  it.each([1, 2, 3, 4, 5])('counts like an independent naive search with %i resource managers', (n) => {
+    const expected = naiveCount(build(n));
+    const result = bfs(build(n), { deadlockAllowed: false });
+    expect(result.status).toBe('ok');
+    expect({ distinct: result.distinctStates, generated: result.statesGenerated }).toEqual(expected);
+  });
+
+  it('keeps TMRcvPrepared enabled for an RM already prepared, yielding the same state', () => {
+    const model = build(1);
+    let s: unknown = model.init()[0];
+    const take = (label: string) => {
+      const a = model.actions(s).find((x) => model.label(x) === label);
+      expect(a, label).toBeDefined();
+      s = model.next(s, a!);
+    };
+    take('RMPrepare(rm1)');
+    take('TMRcvPrepared(rm1)');
+    const before = JSON.stringify(s);
+    take('TMRcvPrepared(rm1)');
+    expect(JSON.stringify(s)).toBe(before);
+  });
+
+  it('lets an RM receive Commit whatever its own state (no guard on it, as in TwoPhase.tla)', () => {
+    const model = twoPhaseEntry.build({ resourceManagers: 2, mutant: 'commit-without-all-prepared' }, allProperties);
+    const s = model.next(model.init()[0]!, model.actions(model.init()[0]!).find((a) => model.label(a) === 'TMCommit')!);
+    const labels = model.actions(s).map(model.label);
+    expect(labels).toContain('RMRcvCommitMsg(rm1)');
+    expect(labels).toContain('RMPrepare(rm1)');
+  });
+
+  it('with the commit-early mutant, BFS finds TCConsistent violated in 3 steps', () => {
+    const model = twoPhaseEntry.build({ resourceManagers: 3, mutant: 'commit-without-all-prepared' }, allProperties);
+    const result = bfs(model, { deadlockAllowed: false });
+    expect(result.status).toBe('violation');
+    expect(result.violation?.property).toBe('TCConsistent');
+    expect(result.violation?.trace.actions).toEqual(['TMCommit', 'RMChooseToAbort(rm1)', 'RMRcvCommitMsg(rm2)']);
+  });
+
+  it('holds TPTypeOK and TCConsistent only for states of the right shape', () => {
+    const [typeOk, consistent] = twoPhaseEntry.build({ resourceManagers: 2 }, allProperties).invariants;
+    const good = { msgs: [-2, 0, 1], rmState: [2, 1], tmPrepared: [0, 1], tmState: 1 };
+    expect(typeOk!.holds(good)).toBe(true);
+    expect(typeOk!.holds({ ...good, rmState: [2, 7] })).toBe(false);
+    expect(typeOk!.holds({ ...good, tmPrepared: [1, 0] })).toBe(false);
+    expect(typeOk!.holds({ ...good, msgs: [5] })).toBe(false);
+    expect(consistent!.holds(good)).toBe(true);
+    expect(consistent!.holds({ ...good, rmState: [2, 3] })).toBe(false);
   });
 });

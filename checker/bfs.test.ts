@@ -1,0 +1,140 @@
+import { describe, expect, it } from 'vitest';
+import { bfs } from './bfs.ts';
+import type { Model, Property } from './model.ts';
+import type { Progress } from './search.ts';
+import { DEADLOCK } from './search.ts';
+
+interface Node {
+  readonly at: number;
+}
+
+/**
+ * A model whose states are the nodes of a directed graph: the actions of node n are its
+ * out-edges, in order, labelled "n->m". Edges from odd nodes are of kind "odd", others "even";
+ * kind "never" has no edge.
+ */
+function graphModel(edges: Record<number, number[]>, invariants: Property<Node>[] = [], inits = [0]): Model<Node, [number, number]> {
+  return {
+    init: () => inits.map((at) => ({ at })),
+    actions: (s) => (edges[s.at] ?? []).map((to): [number, number] => [s.at, to]),
+    next: (_s, [, to]) => ({ at: to }),
+    label: ([from, to]) => `${from}->${to}`,
+    kind: ([from]) => (from % 2 === 1 ? 'odd' : 'even'),
+    actionKinds: ['even', 'odd', 'never'],
+    invariants,
+  };
+}
+
+/** An invariant that never fails and records the order states are checked in. */
+function recorder(): { seen: number[]; property: Property<Node> } {
+  const seen: number[] = [];
+  return { seen, property: { name: 'Record', description: '', holds: (s) => (seen.push(s.at), true) } };
+}
+
+const notAt = (bad: number): Property<Node> => ({ name: `NotAt${bad}`, description: '', holds: (s) => s.at !== bad });
+
+// 0 -> 1, 2;  1 -> 3, 0;  2 -> 3, 4;  3 -> 5;  4 -> 4;  5 -> 5, 1
+const diamond = { 0: [1, 2], 1: [3, 0], 2: [3, 4], 3: [5], 4: [4], 5: [5, 1] };
+
+/** n -> n + 1 forever. */
+const endless: Model<Node, number> = {
+  init: () => [{ at: 0 }],
+  actions: () => [1],
+  next: (s, step) => ({ at: s.at + step }),
+  label: () => 'inc',
+  kind: () => 'inc',
+  actionKinds: ['inc'],
+  invariants: [],
+};
+
+describe('bfs', () => {
+  it('discovers states in breadth-first order and checks each once', () => {
+    const { seen, property } = recorder();
+    const result = bfs(graphModel(diamond, [property]), { deadlockAllowed: false });
+    expect(result.status).toBe('ok');
+    expect(seen).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(result.depth).toBe(3);
+  });
+
+  it('counts generated states as TLC does: initial states plus every successor, duplicates included', () => {
+    const result = bfs(graphModel(diamond), { deadlockAllowed: false });
+    expect(result.distinctStates).toBe(6);
+    // 1 initial + out-degrees 2 + 2 + 2 + 1 + 1 + 2
+    expect(result.statesGenerated).toBe(11);
+  });
+
+  it('counts a duplicate initial state as generated but not distinct', () => {
+    const result = bfs(graphModel({ 0: [0] }, [], [0, 0]), { deadlockAllowed: false });
+    expect(result.distinctStates).toBe(1);
+    expect(result.statesGenerated).toBe(3);
+  });
+
+  it('returns a shortest counterexample, rebuilt from the recorded actions', () => {
+    // 0 -> 1 -> 2 -> 3 -> 9 is long; 0 -> 4 -> 9 is short, but found later in the first level.
+    const edges = { 0: [1, 4], 1: [2], 2: [3], 3: [9], 4: [9], 9: [9] };
+    const result = bfs(graphModel(edges, [notAt(9)]), { deadlockAllowed: false });
+    expect(result.status).toBe('violation');
+    expect(result.violation?.property).toBe('NotAt9');
+    expect(result.violation?.trace.states).toEqual([{ at: 0 }, { at: 4 }, { at: 9 }]);
+    expect(result.violation?.trace.actions).toEqual(['0->4', '4->9']);
+  });
+
+  it('reports a violation in an initial state with a one-state trace', () => {
+    const result = bfs(graphModel(diamond, [notAt(0)]), { deadlockAllowed: false });
+    expect(result.violation?.trace).toEqual({ states: [{ at: 0 }], actions: [] });
+  });
+
+  it('reports a reachable state without actions as a deadlock, unless deadlock is allowed', () => {
+    const edges = { 0: [1, 2], 1: [0], 2: [3] };
+    const result = bfs(graphModel(edges), { deadlockAllowed: false });
+    expect(result.status).toBe('violation');
+    expect(result.violation?.property).toBe(DEADLOCK);
+    expect(result.violation?.trace.actions).toEqual(['0->2', '2->3']);
+    const allowed = bfs(graphModel(edges), { deadlockAllowed: true });
+    expect(allowed.status).toBe('ok');
+    expect(allowed.distinctStates).toBe(4);
+  });
+
+  it('counts coverage per action kind and names the kinds that never fired', () => {
+    const result = bfs(graphModel(diamond), { deadlockAllowed: false });
+    // edges from even nodes 0, 2, 4: 2 + 2 + 1; from odd nodes 1, 3, 5: 2 + 1 + 2
+    expect(result.coverage.fired).toEqual({ even: 5, odd: 5, never: 0 });
+    expect(result.coverage.neverFired).toEqual(['never']);
+  });
+
+  it('stops at maxStates with status incomplete and what it covered', () => {
+    const result = bfs(graphModel(diamond), { deadlockAllowed: false, maxStates: 4 });
+    expect(result.status).toBe('incomplete');
+    expect(result.stoppedBy).toBe('maxStates');
+    expect(result.distinctStates).toBe(4);
+    expect(result.violation).toBeUndefined();
+  });
+
+  it('finishes when maxStates equals the number of reachable states', () => {
+    expect(bfs(graphModel(diamond), { deadlockAllowed: false, maxStates: 6 }).status).toBe('ok');
+  });
+
+  it('stops at maxDepth when states beyond it exist, and not otherwise', () => {
+    const chain = { 0: [1], 1: [2], 2: [3], 3: [4], 4: [5] };
+    const cut = bfs(graphModel(chain), { deadlockAllowed: true, maxDepth: 3 });
+    expect(cut).toMatchObject({ status: 'incomplete', stoppedBy: 'maxDepth', depth: 3, distinctStates: 4 });
+    expect(bfs(graphModel(chain), { deadlockAllowed: true, maxDepth: 5 }).status).toBe('ok');
+    // A deadlock at the depth bound is still reported.
+    expect(bfs(graphModel(chain), { deadlockAllowed: false, maxDepth: 5 }).violation?.property).toBe(DEADLOCK);
+  });
+
+  it('stops at maxSeconds and reports progress on the way', () => {
+    const reports: Progress[] = [];
+    const result = bfs(endless, { deadlockAllowed: false, maxSeconds: 0.2, progressEveryMs: 50, onProgress: (p) => reports.push(p) });
+    expect(result.status).toBe('incomplete');
+    expect(result.stoppedBy).toBe('maxSeconds');
+    expect(result.seconds).toBeGreaterThanOrEqual(0.2);
+    expect(result.distinctStates).toBeGreaterThan(1000);
+    expect(reports.length).toBeGreaterThanOrEqual(2);
+    const last = reports.at(-1)!;
+    expect(last.distinctStates).toBeGreaterThan(reports[0]!.distinctStates);
+    expect(last.statesPerSecond).toBeGreaterThan(0);
+    // The level being expanded; the states it discovers are one deeper.
+    expect(last.depth).toBe(last.distinctStates - 2);
+  });
+});

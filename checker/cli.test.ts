@@ -1,0 +1,203 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { main } from './cli.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'txcheck-cli-'));
+const tp3 = 'specs/two-phase/tp3.json';
+const mutant = 'specs/two-phase/tp3-commit-early.json';
+
+async function txcheck(...argv: string[]) {
+  let out = '';
+  let err = '';
+  const code = await main(argv, { out: (t) => (out += t), err: (t) => (err += t), errIsTTY: false });
+  return { code, out, err };
+}
+
+function file(name: string, content: unknown): string {
+  const path = join(dir, name);
+  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
+  return path;
+}
+
+describe('txcheck check', () => {
+  it('proves TwoPhase with 3 RMs: exit 0, 288 distinct, 1,146 generated', async () => {
+    const { code, out } = await txcheck('check', tp3, '--json');
+    expect(code).toBe(0);
+    const summary = JSON.parse(out);
+    expect(summary).toMatchObject({ status: 'ok', distinctStates: 288, statesGenerated: 1146, depth: 10 });
+    expect(summary.coverage.neverFired).toEqual([]);
+    expect(out.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('prints a readable summary with counts, coverage and the result', async () => {
+    const { code, out } = await txcheck('check', tp3);
+    expect(code).toBe(0);
+    expect(out).toContain('288 distinct states, 1,146 states generated, depth 10');
+    expect(out).toMatch(/TMCommit\s+1\n/);
+    expect(out).toContain('never fired: none');
+    expect(out).toContain('Result: ok.');
+  });
+
+  it('exits 3 with status incomplete when a limit stops the search', async () => {
+    const { code, out } = await txcheck('check', tp3, '--max-states', '100', '--json');
+    expect(code).toBe(3);
+    expect(JSON.parse(out)).toMatchObject({ status: 'incomplete', stoppedBy: 'maxStates', distinctStates: 100 });
+    const text = await txcheck('check', tp3, '--max-depth', '2');
+    expect(text.code).toBe(3);
+    expect(text.out).toContain('Result: incomplete. Stopped at maxDepth (2)');
+    expect(text.out).not.toContain('hold');
+  });
+});
+
+describe('the commit-early mutant', () => {
+  const traceFile = join(dir, 'mutant.itf.json');
+  beforeAll(async () => {
+    await txcheck('check', mutant, '--out', traceFile);
+  });
+
+  it('exits 1 with the shortest counterexample, written where --out says', async () => {
+    const { code, out } = await txcheck('check', mutant, '--out', traceFile, '--json');
+    expect(code).toBe(1);
+    expect(JSON.parse(out).violation).toEqual({ property: 'TCConsistent', length: 3, traceFile });
+    const trace = JSON.parse(readFileSync(traceFile, 'utf8'));
+    expect(trace.states.map((s: { '#meta': { action?: string } }) => s['#meta'].action)).toEqual([
+      undefined,
+      'TMCommit',
+      'RMChooseToAbort(rm1)',
+      'RMRcvCommitMsg(rm2)',
+    ]);
+    expect(trace['#meta']).toMatchObject({ property: 'TCConsistent', strategy: 'bfs', specFile: mutant, tool: 'txcheck 0.1.0' });
+    expect(trace['#meta'].spec).toEqual(JSON.parse(readFileSync(mutant, 'utf8')));
+    expect(trace.vars).toEqual(['rmState', 'tmState', 'tmPrepared', 'msgs']);
+  });
+
+  it('replays: exit 0, the violation shows again', async () => {
+    const { code, out } = await txcheck('replay', traceFile);
+    expect(code).toBe(0);
+    expect(out).toContain('Reproduced: all 3 steps replay as recorded and TCConsistent is violated');
+  });
+
+  it('a tampered state is reported as its step and field path, exit 1', async () => {
+    const trace = JSON.parse(readFileSync(traceFile, 'utf8'));
+    trace.states[2].rmState.rm1 = 'prepared';
+    const { code, out } = await txcheck('replay', file('tampered.itf.json', trace), '--json');
+    expect(code).toBe(1);
+    expect(JSON.parse(out)).toMatchObject({
+      status: 'diverged',
+      message: 'step 2: rmState.rm1: recorded "prepared", replayed "aborted"',
+    });
+  });
+
+  it('an action that is not enabled is reported, exit 1', async () => {
+    const trace = JSON.parse(readFileSync(traceFile, 'utf8'));
+    trace.states[1]['#meta'].action = 'RMRcvAbortMsg(rm1)';
+    const { code, out } = await txcheck('replay', file('wrong-action.itf.json', trace));
+    expect(code).toBe(1);
+    expect(out).toContain('step 1: action "RMRcvAbortMsg(rm1)" is not enabled');
+  });
+
+  it('a trace that stops before the violation replays but exits 1', async () => {
+    const trace = JSON.parse(readFileSync(traceFile, 'utf8'));
+    trace.states.pop();
+    const { code, out } = await txcheck('replay', file('short.itf.json', trace));
+    expect(code).toBe(1);
+    expect(out).toContain('TCConsistent is no longer violated');
+  });
+
+  it('against the fixed model the recorded violation no longer shows: exit 1', async () => {
+    const trace = JSON.parse(readFileSync(traceFile, 'utf8'));
+    delete trace['#meta'].spec.mutant;
+    const { code, out } = await txcheck('replay', file('fixed.itf.json', trace));
+    expect(code).toBe(1);
+    expect(out).toContain('step 1: action "TMCommit" is not enabled');
+  });
+});
+
+describe('random search', () => {
+  it('writes byte-identical traces for the same seed, and the walk reruns alone', async () => {
+    const args = ['check', mutant, '--strategy', 'random', '--seed', '42', '--walks', '500', '--max-depth', '20', '--json'];
+    const first = await txcheck(...args, '--out', join(dir, 'r1.itf.json'));
+    const second = await txcheck(...args, '--out', join(dir, 'r2.itf.json'));
+    expect(first.code).toBe(1);
+    expect(second.code).toBe(1);
+    const bytes1 = readFileSync(join(dir, 'r1.itf.json'));
+    expect(bytes1.equals(readFileSync(join(dir, 'r2.itf.json')))).toBe(true);
+    const meta = JSON.parse(bytes1.toString())['#meta'];
+    expect(meta).toMatchObject({ strategy: 'random', seed: 42, property: 'TCConsistent' });
+    expect(meta.walk).toBe(JSON.parse(first.out).violation.walk);
+    expect((await txcheck('replay', join(dir, 'r1.itf.json'))).code).toBe(0);
+  });
+
+  it('with a different seed takes other walks', async () => {
+    const run = async (seed: string) => JSON.parse((await txcheck('check', tp3, '--strategy', 'random', '--seed', seed, '--walks', '20', '--json')).out);
+    const [a, b] = [await run('1'), await run('2')];
+    expect(a.status).toBe('ok');
+    expect(a.statesGenerated === b.statesGenerated && a.distinctStates === b.distinctStates).toBe(false);
+  });
+});
+
+describe('bad input', () => {
+  const spec = (extra: Record<string, unknown>) => ({ model: 'two-phase', resourceManagers: 3, ...extra });
+  const validTrace = () => JSON.parse(readFileSync(join(dir, 'mutant.itf.json'), 'utf8'));
+  beforeAll(async () => {
+    await txcheck('check', mutant, '--out', join(dir, 'mutant.itf.json'));
+  });
+
+  // [what, arguments, what the one line must name: the file and the field]
+  const cases: [string, () => string[], string, string][] = [
+    ['a missing spec file', () => ['check', join(dir, 'nope.json')], 'nope.json', 'expected a readable file'],
+    ['bad JSON', () => ['check', file('bad.json', '{"model": "two-phase",')], 'bad.json', 'expected valid JSON'],
+    ['a spec that is not an object', () => ['check', file('list.json', [1])], 'list.json', 'expected a JSON object'],
+    ['an unknown model', () => ['check', file('model.json', { model: 'three-phase' })], 'model.json', ': model: expected one of'],
+    ['a parameter of the wrong type', () => ['check', file('type.json', spec({ resourceManagers: '3' }))], 'type.json', ': resourceManagers: expected an integer'],
+    ['a parameter out of range', () => ['check', file('range.json', spec({ resourceManagers: 13 }))], 'range.json', ': resourceManagers: expected an integer from 1 to 12, got 13'],
+    ['an unknown property', () => ['check', file('prop.json', spec({ properties: ['Nope'] }))], 'prop.json', ': properties[0]: expected one of TPTypeOK, TCConsistent'],
+    ['an unknown field', () => ['check', file('field.json', spec({ colour: 'red' }))], 'field.json', ': colour: expected no such field'],
+    ['deadlock not a boolean', () => ['check', file('dead.json', spec({ deadlock: 'yes' }))], 'dead.json', ': deadlock: expected true or false'],
+    ['a bound out of range in the spec', () => ['check', file('bound.json', spec({ maxStates: 0 }))], 'bound.json', ': maxStates: expected an integer from 1'],
+    ['an unknown strategy', () => ['check', file('strat.json', spec({ strategy: 'dfs' }))], 'strat.json', ': strategy: expected one of "bfs", "random"'],
+    ['an unknown mutant', () => ['check', file('mutant.json', spec({ mutant: 'x' }))], 'mutant.json', ': mutant: expected one of'],
+    ['a flag value that is not a number', () => ['check', tp3, '--max-states', 'lots'], 'command line', ': --max-states: expected an integer'],
+    ['a flag value out of range', () => ['check', tp3, '--walks', '0'], 'command line', ': --walks: expected an integer from 1'],
+    ['an unknown flag', () => ['check', tp3, '--frobnicate'], 'command line', ': --frobnicate: expected a known option'],
+    ['an unknown command', () => ['verify', tp3], 'command line', ': command: expected "check" or "replay"'],
+    ['a missing spec argument', () => ['check'], 'command line', ': check: expected a spec file'],
+    ['a check flag given to replay', () => ['replay', join(dir, 'mutant.itf.json'), '--seed', '1'], 'command line', ': --seed: expected no such option for replay'],
+    ['a truncated trace', () => ['replay', file('cut.itf.json', readFileSync(join(dir, 'mutant.itf.json'), 'utf8').slice(0, 700))], 'cut.itf.json', 'expected valid JSON'],
+    ['an ITF trace of another tool, without a spec', () => ['replay', file('other.itf.json', { '#meta': { format: 'ITF' }, vars: ['x'], states: [{ x: 1 }] })], 'other.itf.json', ': #meta.spec: expected a JSON object'],
+    ['a trace of another model', () => ['replay', file('kafka.itf.json', { ...validTrace(), '#meta': { ...validTrace()['#meta'], spec: { model: 'kafka' } } })], 'kafka.itf.json', ': #meta.spec.model: expected one of'],
+    ['a trace whose variables are not the model\'s', () => {
+      const t = validTrace();
+      t.vars = ['rmState'];
+      t.states = t.states.map((s: Record<string, unknown>) => ({ '#meta': s['#meta'], rmState: s.rmState }));
+      return ['replay', file('vars.itf.json', t)];
+    }, 'vars.itf.json', ': vars: expected the variables of the spec\'s model'],
+    ['a trace state that is not an object', () => ['replay', file('state.itf.json', { ...validTrace(), states: [validTrace().states[0], 'x'] })], 'state.itf.json', ': states[1]: expected a JSON object'],
+    ['a trace state without its action', () => {
+      const t = validTrace();
+      delete t.states[2]['#meta'];
+      return ['replay', file('noaction.itf.json', t)];
+    }, 'noaction.itf.json', ': states[2].#meta: expected a JSON object with the action label'],
+    ['a trace with an unknown property', () => ['replay', file('tprop.itf.json', { ...validTrace(), '#meta': { ...validTrace()['#meta'], property: 'Nope' } })], 'tprop.itf.json', ': #meta.property: expected one of TPTypeOK, TCConsistent, Deadlock'],
+    ['a bad spec inside a trace', () => ['replay', file('tspec.itf.json', { ...validTrace(), '#meta': { ...validTrace()['#meta'], spec: spec({ resourceManagers: 0 }) } })], 'tspec.itf.json', ': #meta.spec.resourceManagers: expected an integer from 1 to 12'],
+  ];
+
+  it.each(cases)('%s: exit 2 and one line naming the file and field', async (_what, args, fileName, fieldAndExpected) => {
+    const { code, out, err } = await txcheck(...args());
+    expect(code).toBe(2);
+    expect(out).toBe('');
+    expect(err.endsWith('\n')).toBe(true);
+    expect(err.trimEnd().split('\n')).toHaveLength(1);
+    expect(err).toContain(fileName);
+    expect(err).toContain(fieldAndExpected);
+    expect(err).not.toMatch(/\bat .*:\d+/);
+  });
+
+  it('with --json, bad input is one JSON error object on stdout', async () => {
+    const { code, out, err } = await txcheck('check', file('range2.json', spec({ resourceManagers: 0 })), '--json');
+    expect(code).toBe(2);
+    expect(JSON.parse(out)).toEqual({ status: 'error', message: err.trimEnd() });
+  });
+});

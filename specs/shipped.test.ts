@@ -1,0 +1,38 @@
+// Every shipped spec file that says what to expect ("expect": "holds" or a property name) is
+// checked here, so a spec and its model cannot drift apart unnoticed.
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { main } from '../checker/cli.ts';
+import { loadSpecFile } from './load.ts';
+
+const specsDir = new URL('.', import.meta.url).pathname;
+const outDir = mkdtempSync(join(tmpdir(), 'txcheck-specs-'));
+
+const specFiles = readdirSync(specsDir, { recursive: true, encoding: 'utf8' })
+  .filter((f) => f.endsWith('.json'))
+  .map((f) => relative(process.cwd(), join(specsDir, f)))
+  .sort();
+const withExpectation = specFiles.filter((f) => loadSpecFile(f).expect !== undefined);
+
+describe('shipped specs', () => {
+  it('all load', () => {
+    expect(specFiles).toContain('specs/two-phase/tp3.json');
+    expect(withExpectation.length).toBeGreaterThan(0);
+  });
+
+  it.each(withExpectation)('%s gives the result it expects', async (file) => {
+    const expected = loadSpecFile(file).expect;
+    let out = '';
+    const code = await main(['check', file, '--json', '--out', join(outDir, 'trace.itf.json')], { out: (t) => (out += t), err: () => {}, errIsTTY: false });
+    const summary = JSON.parse(out);
+    if (expected === 'holds') {
+      expect(summary.status).toBe('ok');
+      expect(code).toBe(0);
+    } else {
+      expect(summary.violation?.property).toBe(expected);
+      expect(code).toBe(1);
+    }
+  });
+});
