@@ -1,0 +1,50 @@
+// The bounds and protocol rules one model instance is built with.
+import type { FaultBudget } from './state.ts';
+
+/**
+ * Named protocol switches. A generation (kafka-3.5, ...) is a preset of these; a mutant turns one
+ * rule off or on to break a property on purpose.
+ */
+export interface Rules {
+  /** KIP-360 (2.5): the client bumps its epoch with InitProducerId(pid, epoch) after an abortable error. */
+  readonly kip360: boolean;
+  /** KAFKA-6119 (1.0): a transaction-timeout abort bumps the epoch, fencing the old producer. */
+  readonly timeoutFence: boolean;
+  /** Mutant: the coordinator skips the producer-epoch check on AddPartitionsToTxn and EndTxn. */
+  readonly mutantNoCoordinatorEpochCheck: boolean;
+  /** Mutant: read_committed fetches up to the high watermark instead of the LSO. */
+  readonly mutantReadPastLso: boolean;
+  /** Mutant: the partition leader forgets sequence de-duplication. */
+  readonly mutantNoDedup: boolean;
+  /** Mutant: failover reloads Prepare* transactions without their partition set. */
+  readonly mutantLosePartitionsOnFailover: boolean;
+  /** Mutant: the transaction timeout may also abort a PrepareCommit transaction. */
+  readonly mutantTimeoutAbortsPrepared: boolean;
+  /** Mutant: EndTxn treats every state as Ongoing (a retried EndTxn prepares again). */
+  readonly mutantEndTxnIgnoresState: boolean;
+}
+
+export type App = 'produce' | 'consume-transform-produce';
+
+export interface KafkaConfig {
+  readonly variant: string;
+  readonly rules: Rules;
+  readonly transactionalIds: number;
+  readonly instancesPerId: number;
+  readonly partitions: number;
+  readonly transactionsPerInstance: number;
+  readonly recordsPerTransaction: number;
+  readonly app: App;
+  readonly consumers: { readonly readCommitted: number; readonly readUncommitted: number };
+  readonly faults: FaultBudget;
+}
+
+/** Producer instances are numbered transactional.id-major. */
+export function instanceIndex(cfg: KafkaConfig, txnId: number, instance: number): number {
+  return txnId * cfg.instancesPerId + instance;
+}
+
+/** Client transaction k of producer instance i. */
+export function clientTxnIndex(cfg: KafkaConfig, producer: number, k: number): number {
+  return producer * cfg.transactionsPerInstance + k;
+}

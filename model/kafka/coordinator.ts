@@ -1,0 +1,247 @@
+// The transaction coordinator (TransactionCoordinator + TransactionMetadata + its
+// __transaction_state log), transaction version 0/1 as in Kafka 2.5-3.5.
+//
+// A log append and the reply that follows it are one step: the model has no window in which an
+// append is pending. pendingState is set for the marker phase (PrepareX with pendingState
+// CompleteX), which is where clients meet CONCURRENT_TRANSACTIONS.
+import type { KafkaConfig, Rules } from './config.ts';
+import { noteEpochGrant, noteTxn } from './ghost.ts';
+import { hasMessage, reply, request, response, send } from './network.ts';
+import {
+  type Coordinator,
+  type Request,
+  type State,
+  type TxnMetadata,
+  Api,
+  Err,
+  LEADER_BASE,
+  NO_EPOCH,
+  NO_PID,
+  NO_STATE,
+  TC_NODE,
+  TxnState,
+} from './state.ts';
+import { bit, bits, setAt } from './util.ts';
+
+type From = { from: number; to: number; conn: number };
+
+export function emptyCoordinator(transactionalIds: number): Coordinator {
+  const none = Array.from({ length: transactionalIds }, () => null);
+  return { epoch: 0, nextPid: 0, metadata: none, log: none };
+}
+
+function isPrepare(state: number): boolean {
+  return state === TxnState.PrepareCommit || state === TxnState.PrepareAbort;
+}
+
+function isComplete(state: number): boolean {
+  return state === TxnState.CompleteCommit || state === TxnState.CompleteAbort;
+}
+
+/** Installs `md` in memory and appends its record to __transaction_state (ghost: what it replaced). */
+function persist(c: Coordinator, txnId: number, md: TxnMetadata): Coordinator {
+  const prev = c.log[txnId] ?? null;
+  const record = {
+    pid: md.pid,
+    epoch: md.epoch,
+    state: md.state,
+    partitions: md.partitions,
+    ghostTxn: md.ghostTxn,
+    ghostPrevState: prev === null ? NO_STATE : prev.state,
+    ghostPrevPid: prev === null ? NO_PID : prev.pid,
+    ghostPrevEpoch: prev === null ? NO_EPOCH : prev.epoch,
+  };
+  return { ...c, metadata: setAt(c.metadata, txnId, md), log: setAt(c.log, txnId, record) };
+}
+
+function setMetadata(s: State, txnId: number, md: TxnMetadata): State {
+  return { ...s, coordinator: { ...s.coordinator, metadata: setAt(s.coordinator.metadata, txnId, md) } };
+}
+
+function sendMarkers(s: State, txnId: number, md: TxnMetadata, partitions: number): State {
+  let network = s.network;
+  const commit = md.pendingState === TxnState.CompleteCommit;
+  for (const p of bits(partitions)) {
+    const marker = request(Api.WriteTxnMarkers, {
+      txnId,
+      pid: md.pid,
+      epoch: md.epoch,
+      partitions: p,
+      commit,
+      coordinatorEpoch: s.coordinator.epoch,
+      ghostTxn: md.ghostTxn,
+    });
+    network = send(network, TC_NODE, LEADER_BASE + p, s.coordinator.epoch, marker);
+  }
+  return { ...s, network };
+}
+
+/** CompleteCommit/CompleteAbort, written once every partition acknowledged its marker. */
+function completeTransaction(s: State, txnId: number, md: TxnMetadata): State {
+  const done: TxnMetadata = { ...md, state: md.pendingState as TxnState, pendingState: NO_STATE, partitions: 0 };
+  return { ...s, coordinator: persist(s.coordinator, txnId, done) };
+}
+
+/** Writes PrepareCommit/PrepareAbort at `epoch`, then starts the marker phase (prepareComplete). */
+function prepareEnd(s: State, txnId: number, md: TxnMetadata, commit: boolean, epoch: number): State {
+  const prepared: TxnMetadata = {
+    ...md,
+    epoch,
+    state: commit ? TxnState.PrepareCommit : TxnState.PrepareAbort,
+    pendingState: commit ? TxnState.CompleteCommit : TxnState.CompleteAbort,
+  };
+  let next: State = { ...s, coordinator: persist(s.coordinator, txnId, prepared) };
+  if (commit && md.ghostTxn >= 0) next = noteTxn(next, md.ghostTxn, { prepared: true });
+  return prepared.partitions === 0 ? completeTransaction(next, txnId, prepared) : sendMarkers(next, txnId, prepared, prepared.partitions);
+}
+
+/** InitProducerId (TransactionCoordinator.handleInitProducerId, TV1; KIP-360 expected pid/epoch). */
+export function handleInitProducerId(cfg: KafkaConfig, s: State, channel: From, req: Request): State {
+  const t = req.txnId;
+  const answer = (state: State, error: Err, pid = NO_PID, epoch = NO_EPOCH): State =>
+    reply(state, channel, response(Api.InitProducerId, { txnId: t, error, pid, epoch }));
+  let c = s.coordinator;
+  let md = c.metadata[t] ?? null;
+  if (md === null) {
+    md = { pid: c.nextPid, epoch: NO_EPOCH, lastEpoch: NO_EPOCH, state: TxnState.Empty, pendingState: NO_STATE, partitions: 0, ghostTxn: -1 };
+    c = { ...c, nextPid: c.nextPid + 1 };
+  }
+  if (md.pendingState !== NO_STATE) return answer(s, Err.CONCURRENT_TRANSACTIONS);
+  if (req.pid !== NO_PID && md.epoch !== NO_EPOCH && req.pid !== md.pid) return answer(s, Err.PRODUCER_FENCED);
+  if (isPrepare(md.state)) return answer(s, Err.CONCURRENT_TRANSACTIONS);
+  if (md.state === TxnState.Ongoing) {
+    // Fence the running transaction: PrepareEpochFence (epoch + 1), then abort at that epoch.
+    // The client is told CONCURRENT_TRANSACTIONS and retries once the abort completes.
+    const fenced = prepareEnd({ ...s, coordinator: c }, t, { ...md, lastEpoch: NO_EPOCH }, false, md.epoch + 1);
+    return answer(fenced, Err.CONCURRENT_TRANSACTIONS);
+  }
+  // prepareIncrementProducerEpoch(expectedEpoch).
+  let epoch: number;
+  let lastEpoch: number;
+  if (req.pid === NO_PID) [epoch, lastEpoch] = [md.epoch + 1, NO_EPOCH];
+  else if (req.epoch === md.epoch || md.epoch === NO_EPOCH) [epoch, lastEpoch] = [md.epoch + 1, md.epoch];
+  else if (req.epoch === md.lastEpoch) [epoch, lastEpoch] = [md.epoch, md.lastEpoch];
+  else return answer(s, Err.PRODUCER_FENCED);
+  const empty: TxnMetadata = { ...md, epoch, lastEpoch, state: TxnState.Empty, pendingState: NO_STATE, partitions: 0, ghostTxn: -1 };
+  const granted = noteEpochGrant(cfg, { ...s, coordinator: persist(c, t, empty) }, req.ghostProducer, req.ghostTxn);
+  return answer(granted, Err.NONE, empty.pid, epoch);
+}
+
+/** Checks shared by AddPartitionsToTxn and EndTxn (TV1). */
+function producerCheck(rules: Rules, md: TxnMetadata | null, req: Request): Err {
+  if (md === null || md.pid !== req.pid) return Err.INVALID_PRODUCER_ID_MAPPING;
+  if (!rules.mutantNoCoordinatorEpochCheck && md.epoch !== req.epoch) return Err.PRODUCER_FENCED;
+  if (md.pendingState !== NO_STATE) return Err.CONCURRENT_TRANSACTIONS;
+  return Err.NONE;
+}
+
+/** AddPartitionsToTxn (handleAddPartitionsToTransaction). */
+export function handleAddPartitionsToTxn(rules: Rules, s: State, channel: From, req: Request): State {
+  const t = req.txnId;
+  const md = s.coordinator.metadata[t] ?? null;
+  const answer = (state: State, error: Err): State =>
+    reply(state, channel, response(Api.AddPartitionsToTxn, { txnId: t, error, partitions: req.partitions }));
+  const error = producerCheck(rules, md, req);
+  if (error !== Err.NONE || md === null) return answer(s, error);
+  if (isPrepare(md.state)) return answer(s, Err.CONCURRENT_TRANSACTIONS);
+  if (md.state === TxnState.Ongoing && (req.partitions & ~md.partitions) === 0) return answer(s, Err.NONE);
+  const ongoing: TxnMetadata = {
+    ...md,
+    epoch: rules.mutantNoCoordinatorEpochCheck ? md.epoch : req.epoch,
+    state: TxnState.Ongoing,
+    partitions: md.state === TxnState.Ongoing ? md.partitions | req.partitions : req.partitions,
+    ghostTxn: req.ghostTxn,
+  };
+  return answer({ ...s, coordinator: persist(s.coordinator, t, ongoing) }, Err.NONE);
+}
+
+/** EndTxn (endTransaction, TV0/TV1: the epoch stays; markers carry it). */
+export function handleEndTxn(rules: Rules, s: State, channel: From, req: Request): State {
+  const t = req.txnId;
+  const md = s.coordinator.metadata[t] ?? null;
+  const answer = (state: State, error: Err): State =>
+    reply(state, channel, response(Api.EndTxn, { txnId: t, error, pid: req.pid, epoch: req.epoch }));
+  const error = producerCheck(rules, md, req);
+  if (error !== Err.NONE || md === null) return answer(s, error);
+  if (md.state === TxnState.Ongoing || rules.mutantEndTxnIgnoresState) {
+    return answer(prepareEnd(s, t, md, req.commit, md.epoch), Err.NONE);
+  }
+  if (md.state === (req.commit ? TxnState.CompleteCommit : TxnState.CompleteAbort)) return answer(s, Err.NONE);
+  if (md.state === (req.commit ? TxnState.PrepareCommit : TxnState.PrepareAbort)) return answer(s, Err.CONCURRENT_TRANSACTIONS);
+  return answer(s, Err.INVALID_TXN_STATE);
+}
+
+/** A WriteTxnMarkers answer (TransactionMarkerRequestCompletionHandler). */
+export function handleWriteTxnMarkersResponse(s: State, resp: { txnId: number; error: Err; pid: number; partitions: number; coordinatorEpoch: number }): State {
+  // An answer to a previous coordinator epoch reaches a coordinator that has resigned: dropped.
+  if (resp.coordinatorEpoch !== s.coordinator.epoch) return s;
+  const md = s.coordinator.metadata[resp.txnId] ?? null;
+  if (md === null || !isComplete(md.pendingState) || md.pid !== resp.pid) return s;
+  if (resp.error === Err.NONE) {
+    const remaining = md.partitions & ~bit(resp.partitions);
+    const next: TxnMetadata = { ...md, partitions: remaining };
+    return remaining === 0 ? completeTransaction(s, resp.txnId, next) : setMetadata(s, resp.txnId, next);
+  }
+  // INVALID_PRODUCER_EPOCH / TRANSACTION_COORDINATOR_FENCED: stop sending this transaction's
+  // markers and never write CompleteX.
+  return setMetadata(s, resp.txnId, { ...md, partitions: 0 });
+}
+
+/** The marker for `p` is due and no copy of it (or of its answer) is on the way. */
+export function canRetryTxnMarker(s: State, txnId: number, p: number): boolean {
+  const md = s.coordinator.metadata[txnId] ?? null;
+  if (md === null || !isComplete(md.pendingState) || (md.partitions & bit(p)) === 0) return false;
+  const cE = s.coordinator.epoch;
+  return !hasMessage(
+    s.network,
+    (ch, m) => ch.conn === cE && m.api === Api.WriteTxnMarkers && m.txnId === txnId && m.partitions === p && (ch.from === TC_NODE || ch.to === TC_NODE),
+  );
+}
+
+/** The marker channel manager re-sends a marker whose request or answer was lost. */
+export function retryTxnMarker(s: State, txnId: number, p: number): State {
+  return sendMarkers(s, txnId, s.coordinator.metadata[txnId]!, bit(p));
+}
+
+export function canTimeOut(rules: Rules, s: State, txnId: number): boolean {
+  const md = s.coordinator.metadata[txnId] ?? null;
+  if (md === null) return false;
+  if (md.state === TxnState.Ongoing && md.pendingState === NO_STATE) return true;
+  return rules.mutantTimeoutAbortsPrepared && md.state === TxnState.PrepareCommit;
+}
+
+/**
+ * abortTimedOutTransactions: an Ongoing transaction past its timeout is aborted by the coordinator.
+ * Since KAFKA-6119 (1.0) the epoch is bumped first (prepareFenceProducerEpoch), fencing the producer.
+ */
+export function transactionTimeout(rules: Rules, s: State, txnId: number): State {
+  const md = s.coordinator.metadata[txnId]!;
+  return prepareEnd(s, txnId, md, false, rules.timeoutFence ? md.epoch + 1 : md.epoch);
+}
+
+/**
+ * A new leader of the __transaction_state partition: memory is rebuilt from the log with the
+ * coordinator epoch + 1, and markers are re-sent for every Prepare* transaction.
+ */
+export function coordinatorFailover(rules: Rules, s: State): State {
+  const epoch = s.coordinator.epoch + 1;
+  const metadata = s.coordinator.log.map((rec): TxnMetadata | null => {
+    if (rec === null) return null;
+    const preparing = isPrepare(rec.state);
+    return {
+      pid: rec.pid,
+      epoch: rec.epoch,
+      lastEpoch: NO_EPOCH, // not persisted before KAFKA-20357
+      state: rec.state,
+      pendingState: preparing ? (rec.state === TxnState.PrepareCommit ? TxnState.CompleteCommit : TxnState.CompleteAbort) : NO_STATE,
+      partitions: preparing && rules.mutantLosePartitionsOnFailover ? 0 : rec.partitions,
+      ghostTxn: rec.ghostTxn,
+    };
+  });
+  let next: State = { ...s, coordinator: { ...s.coordinator, epoch, metadata } };
+  metadata.forEach((md, t) => {
+    if (md === null || !isPrepare(md.state)) return;
+    next = md.partitions === 0 ? completeTransaction(next, t, md) : sendMarkers(next, t, md, md.partitions);
+  });
+  return next;
+}

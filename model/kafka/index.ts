@@ -1,0 +1,52 @@
+// kafkaModel(config): the Kafka transaction protocol as a Model for the engine.
+import type { Model, Property } from '../../checker/model.ts';
+import type { KafkaConfig } from './config.ts';
+import { initialConsumer } from './consumer.ts';
+import { emptyCoordinator } from './coordinator.ts';
+import { type Action, actionKindNames, actionLabel, enabledActions, step } from './next.ts';
+import { emptyPartition } from './partition.ts';
+import { initialProducer } from './producer.ts';
+import { type State, Decision, Told } from './state.ts';
+
+export type { KafkaConfig, Rules } from './config.ts';
+export type { Action } from './next.ts';
+export type { State } from './state.ts';
+
+export function initialState(cfg: KafkaConfig): State {
+  const producers = [];
+  for (let t = 0; t < cfg.transactionalIds; t++) {
+    for (let k = 0; k < cfg.instancesPerId; k++) producers.push(initialProducer(cfg, t, k));
+  }
+  const consumers = [
+    ...Array.from({ length: cfg.consumers.readCommitted }, () => initialConsumer(true, cfg.partitions)),
+    ...Array.from({ length: cfg.consumers.readUncommitted }, () => initialConsumer(false, cfg.partitions)),
+  ];
+  const clientTxns = producers.length * cfg.transactionsPerInstance;
+  return {
+    producers,
+    coordinator: emptyCoordinator(cfg.transactionalIds),
+    partitions: Array.from({ length: cfg.partitions }, emptyPartition),
+    consumers,
+    network: [],
+    faults: cfg.faults,
+    history: Array.from({ length: clientTxns }, () => ({
+      decision: Decision.None,
+      told: Told.Nothing,
+      recordsSent: 0,
+      prepared: false,
+      fenced: false,
+    })),
+  };
+}
+
+export function kafkaModel(cfg: KafkaConfig, invariants: readonly Property<State>[]): Model<State, Action> {
+  return {
+    init: () => [initialState(cfg)],
+    actions: (s) => enabledActions(cfg, s),
+    next: (s, a) => step(cfg, s, a),
+    label: (a) => actionLabel(cfg, a),
+    kind: (a) => actionKindNames[a.kind]!,
+    actionKinds: actionKindNames,
+    invariants,
+  };
+}

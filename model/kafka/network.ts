@@ -1,0 +1,81 @@
+// In-flight requests and responses. A channel is one direction of one connection: FIFO inside,
+// no order between channels. A client that times out a request opens a new connection, so the
+// retry and the old copy travel on different channels and may arrive in either order.
+import { type Api, type Channel, type Message, type Request, type Response, type State, Err, GC_NODE, LEADER_BASE, TC_NODE } from './state.ts';
+
+function compareChannel(a: Channel, from: number, to: number, conn: number): number {
+  return a.from - from || a.to - to || a.conn - conn;
+}
+
+export function send(network: readonly Channel[], from: number, to: number, conn: number, message: Message): readonly Channel[] {
+  let i = 0;
+  while (i < network.length && compareChannel(network[i]!, from, to, conn) < 0) i++;
+  const out = network.slice();
+  const found = network[i];
+  if (found !== undefined && compareChannel(found, from, to, conn) === 0) {
+    out[i] = { ...found, messages: [...found.messages, message] };
+  } else {
+    out.splice(i, 0, { from, to, conn, messages: [message] });
+  }
+  return out;
+}
+
+/** Removes the head message of channel `index`; an emptied channel disappears. */
+export function removeHead(network: readonly Channel[], index: number): readonly Channel[] {
+  const channel = network[index]!;
+  const out = network.slice();
+  if (channel.messages.length === 1) out.splice(index, 1);
+  else out[index] = { ...channel, messages: channel.messages.slice(1) };
+  return out;
+}
+
+export function isProducerNode(node: number): boolean {
+  return node < TC_NODE;
+}
+
+/** Where a client keeps its connection generation to `node`: 0 = TC, 1 + p = leader p, then GC. */
+export function connSlot(node: number, partitions: number): number {
+  if (node === TC_NODE) return 0;
+  if (node === GC_NODE) return 1 + partitions;
+  return 1 + node - LEADER_BASE;
+}
+
+/**
+ * A server answers on the connection the request came in on. If the client has since closed that
+ * connection (after a timeout), the answer is lost with it.
+ */
+export function reply(s: State, request: { from: number; to: number; conn: number }, response: Message): State {
+  if (isProducerNode(request.from)) {
+    const client = s.producers[request.from]!;
+    if (client.conns[connSlot(request.to, s.partitions.length)] !== request.conn) return s;
+  }
+  return { ...s, network: send(s.network, request.to, request.from, request.conn, response) };
+}
+
+export function hasMessage(network: readonly Channel[], test: (c: Channel, m: Message) => boolean): boolean {
+  for (const c of network) for (const m of c.messages) if (test(c, m)) return true;
+  return false;
+}
+
+const NO_REQUEST_FIELDS = {
+  txnId: -1,
+  pid: -1,
+  epoch: -1,
+  partitions: 0,
+  commit: false,
+  seq: -1,
+  coordinatorEpoch: -1,
+  ghostProducer: -1,
+  ghostTxn: -1,
+  ghostRecord: -1,
+};
+
+export function request(api: Api, fields: Partial<Omit<Request, 'api' | 'response'>>): Request {
+  return { api, response: false, ...NO_REQUEST_FIELDS, ...fields };
+}
+
+const NO_RESPONSE_FIELDS = { txnId: -1, error: Err.NONE, pid: -1, epoch: -1, partitions: 0, seq: -1, coordinatorEpoch: -1 };
+
+export function response(api: Api, fields: Partial<Omit<Response, 'api' | 'response'>>): Response {
+  return { api, response: true, ...NO_RESPONSE_FIELDS, ...fields };
+}

@@ -1,0 +1,209 @@
+// The enabled actions of a state, in a fixed order, and the step each one takes.
+import type { KafkaConfig } from './config.ts';
+import * as consumer from './consumer.ts';
+import * as coordinator from './coordinator.ts';
+import { canLose, lose, spend } from './faults.ts';
+import { isProducerNode, removeHead } from './network.ts';
+import * as partition from './partition.ts';
+import * as producer from './producer.ts';
+import { type State, Api, LEADER_BASE, TC_NODE, apiName } from './state.ts';
+
+export const ActionKind = {
+  initTransactions: 0,
+  beginTransaction: 1,
+  send: 2,
+  commitTransaction: 3,
+  abortTransaction: 4,
+  sendTxnRequest: 5,
+  sendProduce: 6,
+  deliver: 7,
+  lose: 8,
+  requestTimeout: 9,
+  produceTimeout: 10,
+  batchExpired: 11,
+  crash: 12,
+  transactionTimeout: 13,
+  coordinatorFailover: 14,
+  resendTxnMarker: 15,
+  fetch: 16,
+} as const;
+export type ActionKind = (typeof ActionKind)[keyof typeof ActionKind];
+export const actionKindNames: readonly string[] = Object.keys(ActionKind);
+
+/**
+ * One step. `actor` is the producer, transactional.id, consumer or (deliver/lose) sending node;
+ * `target` the partition or receiving node; `conn` and `api` identify a channel and its head.
+ */
+export interface Action {
+  readonly kind: ActionKind;
+  readonly actor: number;
+  readonly target: number;
+  readonly conn: number;
+  readonly api: number;
+}
+
+function act(kind: ActionKind, actor = 0, target = 0, conn = 0, api = 0): Action {
+  return { kind, actor, target, conn, api };
+}
+
+export function enabledActions(cfg: KafkaConfig, s: State): Action[] {
+  const out: Action[] = [];
+  const rules = cfg.rules;
+  const P = cfg.partitions;
+  s.producers.forEach((p, i) => {
+    if (producer.canStart(s, i)) out.push(act(ActionKind.initTransactions, i));
+    if (producer.canBegin(cfg, p)) out.push(act(ActionKind.beginTransaction, i));
+    if (producer.canSend(cfg, p)) for (let t = 0; t < P; t++) out.push(act(ActionKind.send, i, t));
+    if (producer.canCommit(p)) out.push(act(ActionKind.commitTransaction, i));
+    if (producer.canAbort(p)) out.push(act(ActionKind.abortTransaction, i));
+    if (producer.canSendTxnRequest(p)) out.push(act(ActionKind.sendTxnRequest, i));
+    for (let t = 0; t < P; t++) if (producer.canSendProduce(p, t)) out.push(act(ActionKind.sendProduce, i, t));
+    if (s.faults.requestTimeouts > 0) {
+      if (producer.canTimeOutTxnRequest(p)) out.push(act(ActionKind.requestTimeout, i, 0, 0, p.request!.api));
+      for (let t = 0; t < P; t++) {
+        if (producer.canTimeOutProduce(p, t)) {
+          out.push(act(ActionKind.produceTimeout, i, t));
+          out.push(act(ActionKind.batchExpired, i, t));
+        }
+      }
+    }
+    if (s.faults.producerCrashes > 0 && p.status === 1) out.push(act(ActionKind.crash, i));
+  });
+  s.network.forEach((ch, index) => {
+    const api = ch.messages[0]!.api;
+    out.push(act(ActionKind.deliver, ch.from, ch.to, ch.conn, api));
+    if (canLose(s, index)) out.push(act(ActionKind.lose, ch.from, ch.to, ch.conn, api));
+  });
+  for (let t = 0; t < cfg.transactionalIds; t++) {
+    if (s.faults.transactionTimeouts > 0 && coordinator.canTimeOut(rules, s, t)) out.push(act(ActionKind.transactionTimeout, t));
+  }
+  if (s.faults.coordinatorFailovers > 0) out.push(act(ActionKind.coordinatorFailover));
+  for (let t = 0; t < cfg.transactionalIds; t++) {
+    for (let q = 0; q < P; q++) if (coordinator.canRetryTxnMarker(s, t, q)) out.push(act(ActionKind.resendTxnMarker, t, q));
+  }
+  s.consumers.forEach((_, c) => {
+    for (let q = 0; q < P; q++) if (consumer.canFetch(rules, s, c, q)) out.push(act(ActionKind.fetch, c, q));
+  });
+  return out;
+}
+
+function deliver(cfg: KafkaConfig, s: State, a: Action): State {
+  const index = s.network.findIndex((c) => c.from === a.actor && c.to === a.target && c.conn === a.conn);
+  const channel = s.network[index]!;
+  const m = channel.messages[0]!;
+  const rest: State = { ...s, network: removeHead(s.network, index) };
+  if (m.response) {
+    if (isProducerNode(channel.to)) {
+      return producer.acceptsResponse(rest, channel.to, channel.from, channel.conn) ? producer.handleResponse(cfg, cfg.rules, rest, channel.to, m) : rest;
+    }
+    return coordinator.handleWriteTxnMarkersResponse(rest, m);
+  }
+  switch (m.api) {
+    case Api.InitProducerId:
+      return coordinator.handleInitProducerId(cfg, rest, channel, m);
+    case Api.AddPartitionsToTxn:
+      return coordinator.handleAddPartitionsToTxn(cfg.rules, rest, channel, m);
+    case Api.EndTxn:
+      return coordinator.handleEndTxn(cfg.rules, rest, channel, m);
+    case Api.Produce:
+      return partition.handleProduce(cfg.rules, rest, channel, m);
+    case Api.WriteTxnMarkers:
+      return partition.handleWriteTxnMarkers(rest, channel, m);
+    default:
+      throw new Error(`no handler for request ${apiName[m.api]}`);
+  }
+}
+
+export function step(cfg: KafkaConfig, s: State, a: Action): State {
+  const rules = cfg.rules;
+  switch (a.kind) {
+    case ActionKind.initTransactions:
+      return producer.start(cfg, s, a.actor);
+    case ActionKind.beginTransaction:
+      return producer.beginTransaction(s, a.actor);
+    case ActionKind.send:
+      return producer.sendRecord(cfg, s, a.actor, a.target);
+    case ActionKind.commitTransaction:
+      return producer.commitTransaction(cfg, s, a.actor);
+    case ActionKind.abortTransaction:
+      return producer.abortTransaction(cfg, s, a.actor);
+    case ActionKind.sendTxnRequest:
+      return producer.sendTxnRequest(cfg, s, a.actor);
+    case ActionKind.sendProduce:
+      return producer.sendProduce(cfg, s, a.actor, a.target);
+    case ActionKind.deliver:
+      return deliver(cfg, s, a);
+    case ActionKind.lose:
+      return lose(s, s.network.findIndex((c) => c.from === a.actor && c.to === a.target && c.conn === a.conn));
+    case ActionKind.requestTimeout:
+      return producer.txnRequestTimeout(cfg, spend(s, 'requestTimeouts'), a.actor);
+    case ActionKind.produceTimeout:
+      return producer.produceTimeout(cfg, spend(s, 'requestTimeouts'), a.actor, a.target);
+    case ActionKind.batchExpired:
+      return producer.batchExpired(rules, spend(s, 'requestTimeouts'), a.actor, a.target);
+    case ActionKind.crash:
+      return producer.crash(spend(s, 'producerCrashes'), a.actor);
+    case ActionKind.transactionTimeout:
+      return coordinator.transactionTimeout(rules, spend(s, 'transactionTimeouts'), a.actor);
+    case ActionKind.coordinatorFailover:
+      return coordinator.coordinatorFailover(rules, spend(s, 'coordinatorFailovers'));
+    case ActionKind.resendTxnMarker:
+      return coordinator.retryTxnMarker(s, a.actor, a.target);
+    case ActionKind.fetch:
+      return consumer.fetch(rules, s, a.actor, a.target);
+  }
+}
+
+// ---- Names --------------------------------------------------------------------------------------
+
+export function nodeName(cfg: KafkaConfig, node: number): string {
+  if (node === TC_NODE) return 'TC';
+  if (node >= LEADER_BASE && node < LEADER_BASE + cfg.partitions) return `L${node - LEADER_BASE}`;
+  if (isProducerNode(node)) return producerName(cfg, node);
+  return 'GC';
+}
+
+export function producerName(cfg: KafkaConfig, i: number): string {
+  return `P${Math.floor(i / cfg.instancesPerId)}.${i % cfg.instancesPerId}`;
+}
+
+function isResponseDirection(from: number, to: number): boolean {
+  return isProducerNode(to) || (to === TC_NODE && from >= LEADER_BASE);
+}
+
+export function actionLabel(cfg: KafkaConfig, a: Action): string {
+  const who = producerName(cfg, a.actor);
+  const channel = (): string => {
+    const conn = a.conn === 0 ? '' : `#${a.conn}`;
+    const what = `${apiName[a.api]}${isResponseDirection(a.actor, a.target) ? ' response' : ''}`;
+    return `${nodeName(cfg, a.actor)}→${nodeName(cfg, a.target)}${conn}: ${what}`;
+  };
+  switch (a.kind) {
+    case ActionKind.initTransactions:
+    case ActionKind.beginTransaction:
+    case ActionKind.commitTransaction:
+    case ActionKind.abortTransaction:
+    case ActionKind.sendTxnRequest:
+    case ActionKind.crash:
+      return `${who}: ${actionKindNames[a.kind]}`;
+    case ActionKind.send:
+    case ActionKind.sendProduce:
+    case ActionKind.produceTimeout:
+    case ActionKind.batchExpired:
+      return `${who}: ${actionKindNames[a.kind]}(p${a.target})`;
+    case ActionKind.requestTimeout:
+      return `${who}: requestTimeout(${apiName[a.api]})`;
+    case ActionKind.deliver:
+      return `deliver ${channel()}`;
+    case ActionKind.lose:
+      return `lose ${channel()}`;
+    case ActionKind.transactionTimeout:
+      return `TC: transactionTimeout(t${a.actor})`;
+    case ActionKind.coordinatorFailover:
+      return 'TC: coordinatorFailover';
+    case ActionKind.resendTxnMarker:
+      return `TC: resendTxnMarker(t${a.actor}, p${a.target})`;
+    case ActionKind.fetch:
+      return `C${a.actor}: fetch(p${a.target})`;
+  }
+}

@@ -1,0 +1,140 @@
+// A data partition's leader: the log of data batches and control markers, the producer state
+// (ProducerStateManager / ProducerAppendInfo), the high watermark and the LSO. One replica, so
+// the high watermark is the log end.
+import type { Rules } from './config.ts';
+import { reply, response } from './network.ts';
+import {
+  type LogBatch,
+  type Partition,
+  type ProducerEntry,
+  type Request,
+  type State,
+  Api,
+  BatchKind,
+  Err,
+  NO_EPOCH,
+  NO_OFFSET,
+} from './state.ts';
+import { setAt } from './util.ts';
+
+/** ProducerStateEntry keeps the metadata of the last five batches (NUM_BATCHES_TO_RETAIN). */
+const BATCHES_TO_RETAIN = 5;
+
+export function emptyPartition(): Partition {
+  return { log: [], producers: [] };
+}
+
+export function highWatermark(p: Partition): number {
+  return p.log.length;
+}
+
+/** UnifiedLog.lastStableOffset: the first offset of the oldest open transaction, else the HW. */
+export function lastStableOffset(p: Partition): number {
+  let lso = highWatermark(p);
+  for (const e of p.producers) if (e.txnFirstOffset !== NO_OFFSET && e.txnFirstOffset < lso) lso = e.txnFirstOffset;
+  return lso;
+}
+
+export function producerEntry(p: Partition, pid: number): ProducerEntry | undefined {
+  return p.producers.find((e) => e.pid === pid);
+}
+
+function putEntry(p: Partition, entry: ProducerEntry): readonly ProducerEntry[] {
+  const rest = p.producers.filter((e) => e.pid !== entry.pid);
+  let i = 0;
+  while (i < rest.length && rest[i]!.pid < entry.pid) i++;
+  return [...rest.slice(0, i), entry, ...rest.slice(i)];
+}
+
+function newEntry(pid: number): ProducerEntry {
+  return { pid, epoch: NO_EPOCH, lastSeqs: [], coordinatorEpoch: -1, txnFirstOffset: NO_OFFSET };
+}
+
+/** ProducerAppendInfo.checkSequence for a batch from a client (sequences of one record). */
+function sequenceOk(entry: ProducerEntry, epoch: number, seq: number): boolean {
+  if (epoch !== entry.epoch) return seq === 0 || entry.epoch === NO_EPOCH;
+  const last = entry.lastSeqs[entry.lastSeqs.length - 1];
+  // Same epoch and no known sequence: only a marker was written at this epoch; any sequence goes.
+  return last === undefined || seq === last + 1;
+}
+
+/** Produce of one transactional batch (ReplicaManager.appendRecords without KIP-890 verification). */
+export function handleProduce(rules: Rules, s: State, channel: { from: number; to: number; conn: number }, req: Request): State {
+  const p = req.partitions;
+  const part = s.partitions[p]!;
+  const entry = producerEntry(part, req.pid) ?? newEntry(req.pid);
+  const answer = (state: State, error: Err): State =>
+    reply(state, channel, response(Api.Produce, { error, pid: req.pid, epoch: req.epoch, partitions: p, seq: req.seq }));
+
+  // Duplicate of one of the last five batches: acknowledge again, append nothing.
+  if (!rules.mutantNoDedup && req.epoch === entry.epoch && entry.lastSeqs.includes(req.seq)) return answer(s, Err.NONE);
+  // Since 2.7 a fenced epoch on Produce is INVALID_PRODUCER_EPOCH (abortable), not PRODUCER_FENCED.
+  if (req.epoch < entry.epoch) return answer(s, Err.INVALID_PRODUCER_EPOCH);
+  if (!rules.mutantNoDedup && !sequenceOk(entry, req.epoch, req.seq)) return answer(s, Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
+
+  const offset = part.log.length;
+  const batch: LogBatch = {
+    kind: BatchKind.Data,
+    pid: req.pid,
+    epoch: req.epoch,
+    seq: req.seq,
+    transactional: true,
+    ghostTxn: req.ghostTxn,
+    ghostRecord: req.ghostRecord,
+  };
+  const sameEpoch = req.epoch === entry.epoch;
+  const keep = sameEpoch ? entry.lastSeqs.length - BATCHES_TO_RETAIN + 1 : entry.lastSeqs.length;
+  const updated: ProducerEntry = {
+    ...entry,
+    epoch: req.epoch,
+    lastSeqs: [...entry.lastSeqs.slice(Math.max(0, keep)), req.seq],
+    txnFirstOffset: entry.txnFirstOffset === NO_OFFSET ? offset : entry.txnFirstOffset,
+  };
+  const next: Partition = { log: [...part.log, batch], producers: putEntry(part, updated) };
+  return answer({ ...s, partitions: setAt(s.partitions, p, next) }, Err.NONE);
+}
+
+/** WriteTxnMarkers for one partition (ProducerAppendInfo.appendEndTxnMarker, TV0/TV1 epoch rule). */
+export function handleWriteTxnMarkers(s: State, channel: { from: number; to: number; conn: number }, req: Request): State {
+  const p = req.partitions;
+  const part = s.partitions[p]!;
+  const entry = producerEntry(part, req.pid) ?? newEntry(req.pid);
+  const answer = (state: State, error: Err): State =>
+    reply(state, channel, response(Api.WriteTxnMarkers, { txnId: req.txnId, error, pid: req.pid, epoch: req.epoch, partitions: p, coordinatorEpoch: req.coordinatorEpoch }));
+
+  if (req.epoch < entry.epoch) return answer(s, Err.INVALID_PRODUCER_EPOCH);
+  if (req.coordinatorEpoch < entry.coordinatorEpoch) return answer(s, Err.TRANSACTION_COORDINATOR_FENCED);
+
+  const marker: LogBatch = {
+    kind: req.commit ? BatchKind.Commit : BatchKind.Abort,
+    pid: req.pid,
+    epoch: req.epoch,
+    seq: -1,
+    transactional: true,
+    ghostTxn: req.ghostTxn,
+    ghostRecord: -1,
+  };
+  const epochChanged = req.epoch !== entry.epoch;
+  const updated: ProducerEntry = {
+    ...entry,
+    epoch: req.epoch,
+    lastSeqs: epochChanged ? [] : entry.lastSeqs,
+    coordinatorEpoch: req.coordinatorEpoch,
+    txnFirstOffset: NO_OFFSET,
+  };
+  const next: Partition = { log: [...part.log, marker], producers: putEntry(part, updated) };
+  return answer({ ...s, partitions: setAt(s.partitions, p, next) }, Err.NONE);
+}
+
+/**
+ * How the transaction a data batch belongs to ended at this partition: the first marker of the
+ * same producer id after it decides (as a read_committed consumer sees it).
+ */
+export function batchOutcome(p: Partition, offset: number): BatchKind {
+  const pid = p.log[offset]!.pid;
+  for (let o = offset + 1; o < p.log.length; o++) {
+    const b = p.log[o]!;
+    if (b.kind !== BatchKind.Data && b.pid === pid) return b.kind;
+  }
+  return BatchKind.Data;
+}

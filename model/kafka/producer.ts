@@ -1,0 +1,341 @@
+// A producer instance: the application's calls, the client's TransactionManager and its Sender
+// (Java client, 2.5-3.5 behaviour: KIP-360 epoch bump after abortable errors, behind a switch).
+//
+// Modelling bound: a transaction sends at least one record before the application ends it.
+import { type KafkaConfig, type Rules, clientTxnIndex } from './config.ts';
+import { noteTxn } from './ghost.ts';
+import { connSlot, request, send } from './network.ts';
+import {
+  type ClientBatch,
+  type Producer,
+  type Response,
+  type State,
+  type TxnRequestSlot,
+  Api,
+  BatchStatus,
+  Decision,
+  Err,
+  Instance,
+  LEADER_BASE,
+  NO_EPOCH,
+  NO_PID,
+  TC_NODE,
+  Tm,
+  Told,
+} from './state.ts';
+import { bit, setAt } from './util.ts';
+
+export function initialProducer(cfg: KafkaConfig, txnId: number, instance: number): Producer {
+  return {
+    txnId,
+    instance,
+    status: Instance.NotStarted,
+    tm: Tm.UNINITIALIZED,
+    pid: NO_PID,
+    epoch: NO_EPOCH,
+    bumpRequired: false,
+    txnStarted: false,
+    added: 0,
+    pendingAdd: 0,
+    request: null,
+    nextSeq: new Array<number>(cfg.partitions).fill(0),
+    batches: [],
+    conns: new Array<number>(cfg.partitions + 2).fill(0),
+    txnsBegun: 0,
+    recordsSent: 0,
+  };
+}
+
+function put(s: State, i: number, p: Producer): State {
+  return { ...s, producers: setAt(s.producers, i, p) };
+}
+
+function isActive(p: Producer): boolean {
+  return p.status === Instance.Running && p.tm !== Tm.FATAL_ERROR;
+}
+
+function currentTxn(cfg: KafkaConfig, i: number, p: Producer): number {
+  return clientTxnIndex(cfg, i, p.txnsBegun - 1);
+}
+
+// ---- Application calls -----------------------------------------------------------------------
+
+/** A new instance may start once the previous instance of its transactional.id has started. */
+export function canStart(s: State, i: number): boolean {
+  const p = s.producers[i]!;
+  return p.status === Instance.NotStarted && (p.instance === 0 || s.producers[i - 1]!.status !== Instance.NotStarted);
+}
+
+/** KafkaProducer construction + initTransactions(): InitProducerId(txnId) with no pid. */
+export function start(cfg: KafkaConfig, s: State, i: number): State {
+  const p: Producer = { ...s.producers[i]!, status: Instance.Running, tm: Tm.INITIALIZING };
+  return sendTxnRequest(cfg, put(s, i, p), i);
+}
+
+export function canBegin(cfg: KafkaConfig, p: Producer): boolean {
+  return isActive(p) && p.tm === Tm.READY && p.request === null && p.txnsBegun < cfg.transactionsPerInstance;
+}
+
+export function beginTransaction(s: State, i: number): State {
+  const p = s.producers[i]!;
+  return put(s, i, { ...p, tm: Tm.IN_TRANSACTION, txnsBegun: p.txnsBegun + 1, recordsSent: 0, txnStarted: false, added: 0, pendingAdd: 0 });
+}
+
+export function canSend(cfg: KafkaConfig, p: Producer): boolean {
+  return isActive(p) && p.tm === Tm.IN_TRANSACTION && p.recordsSent < cfg.recordsPerTransaction;
+}
+
+/** send(record to p): the record waits in the accumulator; p joins newPartitionsInTransaction. */
+export function sendRecord(cfg: KafkaConfig, s: State, i: number, partition: number): State {
+  const p = s.producers[i]!;
+  const known = (p.added | p.pendingAdd) & bit(partition);
+  const batch: ClientBatch = { partition, seq: -1, status: BatchStatus.Queued, ghostRecord: p.recordsSent };
+  const txn = currentTxn(cfg, i, p);
+  const next = put(s, i, {
+    ...p,
+    batches: [...p.batches, batch],
+    pendingAdd: known ? p.pendingAdd : p.pendingAdd | bit(partition),
+    recordsSent: p.recordsSent + 1,
+  });
+  return noteTxn(next, txn, { recordsSent: s.history[txn]!.recordsSent + 1 });
+}
+
+export function canCommit(p: Producer): boolean {
+  return isActive(p) && p.tm === Tm.IN_TRANSACTION && p.recordsSent > 0;
+}
+
+export function commitTransaction(cfg: KafkaConfig, s: State, i: number): State {
+  const p = s.producers[i]!;
+  return noteTxn(put(s, i, { ...p, tm: Tm.COMMITTING_TRANSACTION }), currentTxn(cfg, i, p), { decision: Decision.Commit });
+}
+
+export function canAbort(p: Producer): boolean {
+  return isActive(p) && ((p.tm === Tm.IN_TRANSACTION && p.recordsSent > 0) || p.tm === Tm.ABORTABLE_ERROR);
+}
+
+/** abortTransaction(): undrained batches are dropped (abortUndrainedBatches). */
+export function abortTransaction(cfg: KafkaConfig, s: State, i: number): State {
+  const p = s.producers[i]!;
+  const next: Producer = {
+    ...p,
+    tm: Tm.ABORTING_TRANSACTION,
+    batches: p.batches.filter((b) => b.status !== BatchStatus.Queued),
+    pendingAdd: 0,
+  };
+  return noteTxn(put(s, i, next), currentTxn(cfg, i, p), { decision: Decision.Abort });
+}
+
+// ---- Sender: transactional requests ---------------------------------------------------------
+
+/** TransactionManager.nextRequest: what the client sends next, or null when it must wait. */
+function nextTxnRequest(p: Producer): TxnRequestSlot | 'complete-locally' | null {
+  if (p.tm === Tm.INITIALIZING) return { api: Api.InitProducerId, partitions: 0, commit: false };
+  const adding = p.tm === Tm.IN_TRANSACTION || p.tm === Tm.COMMITTING_TRANSACTION;
+  if (adding && p.pendingAdd !== 0) return { api: Api.AddPartitionsToTxn, partitions: p.pendingAdd, commit: false };
+  const commit = p.tm === Tm.COMMITTING_TRANSACTION;
+  if (!commit && p.tm !== Tm.ABORTING_TRANSACTION) return null;
+  // EndTxn only once every batch is acknowledged or failed.
+  if (p.batches.length !== 0) return null;
+  // No partition was ever added: there is nothing for the coordinator to end.
+  if (!p.txnStarted) return 'complete-locally';
+  return { api: Api.EndTxn, partitions: 0, commit };
+}
+
+export function canSendTxnRequest(p: Producer): boolean {
+  return isActive(p) && p.request === null && nextTxnRequest(p) !== null;
+}
+
+function transmit(cfg: KafkaConfig, s: State, i: number, slot: TxnRequestSlot): State {
+  const p = s.producers[i]!;
+  // InitProducerId carries the current pid/epoch only to bump it (KIP-360).
+  const bump = slot.api === Api.InitProducerId && p.pid !== NO_PID;
+  const message = request(slot.api, {
+    txnId: p.txnId,
+    pid: slot.api === Api.InitProducerId && !bump ? NO_PID : p.pid,
+    epoch: slot.api === Api.InitProducerId && !bump ? NO_EPOCH : p.epoch,
+    partitions: slot.partitions,
+    commit: slot.commit,
+    ghostProducer: i,
+    ghostTxn: slot.api === Api.InitProducerId ? clientTxnIndex(cfg, i, p.txnsBegun) : currentTxn(cfg, i, p),
+  });
+  const network = send(s.network, i, TC_NODE, p.conns[0]!, message);
+  return { ...put(s, i, { ...p, request: slot }), network };
+}
+
+export function sendTxnRequest(cfg: KafkaConfig, s: State, i: number): State {
+  const p = s.producers[i]!;
+  const next = nextTxnRequest(p)!;
+  if (next === 'complete-locally') return completeTransaction(cfg, s, i);
+  return transmit(cfg, s, i, next);
+}
+
+function completeTransaction(cfg: KafkaConfig, s: State, i: number): State {
+  const p = s.producers[i]!;
+  const told = p.tm === Tm.COMMITTING_TRANSACTION ? Told.Committed : Told.Aborted;
+  const next: Producer = {
+    ...p,
+    tm: p.bumpRequired ? Tm.INITIALIZING : Tm.READY,
+    request: null,
+    txnStarted: false,
+    added: 0,
+    pendingAdd: 0,
+  };
+  return noteTxn(put(s, i, next), currentTxn(cfg, i, p), { told });
+}
+
+/** A request timeout closes the connection; the same request is re-sent on a new one. */
+export function canTimeOutTxnRequest(p: Producer): boolean {
+  return isActive(p) && p.request !== null;
+}
+
+export function txnRequestTimeout(cfg: KafkaConfig, s: State, i: number): State {
+  const p = s.producers[i]!;
+  const reopened = put(s, i, { ...p, conns: setAt(p.conns, 0, p.conns[0]! + 1) });
+  return transmit(cfg, reopened, i, p.request!);
+}
+
+// ---- Sender: produce --------------------------------------------------------------------------
+
+/** The next queued batch for `partition`, sendable once the partition is in the transaction. */
+export function canSendProduce(p: Producer, partition: number): boolean {
+  return isActive(p) && (p.added & bit(partition)) !== 0 && p.batches.some((b) => b.partition === partition && b.status === BatchStatus.Queued);
+}
+
+function produceRequest(cfg: KafkaConfig, i: number, p: Producer, b: ClientBatch) {
+  return request(Api.Produce, {
+    txnId: p.txnId,
+    pid: p.pid,
+    epoch: p.epoch,
+    partitions: b.partition,
+    seq: b.seq,
+    ghostProducer: i,
+    ghostTxn: currentTxn(cfg, i, p),
+    ghostRecord: b.ghostRecord,
+  });
+}
+
+export function sendProduce(cfg: KafkaConfig, s: State, i: number, partition: number): State {
+  const p = s.producers[i]!;
+  const index = p.batches.findIndex((b) => b.partition === partition && b.status === BatchStatus.Queued);
+  const batch: ClientBatch = { ...p.batches[index]!, seq: p.nextSeq[partition]!, status: BatchStatus.InFlight };
+  const next: Producer = {
+    ...p,
+    batches: setAt(p.batches, index, batch),
+    nextSeq: setAt(p.nextSeq, partition, p.nextSeq[partition]! + 1),
+  };
+  const slot = connSlot(LEADER_BASE + partition, cfg.partitions);
+  const network = send(s.network, i, LEADER_BASE + partition, p.conns[slot]!, produceRequest(cfg, i, next, batch));
+  return { ...put(s, i, next), network };
+}
+
+export function canTimeOutProduce(p: Producer, partition: number): boolean {
+  return isActive(p) && p.batches.some((b) => b.partition === partition && b.status === BatchStatus.InFlight);
+}
+
+/** Produce request timeout with retries left: same pid, epoch and sequence on a new connection. */
+export function produceTimeout(cfg: KafkaConfig, s: State, i: number, partition: number): State {
+  const p = s.producers[i]!;
+  const slot = connSlot(LEADER_BASE + partition, cfg.partitions);
+  const conns = setAt(p.conns, slot, p.conns[slot]! + 1);
+  let network = s.network;
+  for (const b of p.batches) {
+    if (b.partition === partition && b.status === BatchStatus.InFlight) {
+      network = send(network, i, LEADER_BASE + partition, conns[slot]!, produceRequest(cfg, i, p, b));
+    }
+  }
+  return { ...put(s, i, { ...p, conns }), network };
+}
+
+/**
+ * delivery.timeout.ms expired: the in-flight batches fail although their bytes may still reach
+ * the leader (the delayed Produce behind KIP-890).
+ */
+export function batchExpired(rules: Rules, s: State, i: number, partition: number): State {
+  const p = s.producers[i]!;
+  const slot = connSlot(LEADER_BASE + partition, s.partitions.length);
+  const closed: Producer = {
+    ...p,
+    conns: setAt(p.conns, slot, p.conns[slot]! + 1),
+    batches: p.batches.filter((b) => !(b.partition === partition && b.status === BatchStatus.InFlight)),
+  };
+  return put(s, i, abortableError(rules, closed));
+}
+
+/**
+ * transitionToAbortableError; with KIP-360 an epoch bump is required unless the transaction is
+ * already completing. Already aborting: stays aborting.
+ */
+function abortableError(rules: Rules, p: Producer): Producer {
+  if (p.tm === Tm.ABORTING_TRANSACTION) return p;
+  const completing = p.tm === Tm.COMMITTING_TRANSACTION;
+  return { ...p, tm: Tm.ABORTABLE_ERROR, bumpRequired: p.bumpRequired || (rules.kip360 && !completing) };
+}
+
+function fatal(cfg: KafkaConfig, s: State, i: number): State {
+  const p = s.producers[i]!;
+  const next = put(s, i, { ...p, tm: Tm.FATAL_ERROR, request: null });
+  const inTxn = p.tm !== Tm.READY && p.tm !== Tm.INITIALIZING && p.txnsBegun > 0;
+  return inTxn ? noteTxn(next, currentTxn(cfg, i, p), { told: Told.Failed }) : next;
+}
+
+export function crash(s: State, i: number): State {
+  return put(s, i, { ...s.producers[i]!, status: Instance.Crashed });
+}
+
+// ---- Responses ------------------------------------------------------------------------------
+
+/** The client has closed the connection a response travels on, or has stopped: it is ignored. */
+export function acceptsResponse(s: State, i: number, from: number, conn: number): boolean {
+  const p = s.producers[i]!;
+  return isActive(p) && p.conns[connSlot(from, s.partitions.length)] === conn;
+}
+
+export function handleResponse(cfg: KafkaConfig, rules: Rules, s: State, i: number, resp: Response): State {
+  const p = s.producers[i]!;
+  if (resp.api === Api.Produce) return handleProduceResponse(cfg, rules, s, i, resp);
+  if (p.request === null || p.request.api !== resp.api) return s;
+  const retriable = resp.error === Err.CONCURRENT_TRANSACTIONS || resp.error === Err.NOT_COORDINATOR || resp.error === Err.COORDINATOR_NOT_AVAILABLE;
+  if (retriable) return transmit(cfg, s, i, p.request);
+  switch (resp.api) {
+    case Api.InitProducerId:
+      return handleInitProducerIdResponse(cfg, s, i, resp);
+    case Api.AddPartitionsToTxn:
+      if (resp.error === Err.NONE) {
+        return put(s, i, { ...p, request: null, added: p.added | resp.partitions, pendingAdd: p.pendingAdd & ~resp.partitions, txnStarted: true });
+      }
+      if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return put(s, i, abortableError(rules, { ...p, request: null }));
+      return fatal(cfg, s, i);
+    case Api.EndTxn:
+      if (resp.error === Err.NONE) return completeTransaction(cfg, s, i);
+      if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return put(s, i, abortableError(rules, { ...p, request: null }));
+      return fatal(cfg, s, i);
+    default:
+      return s;
+  }
+}
+
+function handleInitProducerIdResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
+  const p = s.producers[i]!;
+  if (resp.error !== Err.NONE) return fatal(cfg, s, i);
+  const ready: Producer = {
+    ...p,
+    tm: Tm.READY,
+    request: null,
+    pid: resp.pid,
+    epoch: resp.epoch,
+    bumpRequired: false,
+    nextSeq: p.nextSeq.map(() => 0),
+  };
+  return put(s, i, ready);
+}
+
+function handleProduceResponse(cfg: KafkaConfig, rules: Rules, s: State, i: number, resp: Response): State {
+  const p = s.producers[i]!;
+  const index = p.batches.findIndex((b) => b.partition === resp.partitions && b.seq === resp.seq && b.status === BatchStatus.InFlight);
+  if (index < 0 || resp.epoch !== p.epoch) return s;
+  const batches = p.batches.filter((_, k) => k !== index);
+  if (resp.error === Err.NONE) return put(s, i, { ...p, batches });
+  if (resp.error === Err.PRODUCER_FENCED) return fatal(cfg, put(s, i, { ...p, batches }), i);
+  // INVALID_PRODUCER_EPOCH (abortable since KIP-588 / 2.7), OUT_OF_ORDER_SEQUENCE_NUMBER, ...
+  return put(s, i, abortableError(rules, { ...p, batches }));
+}

@@ -1,0 +1,298 @@
+// The global state of the Kafka transaction model: types and enums only.
+//
+// Enums are small integers (fast to hash and compare); the name tables at the bottom give them
+// back their Kafka names at the edges (labels, traces, reports). Error codes and API keys are
+// Kafka's own numbers (org.apache.kafka.common.protocol.Errors / ApiKeys).
+
+/** The coordinator's TransactionState (TransactionState.java; ids as in the txn log). */
+export const TxnState = {
+  Empty: 0,
+  Ongoing: 1,
+  PrepareCommit: 2,
+  PrepareAbort: 3,
+  CompleteCommit: 4,
+  CompleteAbort: 5,
+  Dead: 6,
+  PrepareEpochFence: 7,
+} as const;
+export type TxnState = (typeof TxnState)[keyof typeof TxnState];
+export const NO_STATE = -1;
+
+/** The client's TransactionManager.State. */
+export const Tm = {
+  UNINITIALIZED: 0,
+  INITIALIZING: 1,
+  READY: 2,
+  IN_TRANSACTION: 3,
+  COMMITTING_TRANSACTION: 4,
+  ABORTING_TRANSACTION: 5,
+  ABORTABLE_ERROR: 6,
+  FATAL_ERROR: 7,
+} as const;
+export type Tm = (typeof Tm)[keyof typeof Tm];
+
+/** org.apache.kafka.common.protocol.Errors codes used by the model. */
+export const Err = {
+  NONE: 0,
+  COORDINATOR_NOT_AVAILABLE: 15,
+  NOT_COORDINATOR: 16,
+  ILLEGAL_GENERATION: 22,
+  OUT_OF_ORDER_SEQUENCE_NUMBER: 45,
+  DUPLICATE_SEQUENCE_NUMBER: 46,
+  INVALID_PRODUCER_EPOCH: 47,
+  INVALID_TXN_STATE: 48,
+  INVALID_PRODUCER_ID_MAPPING: 49,
+  CONCURRENT_TRANSACTIONS: 51,
+  TRANSACTION_COORDINATOR_FENCED: 52,
+  UNSTABLE_OFFSET_COMMIT: 88,
+  PRODUCER_FENCED: 90,
+} as const;
+export type Err = (typeof Err)[keyof typeof Err];
+
+/** Kafka ApiKeys of the RPCs the model sends. */
+export const Api = {
+  Produce: 0,
+  OffsetFetch: 9,
+  InitProducerId: 22,
+  AddPartitionsToTxn: 24,
+  AddOffsetsToTxn: 25,
+  EndTxn: 26,
+  WriteTxnMarkers: 27,
+  TxnOffsetCommit: 28,
+} as const;
+export type Api = (typeof Api)[keyof typeof Api];
+
+export const NO_PID = -1;
+export const NO_EPOCH = -1;
+export const NO_OFFSET = -1;
+
+// ---- Network -------------------------------------------------------------------------------
+// Nodes: producer instance i is node i; the others sit at fixed bases.
+export const TC_NODE = 1000;
+export const LEADER_BASE = 2000;
+export const GC_NODE = 3000;
+
+export interface Request {
+  readonly api: Api;
+  readonly response: false;
+  readonly txnId: number; // transactional.id index, or -1
+  readonly pid: number;
+  readonly epoch: number;
+  /** AddPartitionsToTxn: partitions (bitmask). WriteTxnMarkers: the one partition. Produce: partition. */
+  readonly partitions: number;
+  /** EndTxn / WriteTxnMarkers: commit (true) or abort. */
+  readonly commit: boolean;
+  readonly seq: number; // Produce: base sequence
+  readonly coordinatorEpoch: number; // WriteTxnMarkers
+  /** Ghost: the producer instance that sent it (never read by protocol logic). */
+  readonly ghostProducer: number;
+  /**
+   * Ghost: the client transaction this request belongs to; for InitProducerId, the sender's first
+   * client transaction not yet begun.
+   */
+  readonly ghostTxn: number;
+  /** Ghost: Produce: the record index within its client transaction. */
+  readonly ghostRecord: number;
+}
+
+export interface Response {
+  readonly api: Api;
+  readonly response: true;
+  readonly txnId: number;
+  readonly error: Err;
+  readonly pid: number;
+  readonly epoch: number;
+  readonly partitions: number;
+  readonly seq: number; // Produce: the sequence acknowledged
+  readonly coordinatorEpoch: number; // WriteTxnMarkers: the epoch the marker was sent with
+}
+
+export type Message = Request | Response;
+
+/** One connection direction: FIFO inside; nothing orders two channels. */
+export interface Channel {
+  readonly from: number;
+  readonly to: number;
+  /** The connection's generation: a client opens a new one after a request timeout. */
+  readonly conn: number;
+  readonly messages: readonly Message[];
+}
+
+// ---- Producer client (TransactionManager) --------------------------------------------------
+export const BatchStatus = { Queued: 0, InFlight: 1, Acked: 2, Failed: 3 } as const;
+export type BatchStatus = (typeof BatchStatus)[keyof typeof BatchStatus];
+
+export interface ClientBatch {
+  readonly partition: number;
+  readonly seq: number;
+  readonly status: BatchStatus;
+  readonly ghostRecord: number;
+}
+
+export const Instance = { NotStarted: 0, Running: 1, Crashed: 2 } as const;
+export type Instance = (typeof Instance)[keyof typeof Instance];
+
+/** The transactional request the client has in flight (at most one, as in the Java client). */
+export interface TxnRequestSlot {
+  readonly api: Api;
+  readonly partitions: number;
+  readonly commit: boolean;
+}
+
+export interface Producer {
+  readonly txnId: number;
+  readonly instance: number; // 0, 1, ... for the same transactional.id
+  readonly status: Instance;
+  readonly tm: Tm;
+  readonly pid: number;
+  readonly epoch: number;
+  /** KIP-360 epochBumpRequired. */
+  readonly bumpRequired: boolean;
+  /** An AddPartitionsToTxn succeeded in this transaction (TransactionManager.transactionStarted). */
+  readonly txnStarted: boolean;
+  /** partitionsInTransaction (bitmask). */
+  readonly added: number;
+  /** newPartitionsInTransaction: to be sent in the next AddPartitionsToTxn (bitmask). */
+  readonly pendingAdd: number;
+  readonly request: TxnRequestSlot | null;
+  /** Next sequence per partition. */
+  readonly nextSeq: readonly number[];
+  readonly batches: readonly ClientBatch[];
+  /** Generation of this client's connection to each node (index: 0 = TC, 1 + p = leader p). */
+  readonly conns: readonly number[];
+  /** Client transactions begun so far by this instance. */
+  readonly txnsBegun: number;
+  readonly recordsSent: number;
+}
+
+// ---- Transaction coordinator ----------------------------------------------------------------
+/** TransactionMetadata (in memory). */
+export interface TxnMetadata {
+  readonly pid: number;
+  readonly epoch: number;
+  readonly lastEpoch: number;
+  readonly state: TxnState;
+  /** NO_STATE when no transition is pending. */
+  readonly pendingState: number;
+  /** topicPartitions (bitmask); shrinks as markers are acknowledged. */
+  readonly partitions: number;
+  /** Ghost: the client transaction the coordinator's current transaction belongs to. */
+  readonly ghostTxn: number;
+}
+
+/** The value of the last __transaction_state record of a transactional.id (the log is compacted). */
+export interface TxnLogRecord {
+  readonly pid: number;
+  readonly epoch: number;
+  readonly state: TxnState;
+  readonly partitions: number;
+  readonly ghostTxn: number;
+  /** Ghost: the state and producer id/epoch of the record this one replaced. */
+  readonly ghostPrevState: number;
+  readonly ghostPrevPid: number;
+  readonly ghostPrevEpoch: number;
+}
+
+export interface Coordinator {
+  /** Coordinator epoch: the leader epoch of the __transaction_state partition. */
+  readonly epoch: number;
+  readonly nextPid: number;
+  /** In-memory TransactionMetadata per transactional.id (null: not known). */
+  readonly metadata: readonly (TxnMetadata | null)[];
+  /** __transaction_state, compacted: the last record per transactional.id. */
+  readonly log: readonly (TxnLogRecord | null)[];
+}
+
+// ---- Partition leader -----------------------------------------------------------------------
+export const BatchKind = { Data: 0, Commit: 1, Abort: 2 } as const;
+export type BatchKind = (typeof BatchKind)[keyof typeof BatchKind];
+
+export interface LogBatch {
+  readonly kind: BatchKind;
+  readonly pid: number;
+  readonly epoch: number;
+  readonly seq: number;
+  readonly transactional: boolean;
+  readonly ghostTxn: number;
+  readonly ghostRecord: number;
+}
+
+/** ProducerStateEntry. */
+export interface ProducerEntry {
+  readonly pid: number;
+  readonly epoch: number;
+  /** Sequences of the last (up to five) batches, oldest first (batchMetadata). */
+  readonly lastSeqs: readonly number[];
+  readonly coordinatorEpoch: number;
+  /** currentTxnFirstOffset, or NO_OFFSET. */
+  readonly txnFirstOffset: number;
+}
+
+export interface Partition {
+  readonly log: readonly LogBatch[];
+  /** Sorted by pid. */
+  readonly producers: readonly ProducerEntry[];
+}
+
+// ---- Consumers ------------------------------------------------------------------------------
+export interface Delivered {
+  readonly partition: number;
+  readonly offset: number;
+  readonly ghostTxn: number;
+  readonly ghostRecord: number;
+}
+
+export interface Consumer {
+  readonly readCommitted: boolean;
+  readonly position: readonly number[];
+  readonly delivered: readonly Delivered[];
+}
+
+// ---- Ghost history ------------------------------------------------------------------------
+export const Decision = { None: 0, Commit: 1, Abort: 2 } as const;
+export type Decision = (typeof Decision)[keyof typeof Decision];
+export const Told = { Nothing: 0, Committed: 1, Aborted: 2, Failed: 3 } as const;
+export type Told = (typeof Told)[keyof typeof Told];
+
+/** What happened to one client transaction (instance i's k-th transaction). */
+export interface ClientTxnHistory {
+  readonly decision: Decision;
+  readonly told: Told;
+  readonly recordsSent: number;
+  /** The coordinator wrote PrepareCommit for it. */
+  readonly prepared: boolean;
+  /** The coordinator granted a newer epoch to another instance before it was prepared. */
+  readonly fenced: boolean;
+}
+
+export interface FaultBudget {
+  readonly requestLoss: number;
+  readonly responseLoss: number;
+  readonly requestTimeouts: number;
+  readonly producerCrashes: number;
+  readonly coordinatorFailovers: number;
+  readonly transactionTimeouts: number;
+}
+
+export interface State {
+  readonly producers: readonly Producer[];
+  readonly coordinator: Coordinator;
+  readonly partitions: readonly Partition[];
+  readonly consumers: readonly Consumer[];
+  /** Sorted by (from, to, conn); no empty channel. */
+  readonly network: readonly Channel[];
+  /** Faults still allowed. */
+  readonly faults: FaultBudget;
+  /** Ghost: one entry per client transaction (instance * transactionsPerInstance + k). */
+  readonly history: readonly ClientTxnHistory[];
+}
+
+// ---- Names for the edges ---------------------------------------------------------------------
+function invert(table: Record<string, number>): Record<number, string> {
+  return Object.fromEntries(Object.entries(table).map(([k, v]) => [v, k]));
+}
+export const txnStateName = invert(TxnState);
+export const tmName = invert(Tm);
+export const errName = invert(Err);
+export const apiName = invert(Api);
+export const batchKindName = invert(BatchKind);

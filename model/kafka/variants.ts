@@ -1,0 +1,42 @@
+// Protocol generations as presets of the named switches, and the switches' descriptions.
+import type { Rules } from './config.ts';
+
+export type SwitchName = keyof Rules;
+
+export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
+  kip360: 'KIP-360 (2.5): the client bumps its epoch with InitProducerId(pid, epoch) after an abortable error',
+  timeoutFence: 'KAFKA-6119 (1.0): a transaction-timeout abort bumps the producer epoch, fencing the producer',
+  mutantNoCoordinatorEpochCheck: 'mutant: AddPartitionsToTxn and EndTxn accept any producer epoch',
+  mutantReadPastLso: 'mutant: read_committed fetches up to the high watermark',
+  mutantNoDedup: 'mutant: the partition leader forgets sequence de-duplication',
+  mutantLosePartitionsOnFailover: 'mutant: failover reloads Prepare* transactions without their partitions',
+  mutantTimeoutAbortsPrepared: 'mutant: the transaction timeout may abort a PrepareCommit transaction',
+  mutantEndTxnIgnoresState: 'mutant: EndTxn prepares from any state (a retried EndTxn prepares again)',
+};
+
+export const switchNames = Object.keys(switchDescriptions) as SwitchName[];
+
+const noMutants = {
+  mutantNoCoordinatorEpochCheck: false,
+  mutantReadPastLso: false,
+  mutantNoDedup: false,
+  mutantLosePartitionsOnFailover: false,
+  mutantTimeoutAbortsPrepared: false,
+  mutantEndTxnIgnoresState: false,
+} as const;
+
+export const generations: Readonly<Record<string, { readonly description: string; readonly rules: Rules }>> = {
+  'kafka-0.11': {
+    description: 'KIP-98 as first shipped: no client epoch bump after abortable errors, no epoch bump on timeout abort',
+    rules: { kip360: false, timeoutFence: false, ...noMutants },
+  },
+  'kafka-3.5': {
+    description: 'Kafka 2.5-3.5: TV0/TV1 coordinator, KIP-360 client, timeout abort with epoch fence, no partition verification',
+    rules: { kip360: true, timeoutFence: true, ...noMutants },
+  },
+};
+
+export const generationNames = Object.keys(generations);
+
+/** The switches that are mutants: each breaks one rule on purpose. */
+export const mutantNames = switchNames.filter((n) => n.startsWith('mutant'));

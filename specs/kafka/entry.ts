@@ -1,0 +1,76 @@
+// How a spec file selects the Kafka transaction model. The README documents every field.
+import type { Fields } from '../fields.ts';
+import type { ModelEntry } from '../registry.ts';
+import { kafkaModel } from '../../model/kafka/index.ts';
+import type { App, KafkaConfig, Rules } from '../../model/kafka/config.ts';
+import { generationNames, generations, switchNames } from '../../model/kafka/variants.ts';
+import type { FaultBudget } from '../../model/kafka/state.ts';
+import { kafkaProperties } from './properties.ts';
+
+const apps: readonly App[] = ['produce', 'consume-transform-produce'];
+const faultKinds: readonly (keyof FaultBudget)[] = [
+  'requestLoss',
+  'responseLoss',
+  'requestTimeouts',
+  'producerCrashes',
+  'coordinatorFailovers',
+  'transactionTimeouts',
+];
+
+/** "variant": a generation name, or { "base": generation, "enable": [switch...], "disable": [switch...] }. */
+function readVariant(fields: Fields): { name: string; rules: Rules } {
+  if (!fields.has('variant') || typeof fields.raw('variant') === 'string') {
+    const base = fields.oneOf('variant', generationNames, 'kafka-3.5');
+    return { name: base, rules: generations[base]!.rules };
+  }
+  const v = fields.object('variant')!;
+  const base = v.oneOf('base', generationNames, 'kafka-3.5');
+  const enable = v.stringList('enable', switchNames, []);
+  const disable = v.stringList('disable', switchNames, []);
+  v.done();
+  const both = enable.find((n) => disable.includes(n));
+  if (both !== undefined) v.fail('disable', `no switch that is also enabled`, both);
+  const rules: Record<string, boolean> = { ...generations[base]!.rules };
+  for (const n of enable) rules[n] = true;
+  for (const n of disable) rules[n] = false;
+  const changes = [...enable.map((n) => `+${n}`), ...disable.map((n) => `-${n}`)];
+  return { name: changes.length === 0 ? base : `${base}${changes.join('')}`, rules: rules as unknown as Rules };
+}
+
+export const kafkaEntry: ModelEntry<KafkaConfig> = {
+  name: 'kafka',
+  description: "Apache Kafka's transaction protocol: producers, transaction coordinator, partition leaders, consumers",
+  properties: kafkaProperties.map(({ name, description }) => ({ name, description })),
+
+  readParams(fields) {
+    const variant = readVariant(fields);
+    const app = fields.oneOf('app', apps, 'produce');
+    const consumersFields = fields.object('consumers');
+    const consumers = {
+      readCommitted: consumersFields?.int('readCommitted', 0, 2, 1) ?? 1,
+      readUncommitted: consumersFields?.int('readUncommitted', 0, 2, 0) ?? 0,
+    };
+    consumersFields?.done();
+    const faultFields = fields.object('faults');
+    const faults = Object.fromEntries(faultKinds.map((k) => [k, faultFields?.int(k, 0, 3, 0) ?? 0])) as unknown as FaultBudget;
+    faultFields?.done();
+    const config: KafkaConfig = {
+      variant: variant.name,
+      rules: variant.rules,
+      transactionalIds: fields.int('transactionalIds', 1, 3, 1),
+      instancesPerId: fields.int('instancesPerId', 1, 3, 1),
+      partitions: fields.int('partitions', 1, 4, 1),
+      transactionsPerInstance: fields.int('transactionsPerInstance', 1, 3, 1),
+      recordsPerTransaction: fields.int('recordsPerTransaction', 1, 3, 1),
+      app,
+      consumers,
+      faults,
+    };
+    if (app === 'consume-transform-produce') fields.fail('app', '"produce" (consume-transform-produce is not modelled yet)', app);
+    return config;
+  },
+
+  build(config, properties) {
+    return kafkaModel(config, kafkaProperties.filter((p) => properties.includes(p.name))) as never;
+  },
+};

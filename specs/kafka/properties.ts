@@ -1,0 +1,144 @@
+// Safety properties of the Kafka transaction model. They read the ghost history and the logs;
+// the protocol handlers never read the ghost fields these rely on.
+import type { Property } from '../../checker/model.ts';
+import { batchOutcome, lastStableOffset } from '../../model/kafka/partition.ts';
+import { type State, Api, BatchKind, Decision, NO_OFFSET, NO_STATE, Told, TxnState } from '../../model/kafka/state.ts';
+
+/** Every data batch of a client transaction with how its transaction ended where it was written. */
+function* dataBatches(s: State): Generator<{ txn: number; record: number; partition: number; outcome: BatchKind }> {
+  for (let p = 0; p < s.partitions.length; p++) {
+    const part = s.partitions[p]!;
+    for (let o = 0; o < part.log.length; o++) {
+      const b = part.log[o]!;
+      if (b.kind === BatchKind.Data) yield { txn: b.ghostTxn, record: b.ghostRecord, partition: p, outcome: batchOutcome(part, o) };
+    }
+  }
+}
+
+const readCommittedIsolation: Property<State> = {
+  name: 'ReadCommittedIsolation',
+  description: 'a read_committed consumer delivers only records of transactions the application committed, and never reads past the LSO',
+  holds(s) {
+    for (const c of s.consumers) {
+      if (!c.readCommitted) continue;
+      for (const d of c.delivered) if (s.history[d.ghostTxn]!.decision !== Decision.Commit) return false;
+      for (let p = 0; p < s.partitions.length; p++) if (c.position[p]! > lastStableOffset(s.partitions[p]!)) return false;
+    }
+    return true;
+  },
+};
+
+const atomicCommit: Property<State> = {
+  name: 'AtomicCommit',
+  description: 'no client transaction has one record committed while another of its records is aborted',
+  holds(s) {
+    const committed = new Set<number>();
+    const aborted = new Set<number>();
+    for (const b of dataBatches(s)) {
+      if (b.outcome === BatchKind.Commit) committed.add(b.txn);
+      if (b.outcome === BatchKind.Abort) aborted.add(b.txn);
+    }
+    for (const t of committed) if (aborted.has(t)) return false;
+    return true;
+  },
+};
+
+const noLostWrite: Property<State> = {
+  name: 'NoLostWrite',
+  description: 'once the client was told a commit succeeded, every record of that transaction is in a log and none is aborted',
+  holds(s) {
+    const present = new Set<string>();
+    for (const b of dataBatches(s)) {
+      if (s.history[b.txn]!.told !== Told.Committed) continue;
+      if (b.outcome === BatchKind.Abort) return false;
+      present.add(`${b.txn}.${b.record}`);
+    }
+    for (let t = 0; t < s.history.length; t++) {
+      const h = s.history[t]!;
+      if (h.told !== Told.Committed) continue;
+      for (let r = 0; r < h.recordsSent; r++) if (!present.has(`${t}.${r}`)) return false;
+    }
+    return true;
+  },
+};
+
+const zombieFencing: Property<State> = {
+  name: 'ZombieFencing',
+  description: 'once a newer instance of a transactional.id completed InitProducerId, no undecided transaction of an older instance commits anything',
+  holds(s) {
+    for (const b of dataBatches(s)) if (b.outcome === BatchKind.Commit && s.history[b.txn]!.fenced) return false;
+    return true;
+  },
+};
+
+const idempotence: Property<State> = {
+  name: 'Idempotence',
+  description: 'no partition holds the same record twice',
+  holds(s) {
+    for (const part of s.partitions) {
+      const seen = new Set<string>();
+      for (const b of part.log) {
+        if (b.kind !== BatchKind.Data) continue;
+        const key = `${b.ghostTxn}.${b.ghostRecord}`;
+        if (seen.has(key)) return false;
+        seen.add(key);
+      }
+    }
+    return true;
+  },
+};
+
+/** TransactionState.validPreviousStates (K24), as written to __transaction_state. */
+const VALID_PREVIOUS: Record<number, readonly number[]> = {
+  [TxnState.Empty]: [NO_STATE, TxnState.Empty, TxnState.CompleteCommit, TxnState.CompleteAbort],
+  [TxnState.Ongoing]: [TxnState.Ongoing, TxnState.Empty, TxnState.CompleteCommit, TxnState.CompleteAbort],
+  [TxnState.PrepareCommit]: [TxnState.Ongoing],
+  [TxnState.PrepareAbort]: [TxnState.Ongoing, TxnState.PrepareEpochFence],
+  [TxnState.CompleteCommit]: [TxnState.PrepareCommit],
+  [TxnState.CompleteAbort]: [TxnState.PrepareAbort],
+};
+
+const coordinatorTransitions: Property<State> = {
+  name: 'CoordinatorTransitions',
+  description: "every coordinator state change follows Kafka's valid-previous-state table, and a producer id's epoch never decreases",
+  holds(s) {
+    for (const r of s.coordinator.log) {
+      if (r === null) continue;
+      if (!(VALID_PREVIOUS[r.state] ?? []).includes(r.ghostPrevState)) return false;
+      if (r.pid === r.ghostPrevPid && r.epoch < r.ghostPrevEpoch) return false;
+    }
+    return true;
+  },
+};
+
+const noHangingTransaction: Property<State> = {
+  name: 'NoHangingTransaction',
+  description: 'every open transaction at a partition is still covered by the coordinator: its transaction lists the partition, or a marker for it is on the way',
+  holds(s) {
+    for (let p = 0; p < s.partitions.length; p++) {
+      for (const e of s.partitions[p]!.producers) {
+        if (e.txnFirstOffset === NO_OFFSET) continue;
+        const covered = s.coordinator.metadata.some(
+          (md) =>
+            md !== null &&
+            md.pid === e.pid &&
+            (md.state === TxnState.Ongoing || md.state === TxnState.PrepareCommit || md.state === TxnState.PrepareAbort) &&
+            (md.partitions & (1 << p)) !== 0,
+        );
+        const markerOnTheWay = s.network.some((ch) => ch.messages.some((m) => !m.response && m.api === Api.WriteTxnMarkers && m.pid === e.pid && m.partitions === p));
+        if (!covered && !markerOnTheWay) return false;
+      }
+    }
+    return true;
+  },
+};
+
+export const kafkaProperties: readonly Property<State>[] = [
+  readCommittedIsolation,
+  atomicCommit,
+  noLostWrite,
+  zombieFencing,
+  idempotence,
+  coordinatorTransitions,
+  noHangingTransaction,
+];
