@@ -19,7 +19,7 @@ export interface Io {
   readonly errIsTTY: boolean;
 }
 
-export const ExitCode = { Ok: 0, Violation: 1, BadInput: 2, Incomplete: 3 } as const;
+const ExitCode = { Ok: 0, Violation: 1, BadInput: 2, Incomplete: 3 } as const;
 
 const COMMAND_LINE = 'command line';
 const DEFAULT_WALKS = 1000;

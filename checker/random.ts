@@ -13,7 +13,7 @@ export interface RandomOptions extends SearchOptions {
   readonly firstWalk?: number;
 }
 
-export function walkSeed(seed: number, walk: number): string {
+function walkSeed(seed: number, walk: number): string {
   return `txcheck/${seed}/${walk}`;
 }
 

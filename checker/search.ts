@@ -65,7 +65,7 @@ export interface SearchOptions {
   readonly progressEveryMs?: number;
 }
 
-export class CoverageCounter<A> {
+class CoverageCounter<A> {
   private readonly counts: number[];
   private readonly indexOfKind = new Map<string, number>();
 
@@ -88,7 +88,7 @@ export class CoverageCounter<A> {
   }
 }
 
-export class Clock {
+class Clock {
   private readonly start = performance.now();
   private lastProgress = this.start;
 

@@ -6,7 +6,7 @@ import { Fields, InputError, describeValue, isPlainObject, readJsonFile } from '
 import { models } from './models.ts';
 import type { ModelEntry } from './registry.ts';
 
-export const strategies = ['bfs', 'random'] as const;
+const strategies = ['bfs', 'random'] as const;
 export type Strategy = (typeof strategies)[number];
 
 /** How a run searches; a spec gives defaults and command-line flags override them. */
@@ -22,7 +22,7 @@ export interface RunOptions {
 type NumericOption = 'seed' | 'walks' | 'maxDepth' | 'maxStates' | 'maxSeconds';
 
 /** Each numeric option with its allowed range and command-line flag. */
-export const numericOptions: readonly { name: NumericOption; flag: string; min: number; max: number }[] = [
+const numericOptions: readonly { name: NumericOption; flag: string; min: number; max: number }[] = [
   { name: 'seed', flag: '--seed', min: 0, max: 2 ** 32 - 1 },
   { name: 'walks', flag: '--walks', min: 1, max: 1e9 },
   { name: 'maxDepth', flag: '--max-depth', min: 0, max: 1e9 },
