@@ -76,12 +76,6 @@ function sendMarkers(s: State, txnId: number, md: TxnMetadata, partitions: numbe
   return { ...s, network };
 }
 
-/** CompleteCommit/CompleteAbort, written once every partition acknowledged its marker. */
-function completeTransaction(s: State, txnId: number, md: TxnMetadata): State {
-  const done: TxnMetadata = { ...md, state: md.pendingState as TxnState, pendingState: NO_STATE, partitions: 0 };
-  return { ...s, coordinator: persist(s.coordinator, txnId, done) };
-}
-
 /** Writes PrepareCommit/PrepareAbort at `epoch`, then starts the marker phase (prepareComplete). */
 function prepareEnd(s: State, txnId: number, md: TxnMetadata, commit: boolean, epoch: number): State {
   const prepared: TxnMetadata = {
@@ -92,7 +86,7 @@ function prepareEnd(s: State, txnId: number, md: TxnMetadata, commit: boolean, e
   };
   let next: State = { ...s, coordinator: persist(s.coordinator, txnId, prepared) };
   if (commit && md.ghostTxn >= 0) next = noteTxn(next, md.ghostTxn, { prepared: true });
-  return prepared.partitions === 0 ? completeTransaction(next, txnId, prepared) : sendMarkers(next, txnId, prepared, prepared.partitions);
+  return sendMarkers(next, txnId, prepared, prepared.partitions);
 }
 
 /** InitProducerId (TransactionCoordinator.handleInitProducerId, TV1; KIP-360 expected pid/epoch). */
@@ -177,14 +171,22 @@ export function handleWriteTxnMarkersResponse(s: State, resp: { txnId: number; e
   if (resp.coordinatorEpoch !== s.coordinator.epoch) return s;
   const md = s.coordinator.metadata[resp.txnId] ?? null;
   if (md === null || !isComplete(md.pendingState) || md.pid !== resp.pid) return s;
-  if (resp.error === Err.NONE) {
-    const remaining = md.partitions & ~bit(resp.partitions);
-    const next: TxnMetadata = { ...md, partitions: remaining };
-    return remaining === 0 ? completeTransaction(s, resp.txnId, next) : setMetadata(s, resp.txnId, next);
-  }
+  if (resp.error === Err.NONE) return setMetadata(s, resp.txnId, { ...md, partitions: md.partitions & ~bit(resp.partitions) });
   // INVALID_PRODUCER_EPOCH / TRANSACTION_COORDINATOR_FENCED: stop sending this transaction's
-  // markers and never write CompleteX.
-  return setMetadata(s, resp.txnId, { ...md, partitions: 0 });
+  // markers and never write CompleteX; the transaction stays in Prepare*.
+  return setMetadata(s, resp.txnId, { ...md, pendingState: NO_STATE, partitions: 0 });
+}
+
+/** Every partition acknowledged its marker: CompleteCommit/CompleteAbort is its own log append. */
+export function canCompleteTransaction(s: State, txnId: number): boolean {
+  const md = s.coordinator.metadata[txnId] ?? null;
+  return md !== null && isComplete(md.pendingState) && md.partitions === 0;
+}
+
+export function completeTransaction(s: State, txnId: number): State {
+  const md = s.coordinator.metadata[txnId]!;
+  const done: TxnMetadata = { ...md, state: md.pendingState as TxnState, pendingState: NO_STATE, partitions: 0 };
+  return { ...s, coordinator: persist(s.coordinator, txnId, done) };
 }
 
 /** The marker for `p` is due and no copy of it (or of its answer) is on the way. */
@@ -240,8 +242,7 @@ export function coordinatorFailover(rules: Rules, s: State): State {
   });
   let next: State = { ...s, coordinator: { ...s.coordinator, epoch, metadata } };
   metadata.forEach((md, t) => {
-    if (md === null || !isPrepare(md.state)) return;
-    next = md.partitions === 0 ? completeTransaction(next, t, md) : sendMarkers(next, t, md, md.partitions);
+    if (md !== null && isPrepare(md.state)) next = sendMarkers(next, t, md, md.partitions);
   });
   return next;
 }

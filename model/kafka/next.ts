@@ -25,7 +25,8 @@ export const ActionKind = {
   transactionTimeout: 13,
   coordinatorFailover: 14,
   resendTxnMarker: 15,
-  fetch: 16,
+  completeTransaction: 16,
+  fetch: 17,
 } as const;
 export type ActionKind = (typeof ActionKind)[keyof typeof ActionKind];
 export const actionKindNames: readonly string[] = Object.keys(ActionKind);
@@ -80,6 +81,7 @@ export function enabledActions(cfg: KafkaConfig, s: State): Action[] {
   if (s.faults.coordinatorFailovers > 0) out.push(act(ActionKind.coordinatorFailover));
   for (let t = 0; t < cfg.transactionalIds; t++) {
     for (let q = 0; q < P; q++) if (coordinator.canRetryTxnMarker(s, t, q)) out.push(act(ActionKind.resendTxnMarker, t, q));
+    if (coordinator.canCompleteTransaction(s, t)) out.push(act(ActionKind.completeTransaction, t));
   }
   s.consumers.forEach((_, c) => {
     for (let q = 0; q < P; q++) if (consumer.canFetch(rules, s, c, q)) out.push(act(ActionKind.fetch, c, q));
@@ -149,6 +151,8 @@ export function step(cfg: KafkaConfig, s: State, a: Action): State {
       return coordinator.coordinatorFailover(rules, spend(s, 'coordinatorFailovers'));
     case ActionKind.resendTxnMarker:
       return coordinator.retryTxnMarker(s, a.actor, a.target);
+    case ActionKind.completeTransaction:
+      return coordinator.completeTransaction(s, a.actor);
     case ActionKind.fetch:
       return consumer.fetch(rules, s, a.actor, a.target);
   }
@@ -203,6 +207,8 @@ export function actionLabel(cfg: KafkaConfig, a: Action): string {
       return 'TC: coordinatorFailover';
     case ActionKind.resendTxnMarker:
       return `TC: resendTxnMarker(t${a.actor}, p${a.target})`;
+    case ActionKind.completeTransaction:
+      return `TC: completeTransaction(t${a.actor})`;
     case ActionKind.fetch:
       return `C${a.actor}: fetch(p${a.target})`;
   }
