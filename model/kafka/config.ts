@@ -10,6 +10,8 @@ export interface Rules {
   readonly kip360: boolean;
   /** KAFKA-6119 (1.0): a transaction-timeout abort bumps the epoch, fencing the old producer. */
   readonly timeoutFence: boolean;
+  /** KIP-447 (2.5): TxnOffsetCommit carries the member's generation; older generations are fenced. */
+  readonly kip447: boolean;
   /** Mutant: the coordinator skips the producer-epoch check on AddPartitionsToTxn and EndTxn. */
   readonly mutantNoCoordinatorEpochCheck: boolean;
   /** Mutant: read_committed fetches up to the high watermark instead of the LSO. */
@@ -35,6 +37,8 @@ export interface KafkaConfig {
   readonly transactionsPerInstance: number;
   readonly recordsPerTransaction: number;
   readonly app: App;
+  /** consume-transform-produce: records in the input partition. */
+  readonly inputRecords: number;
   readonly consumers: { readonly readCommitted: number; readonly readUncommitted: number };
   readonly faults: FaultBudget;
 }

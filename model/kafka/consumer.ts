@@ -2,7 +2,7 @@
 // aborted transactions (Fetcher / CompletedFetch); read_uncommitted fetches up to the high watermark.
 import type { Rules } from './config.ts';
 import { batchOutcome, highWatermark, lastStableOffset } from './partition.ts';
-import { type Consumer, type Delivered, type State, BatchKind } from './state.ts';
+import { type Consumer, type Delivered, type State, BatchKind, Outcome } from './state.ts';
 import { setAt } from './util.ts';
 
 export function initialConsumer(readCommitted: boolean, partitions: number): Consumer {
@@ -28,7 +28,7 @@ export function fetch(rules: Rules, s: State, ci: number, p: number): State {
   for (let offset = c.position[p]!; offset < end; offset++) {
     const b = part.log[offset]!;
     if (b.kind !== BatchKind.Data) continue; // control batches are never returned
-    if (c.readCommitted && batchOutcome(part, offset) === BatchKind.Abort) continue;
+    if (c.readCommitted && batchOutcome(part, offset) === Outcome.Aborted) continue;
     delivered.push({ partition: p, offset, ghostTxn: b.ghostTxn, ghostRecord: b.ghostRecord });
   }
   const next: Consumer = { ...c, position: setAt(c.position, p, end), delivered };

@@ -129,12 +129,14 @@ function producerCheck(rules: Rules, md: TxnMetadata | null, req: Request): Err 
   return Err.NONE;
 }
 
-/** AddPartitionsToTxn (handleAddPartitionsToTransaction). */
+/**
+ * AddPartitionsToTxn (handleAddPartitionsToTransaction), and AddOffsetsToTxn, which adds the
+ * group's __consumer_offsets partition the same way.
+ */
 export function handleAddPartitionsToTxn(rules: Rules, s: State, channel: From, req: Request): State {
   const t = req.txnId;
   const md = s.coordinator.metadata[t] ?? null;
-  const answer = (state: State, error: Err): State =>
-    reply(state, channel, response(Api.AddPartitionsToTxn, { txnId: t, error, partitions: req.partitions }));
+  const answer = (state: State, error: Err): State => reply(state, channel, response(req.api, { txnId: t, error, partitions: req.partitions }));
   const error = producerCheck(rules, md, req);
   if (error !== Err.NONE || md === null) return answer(s, error);
   if (isPrepare(md.state)) return answer(s, Err.CONCURRENT_TRANSACTIONS);

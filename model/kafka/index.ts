@@ -22,10 +22,13 @@ export function initialState(cfg: KafkaConfig): State {
     ...Array.from({ length: cfg.consumers.readUncommitted }, () => initialConsumer(false, cfg.partitions)),
   ];
   const clientTxns = producers.length * cfg.transactionsPerInstance;
+  const transform = cfg.app === 'consume-transform-produce';
   return {
     producers,
+    group: transform ? { generation: 0 } : null,
     coordinator: emptyCoordinator(cfg.transactionalIds),
-    partitions: Array.from({ length: cfg.partitions }, emptyPartition),
+    // The transform app's __consumer_offsets partition follows the data partitions.
+    partitions: Array.from({ length: cfg.partitions + (transform ? 1 : 0) }, emptyPartition),
     consumers,
     network: [],
     faults: cfg.faults,

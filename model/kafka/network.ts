@@ -1,7 +1,7 @@
 // In-flight requests and responses. A channel is one direction of one connection: FIFO inside,
 // no order between channels. A client that times out a request opens a new connection, so the
 // retry and the old copy travel on different channels and may arrive in either order.
-import { type Api, type Channel, type Message, type Request, type Response, type State, Err, GC_NODE, LEADER_BASE, TC_NODE } from './state.ts';
+import { type Api, type Channel, type Message, type Request, type Response, type State, Err, LEADER_BASE, TC_NODE } from './state.ts';
 
 function compareChannel(a: Channel, from: number, to: number, conn: number): number {
   return a.from - from || a.to - to || a.conn - conn;
@@ -33,11 +33,9 @@ export function isProducerNode(node: number): boolean {
   return node < TC_NODE;
 }
 
-/** Where a client keeps its connection generation to `node`: 0 = TC, 1 + p = leader p, then GC. */
-export function connSlot(node: number, partitions: number): number {
-  if (node === TC_NODE) return 0;
-  if (node === GC_NODE) return 1 + partitions;
-  return 1 + node - LEADER_BASE;
+/** Where a client keeps its connection generation to `node`: 0 = TC, 1 + p = leader p. */
+export function connSlot(node: number): number {
+  return node === TC_NODE ? 0 : 1 + node - LEADER_BASE;
 }
 
 /**
@@ -47,7 +45,7 @@ export function connSlot(node: number, partitions: number): number {
 export function reply(s: State, request: { from: number; to: number; conn: number }, response: Message): State {
   if (isProducerNode(request.from)) {
     const client = s.producers[request.from]!;
-    if (client.conns[connSlot(request.to, s.partitions.length)] !== request.conn) return s;
+    if (client.conns[connSlot(request.to)] !== request.conn) return s;
   }
   return { ...s, network: send(s.network, request.to, request.from, request.conn, response) };
 }
@@ -65,6 +63,8 @@ const NO_REQUEST_FIELDS = {
   commit: false,
   seq: -1,
   coordinatorEpoch: -1,
+  value: -1,
+  generation: -1,
   ghostProducer: -1,
   ghostTxn: -1,
   ghostRecord: -1,

@@ -2,6 +2,7 @@
 import type { KafkaConfig } from './config.ts';
 import * as consumer from './consumer.ts';
 import * as coordinator from './coordinator.ts';
+import * as group from './group.ts';
 import { canLose, lose, spend } from './faults.ts';
 import { isProducerNode, removeHead } from './network.ts';
 import * as partition from './partition.ts';
@@ -10,23 +11,25 @@ import { type State, Api, LEADER_BASE, TC_NODE, apiName } from './state.ts';
 
 export const ActionKind = {
   initTransactions: 0,
-  beginTransaction: 1,
-  send: 2,
-  commitTransaction: 3,
-  abortTransaction: 4,
-  sendTxnRequest: 5,
-  sendProduce: 6,
-  deliver: 7,
-  lose: 8,
-  requestTimeout: 9,
-  produceTimeout: 10,
-  batchExpired: 11,
-  crash: 12,
-  transactionTimeout: 13,
-  coordinatorFailover: 14,
-  resendTxnMarker: 15,
-  completeTransaction: 16,
-  fetch: 17,
+  fetchOffsets: 1,
+  beginTransaction: 2,
+  send: 3,
+  sendOffsetsToTransaction: 4,
+  commitTransaction: 5,
+  abortTransaction: 6,
+  sendTxnRequest: 7,
+  sendProduce: 8,
+  deliver: 9,
+  lose: 10,
+  requestTimeout: 11,
+  produceTimeout: 12,
+  batchExpired: 13,
+  crash: 14,
+  transactionTimeout: 15,
+  coordinatorFailover: 16,
+  resendTxnMarker: 17,
+  completeTransaction: 18,
+  fetch: 19,
 } as const;
 export type ActionKind = (typeof ActionKind)[keyof typeof ActionKind];
 export const actionKindNames: readonly string[] = Object.keys(ActionKind);
@@ -53,11 +56,13 @@ export function enabledActions(cfg: KafkaConfig, s: State): Action[] {
   const P = cfg.partitions;
   s.producers.forEach((p, i) => {
     if (producer.canStart(s, i)) out.push(act(ActionKind.initTransactions, i));
+    if (producer.canFetchOffsets(cfg, s, p)) out.push(act(ActionKind.fetchOffsets, i));
     if (producer.canBegin(cfg, p)) out.push(act(ActionKind.beginTransaction, i));
     if (producer.canSend(cfg, p)) for (let t = 0; t < P; t++) out.push(act(ActionKind.send, i, t));
-    if (producer.canCommit(p)) out.push(act(ActionKind.commitTransaction, i));
+    if (producer.canSendOffsets(cfg, p)) out.push(act(ActionKind.sendOffsetsToTransaction, i));
+    if (producer.canCommit(cfg, p)) out.push(act(ActionKind.commitTransaction, i));
     if (producer.canAbort(p)) out.push(act(ActionKind.abortTransaction, i));
-    if (producer.canSendTxnRequest(p)) out.push(act(ActionKind.sendTxnRequest, i));
+    if (producer.canSendTxnRequest(cfg, p)) out.push(act(ActionKind.sendTxnRequest, i));
     for (let t = 0; t < P; t++) if (producer.canSendProduce(p, t)) out.push(act(ActionKind.sendProduce, i, t));
     if (s.faults.requestTimeouts > 0) {
       if (producer.canTimeOutTxnRequest(p)) out.push(act(ActionKind.requestTimeout, i, 0, 0, p.request!.api));
@@ -104,7 +109,10 @@ function deliver(cfg: KafkaConfig, s: State, a: Action): State {
     case Api.InitProducerId:
       return coordinator.handleInitProducerId(cfg, rest, channel, m);
     case Api.AddPartitionsToTxn:
+    case Api.AddOffsetsToTxn:
       return coordinator.handleAddPartitionsToTxn(cfg.rules, rest, channel, m);
+    case Api.TxnOffsetCommit:
+      return group.handleTxnOffsetCommit(cfg.rules, rest, channel, m);
     case Api.EndTxn:
       return coordinator.handleEndTxn(cfg.rules, rest, channel, m);
     case Api.Produce:
@@ -121,10 +129,14 @@ export function step(cfg: KafkaConfig, s: State, a: Action): State {
   switch (a.kind) {
     case ActionKind.initTransactions:
       return producer.start(cfg, s, a.actor);
+    case ActionKind.fetchOffsets:
+      return producer.fetchOffsets(cfg, s, a.actor);
     case ActionKind.beginTransaction:
       return producer.beginTransaction(s, a.actor);
     case ActionKind.send:
       return producer.sendRecord(cfg, s, a.actor, a.target);
+    case ActionKind.sendOffsetsToTransaction:
+      return producer.sendOffsetsToTransaction(s, a.actor);
     case ActionKind.commitTransaction:
       return producer.commitTransaction(cfg, s, a.actor);
     case ActionKind.abortTransaction:
@@ -162,9 +174,9 @@ export function step(cfg: KafkaConfig, s: State, a: Action): State {
 
 export function nodeName(cfg: KafkaConfig, node: number): string {
   if (node === TC_NODE) return 'TC';
-  if (node >= LEADER_BASE && node < LEADER_BASE + cfg.partitions) return `L${node - LEADER_BASE}`;
   if (isProducerNode(node)) return producerName(cfg, node);
-  return 'GC';
+  // The leader of the group's __consumer_offsets partition is the group coordinator.
+  return node === LEADER_BASE + cfg.partitions ? 'GC' : `L${node - LEADER_BASE}`;
 }
 
 export function producerName(cfg: KafkaConfig, i: number): string {
@@ -184,7 +196,9 @@ export function actionLabel(cfg: KafkaConfig, a: Action): string {
   };
   switch (a.kind) {
     case ActionKind.initTransactions:
+    case ActionKind.fetchOffsets:
     case ActionKind.beginTransaction:
+    case ActionKind.sendOffsetsToTransaction:
     case ActionKind.commitTransaction:
     case ActionKind.abortTransaction:
     case ActionKind.sendTxnRequest:

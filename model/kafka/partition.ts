@@ -14,6 +14,7 @@ import {
   Err,
   NO_EPOCH,
   NO_OFFSET,
+  Outcome,
 } from './state.ts';
 import { setAt } from './util.ts';
 
@@ -46,7 +47,7 @@ function putEntry(p: Partition, entry: ProducerEntry): readonly ProducerEntry[] 
   return [...rest.slice(0, i), entry, ...rest.slice(i)];
 }
 
-function newEntry(pid: number): ProducerEntry {
+export function newEntry(pid: number): ProducerEntry {
   return { pid, epoch: NO_EPOCH, lastSeqs: [], coordinatorEpoch: -1, txnFirstOffset: NO_OFFSET };
 }
 
@@ -72,26 +73,36 @@ export function handleProduce(rules: Rules, s: State, channel: { from: number; t
   if (req.epoch < entry.epoch) return answer(s, Err.INVALID_PRODUCER_EPOCH);
   if (!rules.mutantNoDedup && !sequenceOk(entry, req.epoch, req.seq)) return answer(s, Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
 
-  const offset = part.log.length;
   const batch: LogBatch = {
     kind: BatchKind.Data,
     pid: req.pid,
     epoch: req.epoch,
     seq: req.seq,
     transactional: true,
+    value: req.value,
     ghostTxn: req.ghostTxn,
     ghostRecord: req.ghostRecord,
   };
-  const sameEpoch = req.epoch === entry.epoch;
-  const keep = sameEpoch ? entry.lastSeqs.length - BATCHES_TO_RETAIN + 1 : entry.lastSeqs.length;
+  return answer(appendTransactional(s, p, entry, batch), Err.NONE);
+}
+
+/**
+ * Appends a transactional batch that passed validation and updates its producer's entry: the
+ * epoch, the last sequences (client batches only) and the first offset of the open transaction.
+ */
+export function appendTransactional(s: State, p: number, entry: ProducerEntry, batch: LogBatch): State {
+  const part = s.partitions[p]!;
+  const offset = part.log.length;
+  const sameEpoch = batch.epoch === entry.epoch;
+  const lastSeqs = sameEpoch ? entry.lastSeqs : [];
   const updated: ProducerEntry = {
     ...entry,
-    epoch: req.epoch,
-    lastSeqs: [...entry.lastSeqs.slice(Math.max(0, keep)), req.seq],
+    epoch: batch.epoch,
+    lastSeqs: batch.seq < 0 ? lastSeqs : [...lastSeqs.slice(Math.max(0, lastSeqs.length - BATCHES_TO_RETAIN + 1)), batch.seq],
     txnFirstOffset: entry.txnFirstOffset === NO_OFFSET ? offset : entry.txnFirstOffset,
   };
   const next: Partition = { log: [...part.log, batch], producers: putEntry(part, updated) };
-  return answer({ ...s, partitions: setAt(s.partitions, p, next) }, Err.NONE);
+  return { ...s, partitions: setAt(s.partitions, p, next) };
 }
 
 /** WriteTxnMarkers for one partition (ProducerAppendInfo.appendEndTxnMarker, TV0/TV1 epoch rule). */
@@ -111,6 +122,7 @@ export function handleWriteTxnMarkers(s: State, channel: { from: number; to: num
     epoch: req.epoch,
     seq: -1,
     transactional: true,
+    value: -1,
     ghostTxn: req.ghostTxn,
     ghostRecord: -1,
   };
@@ -126,15 +138,19 @@ export function handleWriteTxnMarkers(s: State, channel: { from: number; to: num
   return answer({ ...s, partitions: setAt(s.partitions, p, next) }, Err.NONE);
 }
 
+export function isMarker(b: LogBatch): boolean {
+  return b.kind === BatchKind.Commit || b.kind === BatchKind.Abort;
+}
+
 /**
- * How the transaction a data batch belongs to ended at this partition: the first marker of the
+ * How the transaction of the batch at `offset` ended at this partition: the first marker of the
  * same producer id after it decides (as a read_committed consumer sees it).
  */
-export function batchOutcome(p: Partition, offset: number): BatchKind {
+export function batchOutcome(p: Partition, offset: number): Outcome {
   const pid = p.log[offset]!.pid;
   for (let o = offset + 1; o < p.log.length; o++) {
     const b = p.log[o]!;
-    if (b.kind !== BatchKind.Data && b.pid === pid) return b.kind;
+    if (isMarker(b) && b.pid === pid) return b.kind === BatchKind.Commit ? Outcome.Committed : Outcome.Aborted;
   }
-  return BatchKind.Data;
+  return Outcome.Open;
 }

@@ -4,6 +4,7 @@
 // Modelling bound: a transaction sends at least one record before the application ends it.
 import { type KafkaConfig, type Rules, clientTxnIndex } from './config.ts';
 import { noteTxn } from './ghost.ts';
+import { committedOffset, hasPendingOffsets, joinGroup } from './group.ts';
 import { connSlot, request, send } from './network.ts';
 import {
   type ClientBatch,
@@ -43,6 +44,11 @@ export function initialProducer(cfg: KafkaConfig, txnId: number, instance: numbe
     conns: new Array<number>(cfg.partitions + 2).fill(0),
     txnsBegun: 0,
     recordsSent: 0,
+    generation: -1,
+    inputPosition: -1,
+    offsetToCommit: -1,
+    offsetsAdded: false,
+    offsetsCommitted: false,
   };
 }
 
@@ -66,14 +72,37 @@ export function canStart(s: State, i: number): boolean {
   return p.status === Instance.NotStarted && (p.instance === 0 || s.producers[i - 1]!.status !== Instance.NotStarted);
 }
 
-/** KafkaProducer construction + initTransactions(): InitProducerId(txnId) with no pid. */
+/**
+ * KafkaProducer construction + initTransactions(): InitProducerId(txnId) with no pid. The
+ * consume-transform-produce app's consumer joins the group at the same time.
+ */
 export function start(cfg: KafkaConfig, s: State, i: number): State {
-  const p: Producer = { ...s.producers[i]!, status: Instance.Running, tm: Tm.INITIALIZING };
-  return sendTxnRequest(cfg, put(s, i, p), i);
+  let p: Producer = { ...s.producers[i]!, status: Instance.Running, tm: Tm.INITIALIZING };
+  let state = s;
+  if (cfg.app === 'consume-transform-produce') {
+    const joined = joinGroup(s);
+    state = joined.state;
+    p = { ...p, generation: joined.generation };
+  }
+  return sendTxnRequest(cfg, put(state, i, p), i);
+}
+
+function isTransform(cfg: KafkaConfig): boolean {
+  return cfg.app === 'consume-transform-produce';
+}
+
+/** The consumer learns where to start from the group's committed offset (OffsetFetch, requireStable). */
+export function canFetchOffsets(cfg: KafkaConfig, s: State, p: Producer): boolean {
+  return isTransform(cfg) && isActive(p) && p.tm === Tm.READY && p.inputPosition < 0 && !hasPendingOffsets(s.partitions[cfg.partitions]!);
+}
+
+export function fetchOffsets(cfg: KafkaConfig, s: State, i: number): State {
+  return put(s, i, { ...s.producers[i]!, inputPosition: committedOffset(s.partitions[cfg.partitions]!) });
 }
 
 export function canBegin(cfg: KafkaConfig, p: Producer): boolean {
-  return isActive(p) && p.tm === Tm.READY && p.request === null && p.txnsBegun < cfg.transactionsPerInstance;
+  const hasInput = !isTransform(cfg) || (p.inputPosition >= 0 && p.inputPosition < cfg.inputRecords);
+  return isActive(p) && p.tm === Tm.READY && p.request === null && p.txnsBegun < cfg.transactionsPerInstance && hasInput;
 }
 
 export function beginTransaction(s: State, i: number): State {
@@ -81,15 +110,18 @@ export function beginTransaction(s: State, i: number): State {
   return put(s, i, { ...p, tm: Tm.IN_TRANSACTION, txnsBegun: p.txnsBegun + 1, recordsSent: 0, txnStarted: false, added: 0, pendingAdd: 0 });
 }
 
+/** The transform app writes one output per input record, before it sends its offsets. */
 export function canSend(cfg: KafkaConfig, p: Producer): boolean {
-  return isActive(p) && p.tm === Tm.IN_TRANSACTION && p.recordsSent < cfg.recordsPerTransaction;
+  const inputLeft = !isTransform(cfg) || (p.offsetToCommit < 0 && p.inputPosition + p.recordsSent < cfg.inputRecords);
+  return isActive(p) && p.tm === Tm.IN_TRANSACTION && p.recordsSent < cfg.recordsPerTransaction && inputLeft;
 }
 
 /** send(record to p): the record waits in the accumulator; p joins newPartitionsInTransaction. */
 export function sendRecord(cfg: KafkaConfig, s: State, i: number, partition: number): State {
   const p = s.producers[i]!;
   const known = (p.added | p.pendingAdd) & bit(partition);
-  const batch: ClientBatch = { partition, seq: -1, status: BatchStatus.Queued, ghostRecord: p.recordsSent };
+  const value = isTransform(cfg) ? p.inputPosition + p.recordsSent : -1;
+  const batch: ClientBatch = { partition, seq: -1, status: BatchStatus.Queued, value, ghostRecord: p.recordsSent };
   const txn = currentTxn(cfg, i, p);
   const next = put(s, i, {
     ...p,
@@ -100,8 +132,18 @@ export function sendRecord(cfg: KafkaConfig, s: State, i: number, partition: num
   return noteTxn(next, txn, { recordsSent: s.history[txn]!.recordsSent + 1 });
 }
 
-export function canCommit(p: Producer): boolean {
-  return isActive(p) && p.tm === Tm.IN_TRANSACTION && p.recordsSent > 0;
+/** sendOffsetsToTransaction(offset after the last input processed, group metadata). */
+export function canSendOffsets(cfg: KafkaConfig, p: Producer): boolean {
+  return isTransform(cfg) && isActive(p) && p.tm === Tm.IN_TRANSACTION && p.recordsSent > 0 && p.offsetToCommit < 0;
+}
+
+export function sendOffsetsToTransaction(s: State, i: number): State {
+  const p = s.producers[i]!;
+  return put(s, i, { ...p, offsetToCommit: p.inputPosition + p.recordsSent });
+}
+
+export function canCommit(cfg: KafkaConfig, p: Producer): boolean {
+  return isActive(p) && p.tm === Tm.IN_TRANSACTION && p.recordsSent > 0 && (!isTransform(cfg) || p.offsetToCommit >= 0);
 }
 
 export function commitTransaction(cfg: KafkaConfig, s: State, i: number): State {
@@ -128,10 +170,12 @@ export function abortTransaction(cfg: KafkaConfig, s: State, i: number): State {
 // ---- Sender: transactional requests ---------------------------------------------------------
 
 /** TransactionManager.nextRequest: what the client sends next, or null when it must wait. */
-function nextTxnRequest(p: Producer): TxnRequestSlot | 'complete-locally' | null {
+function nextTxnRequest(cfg: KafkaConfig, p: Producer): TxnRequestSlot | 'complete-locally' | null {
   if (p.tm === Tm.INITIALIZING) return { api: Api.InitProducerId, partitions: 0, commit: false };
   const adding = p.tm === Tm.IN_TRANSACTION || p.tm === Tm.COMMITTING_TRANSACTION;
   if (adding && p.pendingAdd !== 0) return { api: Api.AddPartitionsToTxn, partitions: p.pendingAdd, commit: false };
+  if (adding && p.offsetToCommit >= 0 && !p.offsetsAdded) return { api: Api.AddOffsetsToTxn, partitions: bit(cfg.partitions), commit: false };
+  if (adding && p.offsetsAdded && !p.offsetsCommitted) return { api: Api.TxnOffsetCommit, partitions: cfg.partitions, commit: false };
   const commit = p.tm === Tm.COMMITTING_TRANSACTION;
   if (!commit && p.tm !== Tm.ABORTING_TRANSACTION) return null;
   // EndTxn only once every batch is acknowledged or failed.
@@ -141,8 +185,13 @@ function nextTxnRequest(p: Producer): TxnRequestSlot | 'complete-locally' | null
   return { api: Api.EndTxn, partitions: 0, commit };
 }
 
-export function canSendTxnRequest(p: Producer): boolean {
-  return isActive(p) && p.request === null && nextTxnRequest(p) !== null;
+export function canSendTxnRequest(cfg: KafkaConfig, p: Producer): boolean {
+  return isActive(p) && p.request === null && nextTxnRequest(cfg, p) !== null;
+}
+
+/** TxnOffsetCommit goes to the group coordinator; every other transactional request to the TC. */
+function txnRequestNode(cfg: KafkaConfig, api: Api): number {
+  return api === Api.TxnOffsetCommit ? LEADER_BASE + cfg.partitions : TC_NODE;
 }
 
 function transmit(cfg: KafkaConfig, s: State, i: number, slot: TxnRequestSlot): State {
@@ -155,23 +204,27 @@ function transmit(cfg: KafkaConfig, s: State, i: number, slot: TxnRequestSlot): 
     epoch: slot.api === Api.InitProducerId && !bump ? NO_EPOCH : p.epoch,
     partitions: slot.partitions,
     commit: slot.commit,
+    value: p.offsetToCommit,
+    generation: p.generation,
     ghostProducer: i,
     ghostTxn: slot.api === Api.InitProducerId ? clientTxnIndex(cfg, i, p.txnsBegun) : currentTxn(cfg, i, p),
   });
-  const network = send(s.network, i, TC_NODE, p.conns[0]!, message);
+  const node = txnRequestNode(cfg, slot.api);
+  const network = send(s.network, i, node, p.conns[connSlot(node)]!, message);
   return { ...put(s, i, { ...p, request: slot }), network };
 }
 
 export function sendTxnRequest(cfg: KafkaConfig, s: State, i: number): State {
   const p = s.producers[i]!;
-  const next = nextTxnRequest(p)!;
+  const next = nextTxnRequest(cfg, p)!;
   if (next === 'complete-locally') return completeTransaction(cfg, s, i);
   return transmit(cfg, s, i, next);
 }
 
+/** The transaction ended. The transform app moves past its input on commit and rewinds on abort. */
 function completeTransaction(cfg: KafkaConfig, s: State, i: number): State {
   const p = s.producers[i]!;
-  const told = p.tm === Tm.COMMITTING_TRANSACTION ? Told.Committed : Told.Aborted;
+  const committed = p.tm === Tm.COMMITTING_TRANSACTION;
   const next: Producer = {
     ...p,
     tm: p.bumpRequired ? Tm.INITIALIZING : Tm.READY,
@@ -179,7 +232,12 @@ function completeTransaction(cfg: KafkaConfig, s: State, i: number): State {
     txnStarted: false,
     added: 0,
     pendingAdd: 0,
+    inputPosition: isTransform(cfg) && committed ? p.offsetToCommit : -1,
+    offsetToCommit: -1,
+    offsetsAdded: false,
+    offsetsCommitted: false,
   };
+  const told = committed ? Told.Committed : Told.Aborted;
   return noteTxn(put(s, i, next), currentTxn(cfg, i, p), { told });
 }
 
@@ -190,7 +248,8 @@ export function canTimeOutTxnRequest(p: Producer): boolean {
 
 export function txnRequestTimeout(cfg: KafkaConfig, s: State, i: number): State {
   const p = s.producers[i]!;
-  const reopened = put(s, i, { ...p, conns: setAt(p.conns, 0, p.conns[0]! + 1) });
+  const slot = connSlot(txnRequestNode(cfg, p.request!.api));
+  const reopened = put(s, i, { ...p, conns: setAt(p.conns, slot, p.conns[slot]! + 1) });
   return transmit(cfg, reopened, i, p.request!);
 }
 
@@ -208,6 +267,7 @@ function produceRequest(cfg: KafkaConfig, i: number, p: Producer, b: ClientBatch
     epoch: p.epoch,
     partitions: b.partition,
     seq: b.seq,
+    value: b.value,
     ghostProducer: i,
     ghostTxn: currentTxn(cfg, i, p),
     ghostRecord: b.ghostRecord,
@@ -223,7 +283,7 @@ export function sendProduce(cfg: KafkaConfig, s: State, i: number, partition: nu
     batches: setAt(p.batches, index, batch),
     nextSeq: setAt(p.nextSeq, partition, p.nextSeq[partition]! + 1),
   };
-  const slot = connSlot(LEADER_BASE + partition, cfg.partitions);
+  const slot = connSlot(LEADER_BASE + partition);
   const network = send(s.network, i, LEADER_BASE + partition, p.conns[slot]!, produceRequest(cfg, i, next, batch));
   return { ...put(s, i, next), network };
 }
@@ -235,7 +295,7 @@ export function canTimeOutProduce(p: Producer, partition: number): boolean {
 /** Produce request timeout with retries left: same pid, epoch and sequence on a new connection. */
 export function produceTimeout(cfg: KafkaConfig, s: State, i: number, partition: number): State {
   const p = s.producers[i]!;
-  const slot = connSlot(LEADER_BASE + partition, cfg.partitions);
+  const slot = connSlot(LEADER_BASE + partition);
   const conns = setAt(p.conns, slot, p.conns[slot]! + 1);
   let network = s.network;
   for (const b of p.batches) {
@@ -252,7 +312,7 @@ export function produceTimeout(cfg: KafkaConfig, s: State, i: number, partition:
  */
 export function batchExpired(rules: Rules, s: State, i: number, partition: number): State {
   const p = s.producers[i]!;
-  const slot = connSlot(LEADER_BASE + partition, s.partitions.length);
+  const slot = connSlot(LEADER_BASE + partition);
   const closed: Producer = {
     ...p,
     conns: setAt(p.conns, slot, p.conns[slot]! + 1),
@@ -287,7 +347,7 @@ export function crash(s: State, i: number): State {
 /** The client has closed the connection a response travels on, or has stopped: it is ignored. */
 export function acceptsResponse(s: State, i: number, from: number, conn: number): boolean {
   const p = s.producers[i]!;
-  return isActive(p) && p.conns[connSlot(from, s.partitions.length)] === conn;
+  return isActive(p) && p.conns[connSlot(from)] === conn;
 }
 
 export function handleResponse(cfg: KafkaConfig, rules: Rules, s: State, i: number, resp: Response): State {
@@ -304,6 +364,15 @@ export function handleResponse(cfg: KafkaConfig, rules: Rules, s: State, i: numb
         return put(s, i, { ...p, request: null, added: p.added | resp.partitions, pendingAdd: p.pendingAdd & ~resp.partitions, txnStarted: true });
       }
       if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return put(s, i, abortableError(rules, { ...p, request: null }));
+      return fatal(cfg, s, i);
+    case Api.AddOffsetsToTxn:
+      if (resp.error === Err.NONE) return put(s, i, { ...p, request: null, offsetsAdded: true, txnStarted: true });
+      if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return put(s, i, abortableError(rules, { ...p, request: null }));
+      return fatal(cfg, s, i);
+    case Api.TxnOffsetCommit:
+      if (resp.error === Err.NONE) return put(s, i, { ...p, request: null, offsetsCommitted: true });
+      // ILLEGAL_GENERATION: CommitFailedException, abortable (KIP-447).
+      if (resp.error === Err.ILLEGAL_GENERATION) return put(s, i, abortableError(rules, { ...p, request: null }));
       return fatal(cfg, s, i);
     case Api.EndTxn:
       if (resp.error === Err.NONE) return completeTransaction(cfg, s, i);

@@ -67,10 +67,11 @@ export const NO_EPOCH = -1;
 export const NO_OFFSET = -1;
 
 // ---- Network -------------------------------------------------------------------------------
-// Nodes: producer instance i is node i; the others sit at fixed bases.
+// Nodes: producer instance i is node i; the others sit at fixed bases. With the
+// consume-transform-produce app, the partition after the data partitions is the group's
+// __consumer_offsets partition, and its leader is the group coordinator.
 export const TC_NODE = 1000;
 export const LEADER_BASE = 2000;
-export const GC_NODE = 3000;
 
 export interface Request {
   readonly api: Api;
@@ -84,6 +85,10 @@ export interface Request {
   readonly commit: boolean;
   readonly seq: number; // Produce: base sequence
   readonly coordinatorEpoch: number; // WriteTxnMarkers
+  /** Produce: the input record an output derives from. TxnOffsetCommit: the offset committed. */
+  readonly value: number;
+  /** TxnOffsetCommit: the member's group generation (KIP-447). */
+  readonly generation: number;
   /** Ghost: the producer instance that sent it (never read by protocol logic). */
   readonly ghostProducer: number;
   /**
@@ -126,6 +131,8 @@ export interface ClientBatch {
   readonly partition: number;
   readonly seq: number;
   readonly status: BatchStatus;
+  /** The input record an output derives from (consume-transform-produce), else -1. */
+  readonly value: number;
   readonly ghostRecord: number;
 }
 
@@ -163,6 +170,17 @@ export interface Producer {
   /** Client transactions begun so far by this instance. */
   readonly txnsBegun: number;
   readonly recordsSent: number;
+  // consume-transform-produce only:
+  /** The member's group generation (KIP-447), from its join. */
+  readonly generation: number;
+  /** The next input offset to process, or -1 until fetched from the group (OffsetFetch). */
+  readonly inputPosition: number;
+  /** sendOffsetsToTransaction: the offset to commit in this transaction, or -1. */
+  readonly offsetToCommit: number;
+  /** AddOffsetsToTxn succeeded in this transaction. */
+  readonly offsetsAdded: boolean;
+  /** TxnOffsetCommit succeeded in this transaction. */
+  readonly offsetsCommitted: boolean;
 }
 
 // ---- Transaction coordinator ----------------------------------------------------------------
@@ -204,7 +222,8 @@ export interface Coordinator {
 }
 
 // ---- Partition leader -----------------------------------------------------------------------
-export const BatchKind = { Data: 0, Commit: 1, Abort: 2 } as const;
+/** Data and OffsetCommit batches are transactional records; Commit and Abort are control markers. */
+export const BatchKind = { Data: 0, Commit: 1, Abort: 2, OffsetCommit: 3 } as const;
 export type BatchKind = (typeof BatchKind)[keyof typeof BatchKind];
 
 export interface LogBatch {
@@ -213,9 +232,15 @@ export interface LogBatch {
   readonly epoch: number;
   readonly seq: number;
   readonly transactional: boolean;
+  /** Data: the input record it derives from (consume-transform-produce), else -1. OffsetCommit: the offset. */
+  readonly value: number;
   readonly ghostTxn: number;
   readonly ghostRecord: number;
 }
+
+/** How the transaction of a transactional batch ended at its partition. */
+export const Outcome = { Open: 0, Committed: 1, Aborted: 2 } as const;
+export type Outcome = (typeof Outcome)[keyof typeof Outcome];
 
 /** ProducerStateEntry. */
 export interface ProducerEntry {
@@ -274,8 +299,16 @@ export interface FaultBudget {
   readonly transactionTimeouts: number;
 }
 
+/** The consumer group of the consume-transform-produce app. */
+export interface Group {
+  /** Bumped by every member join (a rebalance); KIP-447 fences older generations. */
+  readonly generation: number;
+}
+
 export interface State {
   readonly producers: readonly Producer[];
+  /** null unless the app is consume-transform-produce. */
+  readonly group: Group | null;
   readonly coordinator: Coordinator;
   readonly partitions: readonly Partition[];
   readonly consumers: readonly Consumer[];

@@ -6,6 +6,7 @@ export type SwitchName = keyof Rules;
 export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
   kip360: 'KIP-360 (2.5): the client bumps its epoch with InitProducerId(pid, epoch) after an abortable error',
   timeoutFence: 'KAFKA-6119 (1.0): a transaction-timeout abort bumps the producer epoch, fencing the producer',
+  kip447: 'KIP-447 (2.5): TxnOffsetCommit carries the group generation; a member of an older generation is fenced',
   mutantNoCoordinatorEpochCheck: 'mutant: AddPartitionsToTxn and EndTxn accept any producer epoch',
   mutantReadPastLso: 'mutant: read_committed fetches up to the high watermark',
   mutantNoDedup: 'mutant: the partition leader forgets sequence de-duplication',
@@ -28,11 +29,11 @@ const noMutants = {
 export const generations: Readonly<Record<string, { readonly description: string; readonly rules: Rules }>> = {
   'kafka-0.11': {
     description: 'KIP-98 as first shipped: no client epoch bump after abortable errors, no epoch bump on timeout abort',
-    rules: { kip360: false, timeoutFence: false, ...noMutants },
+    rules: { kip360: false, timeoutFence: false, kip447: false, ...noMutants },
   },
   'kafka-3.5': {
     description: 'Kafka 2.5-3.5: TV0/TV1 coordinator, KIP-360 client, timeout abort with epoch fence, no partition verification',
-    rules: { kip360: true, timeoutFence: true, ...noMutants },
+    rules: { kip360: true, timeoutFence: true, kip447: true, ...noMutants },
   },
 };
 

@@ -63,10 +63,10 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
       transactionsPerInstance: fields.int('transactionsPerInstance', 1, 3, 1),
       recordsPerTransaction: fields.int('recordsPerTransaction', 1, 3, 1),
       app,
+      inputRecords: app === 'consume-transform-produce' ? fields.int('inputRecords', 1, 4, 2) : 0,
       consumers,
       faults,
     };
-    if (app === 'consume-transform-produce') fields.fail('app', '"produce" (consume-transform-produce is not modelled yet)', app);
     return config;
   },
 

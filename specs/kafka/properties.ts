@@ -1,18 +1,28 @@
 // Safety properties of the Kafka transaction model. They read the ghost history and the logs;
 // the protocol handlers never read the ghost fields these rely on.
 import type { Property } from '../../checker/model.ts';
+import { committedOffset } from '../../model/kafka/group.ts';
 import { batchOutcome, lastStableOffset } from '../../model/kafka/partition.ts';
-import { type State, Api, BatchKind, Decision, NO_OFFSET, NO_STATE, Told, TxnState } from '../../model/kafka/state.ts';
+import { type LogBatch, type State, Api, BatchKind, Decision, NO_OFFSET, NO_STATE, Outcome, Told, TxnState } from '../../model/kafka/state.ts';
 
-/** Every data batch of a client transaction with how its transaction ended where it was written. */
-function* dataBatches(s: State): Generator<{ txn: number; record: number; partition: number; outcome: BatchKind }> {
+/**
+ * Calls `visit` for every transactional record (data or offset commit) with how its transaction
+ * ended where it was written; stops early when `visit` returns false.
+ */
+function everyRecord(s: State, visit: (b: LogBatch, outcome: Outcome, partition: number) => boolean): boolean {
   for (let p = 0; p < s.partitions.length; p++) {
     const part = s.partitions[p]!;
     for (let o = 0; o < part.log.length; o++) {
       const b = part.log[o]!;
-      if (b.kind === BatchKind.Data) yield { txn: b.ghostTxn, record: b.ghostRecord, partition: p, outcome: batchOutcome(part, o) };
+      if ((b.kind === BatchKind.Data || b.kind === BatchKind.OffsetCommit) && !visit(b, batchOutcome(part, o), p)) return false;
     }
   }
+  return true;
+}
+
+/** With the transform app, the last partition is the group's __consumer_offsets. */
+function dataPartitions(s: State): number {
+  return s.group === null ? s.partitions.length : s.partitions.length - 1;
 }
 
 const readCommittedIsolation: Property<State> = {
@@ -22,7 +32,7 @@ const readCommittedIsolation: Property<State> = {
     for (const c of s.consumers) {
       if (!c.readCommitted) continue;
       for (const d of c.delivered) if (s.history[d.ghostTxn]!.decision !== Decision.Commit) return false;
-      for (let p = 0; p < s.partitions.length; p++) if (c.position[p]! > lastStableOffset(s.partitions[p]!)) return false;
+      for (let p = 0; p < c.position.length; p++) if (c.position[p]! > lastStableOffset(s.partitions[p]!)) return false;
     }
     return true;
   },
@@ -30,14 +40,15 @@ const readCommittedIsolation: Property<State> = {
 
 const atomicCommit: Property<State> = {
   name: 'AtomicCommit',
-  description: 'no client transaction has one record committed while another of its records is aborted',
+  description: 'no client transaction has one record or offset commit committed while another of its records or offset commits is aborted',
   holds(s) {
     const committed = new Set<number>();
     const aborted = new Set<number>();
-    for (const b of dataBatches(s)) {
-      if (b.outcome === BatchKind.Commit) committed.add(b.txn);
-      if (b.outcome === BatchKind.Abort) aborted.add(b.txn);
-    }
+    everyRecord(s, (b, outcome) => {
+      if (outcome === Outcome.Committed) committed.add(b.ghostTxn);
+      if (outcome === Outcome.Aborted) aborted.add(b.ghostTxn);
+      return true;
+    });
     for (const t of committed) if (aborted.has(t)) return false;
     return true;
   },
@@ -47,16 +58,17 @@ const noLostWrite: Property<State> = {
   name: 'NoLostWrite',
   description: 'once the client was told a commit succeeded, every record of that transaction is in a log and none is aborted',
   holds(s) {
-    const present = new Set<string>();
-    for (const b of dataBatches(s)) {
-      if (s.history[b.txn]!.told !== Told.Committed) continue;
-      if (b.outcome === BatchKind.Abort) return false;
-      present.add(`${b.txn}.${b.record}`);
-    }
+    const present = new Set<number>();
+    const ok = everyRecord(s, (b, outcome) => {
+      if (b.kind !== BatchKind.Data || s.history[b.ghostTxn]!.told !== Told.Committed) return true;
+      present.add(b.ghostTxn * 1024 + b.ghostRecord);
+      return outcome !== Outcome.Aborted;
+    });
+    if (!ok) return false;
     for (let t = 0; t < s.history.length; t++) {
       const h = s.history[t]!;
       if (h.told !== Told.Committed) continue;
-      for (let r = 0; r < h.recordsSent; r++) if (!present.has(`${t}.${r}`)) return false;
+      for (let r = 0; r < h.recordsSent; r++) if (!present.has(t * 1024 + r)) return false;
     }
     return true;
   },
@@ -66,8 +78,7 @@ const zombieFencing: Property<State> = {
   name: 'ZombieFencing',
   description: 'once a newer instance of a transactional.id completed InitProducerId, no undecided transaction of an older instance commits anything',
   holds(s) {
-    for (const b of dataBatches(s)) if (b.outcome === BatchKind.Commit && s.history[b.txn]!.fenced) return false;
-    return true;
+    return everyRecord(s, (b, outcome) => outcome !== Outcome.Committed || !s.history[b.ghostTxn]!.fenced);
   },
 };
 
@@ -76,14 +87,45 @@ const idempotence: Property<State> = {
   description: 'no partition holds the same record twice',
   holds(s) {
     for (const part of s.partitions) {
-      const seen = new Set<string>();
+      const seen = new Set<number>();
       for (const b of part.log) {
         if (b.kind !== BatchKind.Data) continue;
-        const key = `${b.ghostTxn}.${b.ghostRecord}`;
+        const key = b.ghostTxn * 1024 + b.ghostRecord;
         if (seen.has(key)) return false;
         seen.add(key);
       }
     }
+    return true;
+  },
+};
+
+const exactlyOnce: Property<State> = {
+  name: 'ExactlyOnce',
+  description:
+    "consume-transform-produce: no input record has two committed outputs, the group's committed offset never passes an input whose outputs all aborted, and a committed output always has its offset committed or pending",
+  holds(s) {
+    if (s.group === null) return true;
+    const offsets = s.partitions[s.partitions.length - 1]!;
+    const committedUpTo = committedOffset(offsets);
+    let pendingUpTo = committedUpTo;
+    everyRecord(s, (b, outcome, p) => {
+      if (p === s.partitions.length - 1 && outcome === Outcome.Open && b.value > pendingUpTo) pendingUpTo = b.value;
+      return true;
+    });
+    const committedOutputs = new Map<number, number>();
+    const liveOutputs = new Set<number>();
+    const data = dataPartitions(s);
+    everyRecord(s, (b, outcome, p) => {
+      if (p >= data) return true;
+      if (outcome === Outcome.Committed) committedOutputs.set(b.value, (committedOutputs.get(b.value) ?? 0) + 1);
+      if (outcome !== Outcome.Aborted) liveOutputs.add(b.value);
+      return true;
+    });
+    for (const [input, count] of committedOutputs) {
+      if (count > 1) return false;
+      if (input >= pendingUpTo) return false;
+    }
+    for (let input = 0; input < committedUpTo; input++) if (!liveOutputs.has(input)) return false;
     return true;
   },
 };
@@ -139,6 +181,7 @@ export const kafkaProperties: readonly Property<State>[] = [
   noLostWrite,
   zombieFencing,
   idempotence,
+  exactlyOnce,
   coordinatorTransitions,
   noHangingTransaction,
 ];

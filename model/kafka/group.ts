@@ -1,0 +1,51 @@
+// The group coordinator of the consume-transform-produce app: member joins (each a rebalance
+// that bumps the generation), TxnOffsetCommit written to __consumer_offsets as a transactional
+// batch (made real by a COMMIT marker, dropped by ABORT), and OffsetFetch with requireStable.
+import type { Rules } from './config.ts';
+import { reply, response } from './network.ts';
+import { appendTransactional, batchOutcome, newEntry, producerEntry } from './partition.ts';
+import { type LogBatch, type Partition, type Request, type State, Api, BatchKind, Err, NO_OFFSET, Outcome } from './state.ts';
+
+/** A member joins the group: a rebalance moves the group to a new generation. */
+export function joinGroup(s: State): { state: State; generation: number } {
+  const generation = s.group!.generation + 1;
+  return { state: { ...s, group: { generation } }, generation };
+}
+
+/**
+ * TxnOffsetCommit (GroupCoordinator.handleTxnCommitOffsets). KIP-447 (2.5): a member of an older
+ * generation gets ILLEGAL_GENERATION. The batch is appended with coordinator origin: the producer
+ * epoch is checked, sequences are not.
+ */
+export function handleTxnOffsetCommit(rules: Rules, s: State, channel: { from: number; to: number; conn: number }, req: Request): State {
+  const p = req.partitions;
+  const entry = producerEntry(s.partitions[p]!, req.pid) ?? newEntry(req.pid);
+  const answer = (state: State, error: Err): State => reply(state, channel, response(Api.TxnOffsetCommit, { error, pid: req.pid, epoch: req.epoch, partitions: p }));
+  if (rules.kip447 && req.generation !== s.group!.generation) return answer(s, Err.ILLEGAL_GENERATION);
+  if (req.epoch < entry.epoch) return answer(s, Err.INVALID_PRODUCER_EPOCH);
+  const batch: LogBatch = {
+    kind: BatchKind.OffsetCommit,
+    pid: req.pid,
+    epoch: req.epoch,
+    seq: -1,
+    transactional: true,
+    value: req.value,
+    ghostTxn: req.ghostTxn,
+    ghostRecord: -1,
+  };
+  return answer(appendTransactional(s, p, entry, batch), Err.NONE);
+}
+
+/** The group's committed input offset: the last offset commit a COMMIT marker made real. */
+export function committedOffset(offsets: Partition): number {
+  for (let o = offsets.log.length - 1; o >= 0; o--) {
+    const b = offsets.log[o]!;
+    if (b.kind === BatchKind.OffsetCommit && batchOutcome(offsets, o) === Outcome.Committed) return b.value;
+  }
+  return 0;
+}
+
+/** OffsetFetch(requireStable) answers UNSTABLE_OFFSET_COMMIT while offsets are pending (KIP-447). */
+export function hasPendingOffsets(offsets: Partition): boolean {
+  return offsets.producers.some((e) => e.txnFirstOffset !== NO_OFFSET);
+}
