@@ -24,15 +24,24 @@ export interface Rules {
   readonly mutantTimeoutAbortsPrepared: boolean;
   /** Mutant: EndTxn treats every state as Ongoing (a retried EndTxn prepares again). */
   readonly mutantEndTxnIgnoresState: boolean;
+  /** Mutant: the app commits its input offsets outside the transaction (a plain offset commit). */
+  readonly mutantOffsetsOutsideTransaction: boolean;
 }
 
 export type App = 'produce' | 'consume-transform-produce';
+
+/**
+ * When the next instance of a transactional.id may start: any time after the previous one
+ * started (which then runs on as a zombie), or only after it crashed.
+ */
+export type InstanceStart = 'anytime' | 'after-crash';
 
 export interface KafkaConfig {
   readonly variant: string;
   readonly rules: Rules;
   readonly transactionalIds: number;
   readonly instancesPerId: number;
+  readonly instanceStart: InstanceStart;
   readonly partitions: number;
   readonly transactionsPerInstance: number;
   readonly recordsPerTransaction: number;

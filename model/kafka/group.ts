@@ -3,7 +3,7 @@
 // batch (made real by a COMMIT marker, dropped by ABORT), and OffsetFetch with requireStable.
 import type { Rules } from './config.ts';
 import { reply, response } from './network.ts';
-import { appendTransactional, batchOutcome, newEntry, producerEntry } from './partition.ts';
+import { appendNonTransactional, appendTransactional, batchOutcome, newEntry, producerEntry } from './partition.ts';
 import { type LogBatch, type Partition, type Request, type State, Api, BatchKind, Err, NO_OFFSET, Outcome } from './state.ts';
 
 /** A member joins the group: a rebalance moves the group to a new generation. */
@@ -23,24 +23,30 @@ export function handleTxnOffsetCommit(rules: Rules, s: State, channel: { from: n
   const answer = (state: State, error: Err): State => reply(state, channel, response(Api.TxnOffsetCommit, { error, pid: req.pid, epoch: req.epoch, partitions: p }));
   if (rules.kip447 && req.generation !== s.group!.generation) return answer(s, Err.ILLEGAL_GENERATION);
   if (req.epoch < entry.epoch) return answer(s, Err.INVALID_PRODUCER_EPOCH);
-  const batch: LogBatch = {
+  if (rules.mutantOffsetsOutsideTransaction) {
+    return answer(appendNonTransactional(s, p, offsetCommit(req, false)), Err.NONE);
+  }
+  return answer(appendTransactional(s, p, entry, offsetCommit(req, true)), Err.NONE);
+}
+
+function offsetCommit(req: Request, transactional: boolean): LogBatch {
+  return {
     kind: BatchKind.OffsetCommit,
     pid: req.pid,
     epoch: req.epoch,
     seq: -1,
-    transactional: true,
+    transactional,
     value: req.value,
     ghostTxn: req.ghostTxn,
     ghostRecord: -1,
   };
-  return answer(appendTransactional(s, p, entry, batch), Err.NONE);
 }
 
 /** The group's committed input offset: the last offset commit a COMMIT marker made real. */
 export function committedOffset(offsets: Partition): number {
   for (let o = offsets.log.length - 1; o >= 0; o--) {
     const b = offsets.log[o]!;
-    if (b.kind === BatchKind.OffsetCommit && batchOutcome(offsets, o) === Outcome.Committed) return b.value;
+    if (b.kind === BatchKind.OffsetCommit && (!b.transactional || batchOutcome(offsets, o) === Outcome.Committed)) return b.value;
   }
   return 0;
 }

@@ -55,7 +55,7 @@ export function enabledActions(cfg: KafkaConfig, s: State): Action[] {
   const rules = cfg.rules;
   const P = cfg.partitions;
   s.producers.forEach((p, i) => {
-    if (producer.canStart(s, i)) out.push(act(ActionKind.initTransactions, i));
+    if (producer.canStart(cfg, s, i)) out.push(act(ActionKind.initTransactions, i));
     if (producer.canFetchOffsets(cfg, s, p)) out.push(act(ActionKind.fetchOffsets, i));
     if (producer.canBegin(cfg, p)) out.push(act(ActionKind.beginTransaction, i));
     if (producer.canSend(cfg, p)) for (let t = 0; t < P; t++) out.push(act(ActionKind.send, i, t));

@@ -105,6 +105,11 @@ export function appendTransactional(s: State, p: number, entry: ProducerEntry, b
   return { ...s, partitions: setAt(s.partitions, p, next) };
 }
 
+export function appendNonTransactional(s: State, p: number, batch: LogBatch): State {
+  const part = s.partitions[p]!;
+  return { ...s, partitions: setAt(s.partitions, p, { ...part, log: [...part.log, batch] }) };
+}
+
 /** WriteTxnMarkers for one partition (ProducerAppendInfo.appendEndTxnMarker, TV0/TV1 epoch rule). */
 export function handleWriteTxnMarkers(s: State, channel: { from: number; to: number; conn: number }, req: Request): State {
   const p = req.partitions;

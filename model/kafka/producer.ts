@@ -66,10 +66,13 @@ function currentTxn(cfg: KafkaConfig, i: number, p: Producer): number {
 
 // ---- Application calls -----------------------------------------------------------------------
 
-/** A new instance may start once the previous instance of its transactional.id has started. */
-export function canStart(s: State, i: number): boolean {
+/** A new instance may start once the previous instance of its transactional.id has started (or crashed). */
+export function canStart(cfg: KafkaConfig, s: State, i: number): boolean {
   const p = s.producers[i]!;
-  return p.status === Instance.NotStarted && (p.instance === 0 || s.producers[i - 1]!.status !== Instance.NotStarted);
+  if (p.status !== Instance.NotStarted) return false;
+  if (p.instance === 0) return true;
+  const previous = s.producers[i - 1]!.status;
+  return cfg.instanceStart === 'anytime' ? previous !== Instance.NotStarted : previous === Instance.Crashed;
 }
 
 /**

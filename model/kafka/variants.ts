@@ -13,6 +13,7 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
   mutantLosePartitionsOnFailover: 'mutant: failover reloads Prepare* transactions without their partitions',
   mutantTimeoutAbortsPrepared: 'mutant: the transaction timeout may abort a PrepareCommit transaction',
   mutantEndTxnIgnoresState: 'mutant: EndTxn prepares from any state (a retried EndTxn prepares again)',
+  mutantOffsetsOutsideTransaction: 'mutant: the transform app commits its input offsets outside the transaction',
 };
 
 export const switchNames = Object.keys(switchDescriptions) as SwitchName[];
@@ -24,6 +25,7 @@ const noMutants = {
   mutantLosePartitionsOnFailover: false,
   mutantTimeoutAbortsPrepared: false,
   mutantEndTxnIgnoresState: false,
+  mutantOffsetsOutsideTransaction: false,
 } as const;
 
 export const generations: Readonly<Record<string, { readonly description: string; readonly rules: Rules }>> = {

@@ -2,12 +2,13 @@
 import type { Fields } from '../fields.ts';
 import type { ModelEntry } from '../registry.ts';
 import { kafkaModel } from '../../model/kafka/index.ts';
-import type { App, KafkaConfig, Rules } from '../../model/kafka/config.ts';
+import type { App, InstanceStart, KafkaConfig, Rules } from '../../model/kafka/config.ts';
 import { generationNames, generations, switchNames } from '../../model/kafka/variants.ts';
 import type { FaultBudget } from '../../model/kafka/state.ts';
 import { kafkaProperties } from './properties.ts';
 
 const apps: readonly App[] = ['produce', 'consume-transform-produce'];
+const instanceStarts: readonly InstanceStart[] = ['anytime', 'after-crash'];
 const faultKinds: readonly (keyof FaultBudget)[] = [
   'requestLoss',
   'responseLoss',
@@ -59,6 +60,7 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
       rules: variant.rules,
       transactionalIds: fields.int('transactionalIds', 1, 3, 1),
       instancesPerId: fields.int('instancesPerId', 1, 3, 1),
+      instanceStart: fields.oneOf('instanceStart', instanceStarts, 'anytime'),
       partitions: fields.int('partitions', 1, 4, 1),
       transactionsPerInstance: fields.int('transactionsPerInstance', 1, 3, 1),
       recordsPerTransaction: fields.int('recordsPerTransaction', 1, 3, 1),
