@@ -6,6 +6,7 @@ import { emptyCoordinator } from './coordinator.ts';
 import { type Action, actionKindNames, actionLabel, enabledActions, step } from './next.ts';
 import { emptyPartition } from './partition.ts';
 import { initialProducer } from './producer.ts';
+import { kafkaView } from './view.ts';
 import { type State, Decision, Told } from './state.ts';
 
 export type { KafkaConfig, Rules } from './config.ts';
@@ -51,5 +52,6 @@ export function kafkaModel(cfg: KafkaConfig, invariants: readonly Property<State
     kind: (a) => actionKindNames[a.kind]!,
     actionKinds: actionKindNames,
     invariants,
+    view: (s) => kafkaView(cfg, s),
   };
 }

@@ -1,0 +1,171 @@
+// The readable form of a state, for traces and reports: Kafka's names instead of enum numbers,
+// partition lists instead of bitmasks, node names instead of node numbers, derived HW and LSO.
+import type { KafkaConfig } from './config.ts';
+import { nodeName, producerName } from './next.ts';
+import { highWatermark, lastStableOffset } from './partition.ts';
+import {
+  type Message,
+  type State,
+  Api,
+  BatchStatus,
+  Decision,
+  Instance,
+  NO_STATE,
+  Told,
+  apiName,
+  batchKindName,
+  errName,
+  tmName,
+  txnStateName,
+} from './state.ts';
+import { bits } from './util.ts';
+
+const names = <T extends Record<string, number>>(table: T): Record<number, string> =>
+  Object.fromEntries(Object.entries(table).map(([k, v]) => [v, k]));
+const instanceName = names(Instance);
+const batchStatusName = names(BatchStatus);
+const decisionName = names(Decision);
+const toldName = names(Told);
+
+export function clientTxnName(cfg: KafkaConfig, txn: number): string {
+  if (txn < 0) return 'none';
+  return `${producerName(cfg, Math.floor(txn / cfg.transactionsPerInstance))}/T${txn % cfg.transactionsPerInstance}`;
+}
+
+export function partitionName(cfg: KafkaConfig, p: number): string {
+  return p === cfg.partitions ? '__consumer_offsets' : `p${p}`;
+}
+
+function stateName(state: number): string {
+  return state === NO_STATE ? 'none' : txnStateName[state]!;
+}
+
+/** AddPartitionsToTxn and AddOffsetsToTxn carry a set of partitions; the others one partition. */
+function messagePartitions(cfg: KafkaConfig, m: Message): string[] {
+  const isSet = m.api === Api.AddPartitionsToTxn || m.api === Api.AddOffsetsToTxn;
+  if (isSet) return bits(m.partitions).map((q) => partitionName(cfg, q));
+  return m.api === Api.Produce || m.api === Api.WriteTxnMarkers || m.api === Api.TxnOffsetCommit ? [partitionName(cfg, m.partitions)] : [];
+}
+
+function messageView(cfg: KafkaConfig, m: Message): Record<string, unknown> {
+  const partitions = messagePartitions(cfg, m);
+  if (m.response) {
+    return { api: `${apiName[m.api]} response`, error: errName[m.error]!, pid: m.pid, epoch: m.epoch, partitions };
+  }
+  return {
+    api: apiName[m.api]!,
+    transactionalId: m.txnId < 0 ? 'none' : `t${m.txnId}`,
+    pid: m.pid,
+    epoch: m.epoch,
+    partitions,
+    commit: m.commit,
+    sequence: m.seq,
+    coordinatorEpoch: m.coordinatorEpoch,
+    value: m.value,
+    generation: m.generation,
+    clientTransaction: clientTxnName(cfg, m.ghostTxn),
+  };
+}
+
+export function kafkaView(cfg: KafkaConfig, s: State): Record<string, unknown> {
+  const view: Record<string, unknown> = {
+    producers: s.producers.map((p, i) => ({
+      name: producerName(cfg, i),
+      status: instanceName[p.status]!,
+      state: tmName[p.tm]!,
+      pid: p.pid,
+      epoch: p.epoch,
+      epochBumpRequired: p.bumpRequired,
+      transactionStarted: p.txnStarted,
+      partitionsInTransaction: bits(p.added).map((q) => partitionName(cfg, q)),
+      newPartitionsInTransaction: bits(p.pendingAdd).map((q) => partitionName(cfg, q)),
+      inFlightRequest: p.request === null ? 'none' : apiName[p.request.api]!,
+      nextSequence: p.nextSeq,
+      batches: p.batches.map((b) => ({ partition: partitionName(cfg, b.partition), sequence: b.seq, status: batchStatusName[b.status]!, value: b.value })),
+      connections: p.conns,
+      transactionsBegun: p.txnsBegun,
+      recordsSent: p.recordsSent,
+      ...(s.group === null
+        ? {}
+        : { generation: p.generation, inputPosition: p.inputPosition, offsetToCommit: p.offsetToCommit, offsetsAdded: p.offsetsAdded, offsetsCommitted: p.offsetsCommitted }),
+    })),
+    coordinator: {
+      coordinatorEpoch: s.coordinator.epoch,
+      nextProducerId: s.coordinator.nextPid,
+      transactions: s.coordinator.metadata.map((md, t) =>
+        md === null
+          ? { transactionalId: `t${t}`, known: false }
+          : {
+              transactionalId: `t${t}`,
+              known: true,
+              producerId: md.pid,
+              producerEpoch: md.epoch,
+              lastProducerEpoch: md.lastEpoch,
+              state: stateName(md.state),
+              pendingState: stateName(md.pendingState),
+              partitions: bits(md.partitions).map((q) => partitionName(cfg, q)),
+              clientTransaction: clientTxnName(cfg, md.ghostTxn),
+            },
+      ),
+      transactionLog: s.coordinator.log.map((r, t) =>
+        r === null
+          ? { transactionalId: `t${t}`, written: false }
+          : {
+              transactionalId: `t${t}`,
+              written: true,
+              producerId: r.pid,
+              producerEpoch: r.epoch,
+              state: stateName(r.state),
+              partitions: bits(r.partitions).map((q) => partitionName(cfg, q)),
+              previousState: stateName(r.ghostPrevState),
+            },
+      ),
+    },
+    partitions: s.partitions.map((part, q) => ({
+      name: partitionName(cfg, q),
+      highWatermark: highWatermark(part),
+      lastStableOffset: lastStableOffset(part),
+      log: part.log.map((b, offset) => ({
+        offset,
+        kind: batchKindName[b.kind]!,
+        pid: b.pid,
+        epoch: b.epoch,
+        sequence: b.seq,
+        transactional: b.transactional,
+        value: b.value,
+        clientTransaction: clientTxnName(cfg, b.ghostTxn),
+        record: b.ghostRecord,
+      })),
+      producers: part.producers.map((e) => ({
+        pid: e.pid,
+        epoch: e.epoch,
+        lastSequences: e.lastSeqs,
+        coordinatorEpoch: e.coordinatorEpoch,
+        currentTxnFirstOffset: e.txnFirstOffset,
+      })),
+    })),
+    consumers: s.consumers.map((c, i) => ({
+      name: `C${i}`,
+      isolation: c.readCommitted ? 'read_committed' : 'read_uncommitted',
+      position: c.position,
+      delivered: c.delivered.map((d) => ({ partition: partitionName(cfg, d.partition), offset: d.offset, clientTransaction: clientTxnName(cfg, d.ghostTxn), record: d.ghostRecord })),
+    })),
+    network: s.network.map((ch) => ({
+      from: nodeName(cfg, ch.from),
+      to: nodeName(cfg, ch.to),
+      connection: ch.conn,
+      messages: ch.messages.map((m) => messageView(cfg, m)),
+    })),
+    faultsLeft: s.faults,
+    history: s.history.map((h, t) => ({
+      clientTransaction: clientTxnName(cfg, t),
+      decision: decisionName[h.decision]!,
+      told: toldName[h.told]!,
+      recordsSent: h.recordsSent,
+      prepared: h.prepared,
+      fenced: h.fenced,
+    })),
+  };
+  if (s.group !== null) view.group = { generation: s.group.generation };
+  return view;
+}
