@@ -34,5 +34,5 @@ describe('shipped specs', () => {
       expect(summary.violation?.property).toBe(expected);
       expect(code).toBe(1);
     }
-  });
+  }, 60_000);
 });
