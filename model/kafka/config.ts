@@ -1,4 +1,5 @@
 // The bounds and protocol rules one model instance is built with.
+import type { RequestHandlers } from './handlers.ts';
 import type { FaultBudget } from './state.ts';
 
 /**
@@ -50,6 +51,8 @@ export interface KafkaConfig {
   readonly inputRecords: number;
   readonly consumers: { readonly readCommitted: number; readonly readUncommitted: number };
   readonly faults: FaultBudget;
+  /** The brokers' request handlers: the defaults, or a user-defined variant's overrides of them. */
+  readonly handlers: RequestHandlers;
 }
 
 /** Producer instances are numbered transactional.id-major. */

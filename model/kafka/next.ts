@@ -2,12 +2,11 @@
 import type { KafkaConfig } from './config.ts';
 import * as consumer from './consumer.ts';
 import * as coordinator from './coordinator.ts';
-import * as group from './group.ts';
 import { canLose, lose, spend } from './faults.ts';
 import { isProducerNode, removeHead } from './network.ts';
-import * as partition from './partition.ts';
+import { type RequestApi, defaultHandlers } from './handlers.ts';
 import * as producer from './producer.ts';
-import { type State, Api, LEADER_BASE, TC_NODE, apiName } from './state.ts';
+import { type State, LEADER_BASE, TC_NODE, apiName } from './state.ts';
 
 export const ActionKind = {
   initTransactions: 0,
@@ -105,23 +104,8 @@ function deliver(cfg: KafkaConfig, s: State, a: Action): State {
     }
     return coordinator.handleWriteTxnMarkersResponse(rest, m);
   }
-  switch (m.api) {
-    case Api.InitProducerId:
-      return coordinator.handleInitProducerId(cfg, rest, channel, m);
-    case Api.AddPartitionsToTxn:
-    case Api.AddOffsetsToTxn:
-      return coordinator.handleAddPartitionsToTxn(cfg.rules, rest, channel, m);
-    case Api.TxnOffsetCommit:
-      return group.handleTxnOffsetCommit(cfg.rules, rest, channel, m);
-    case Api.EndTxn:
-      return coordinator.handleEndTxn(cfg.rules, rest, channel, m);
-    case Api.Produce:
-      return partition.handleProduce(cfg.rules, rest, channel, m);
-    case Api.WriteTxnMarkers:
-      return partition.handleWriteTxnMarkers(rest, channel, m);
-    default:
-      throw new Error(`no handler for request ${apiName[m.api]}`);
-  }
+  const handler = cfg.handlers[apiName[m.api] as RequestApi];
+  return handler({ cfg, base: defaultHandlers }, rest, channel, m);
 }
 
 export function step(cfg: KafkaConfig, s: State, a: Action): State {

@@ -1,6 +1,8 @@
 // How a spec file selects the Kafka transaction model. The README documents every field.
 import type { Fields } from '../fields.ts';
 import type { ModelEntry } from '../registry.ts';
+import { type RequestHandlers, defaultHandlers } from '../../model/kafka/handlers.ts';
+import { loadOverrides } from './overrides.ts';
 import { kafkaModel } from '../../model/kafka/index.ts';
 import type { App, InstanceStart, KafkaConfig, Rules } from '../../model/kafka/config.ts';
 import { generationNames, generations, switchNames } from '../../model/kafka/variants.ts';
@@ -18,16 +20,26 @@ const faultKinds: readonly (keyof FaultBudget)[] = [
   'transactionTimeouts',
 ];
 
-/** "variant": a generation name, or { "base": generation, "enable": [switch...], "disable": [switch...] }. */
-function readVariant(fields: Fields): { name: string; rules: Rules } {
+interface Variant {
+  readonly name: string;
+  readonly rules: Rules;
+  readonly handlers: RequestHandlers;
+}
+
+/**
+ * "variant": a generation name, or { "base": generation, "enable": [switch...],
+ * "disable": [switch...], "overrides": "file.ts" }.
+ */
+function readVariant(fields: Fields): Variant {
   if (!fields.has('variant') || typeof fields.raw('variant') === 'string') {
     const base = fields.oneOf('variant', generationNames, 'kafka-3.5');
-    return { name: base, rules: generations[base]!.rules };
+    return { name: base, rules: generations[base]!.rules, handlers: defaultHandlers };
   }
   const v = fields.object('variant')!;
   const base = v.oneOf('base', generationNames, 'kafka-3.5');
   const enable = v.stringList('enable', switchNames, []);
   const disable = v.stringList('disable', switchNames, []);
+  const handlers = v.has('overrides') ? loadOverrides(v, 'overrides') : defaultHandlers;
   v.done();
   const both = enable.find((n) => disable.includes(n));
   if (both !== undefined) v.fail('disable', `no switch that is also enabled`, both);
@@ -35,7 +47,8 @@ function readVariant(fields: Fields): { name: string; rules: Rules } {
   for (const n of enable) rules[n] = true;
   for (const n of disable) rules[n] = false;
   const changes = [...enable.map((n) => `+${n}`), ...disable.map((n) => `-${n}`)];
-  return { name: changes.length === 0 ? base : `${base}${changes.join('')}`, rules: rules as unknown as Rules };
+  if (v.has('overrides')) changes.push(`+${v.raw('overrides')}`);
+  return { name: changes.length === 0 ? base : `${base}${changes.join('')}`, rules: rules as unknown as Rules, handlers };
 }
 
 export const kafkaEntry: ModelEntry<KafkaConfig> = {
@@ -68,6 +81,7 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
       inputRecords: app === 'consume-transform-produce' ? fields.int('inputRecords', 1, 4, 2) : 0,
       consumers,
       faults,
+      handlers: variant.handlers,
     };
     return config;
   },

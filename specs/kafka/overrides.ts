@@ -1,0 +1,52 @@
+// Loading a user-defined variant: a TypeScript (or JavaScript) file that exports `overrides`,
+// handlers by Kafka API name that replace the defaults. Every problem is one InputError line.
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { require as loadTs } from 'tsx/cjs/api';
+import { type RequestApi, type RequestHandler, type RequestHandlers, defaultHandlers, requestApis } from '../../model/kafka/handlers.ts';
+import { type Fields, InputError } from '../fields.ts';
+
+function firstLine(e: unknown): string {
+  return (e instanceof Error ? e.message : String(e)).split('\n')[0]!;
+}
+
+/** Reads the file named by `fields`' field `name` (a path relative to the working directory). */
+export function loadOverrides(fields: Fields, name: string): RequestHandlers {
+  const path = fields.string(name);
+  const field = fields.fieldName(name);
+  const absolute = resolve(path);
+  if (!existsSync(absolute)) throw new InputError(fields.file, field, 'the path of a variant file (relative to the working directory)', JSON.stringify(path));
+  let module: Record<string, unknown>;
+  try {
+    module = loadTs(absolute, import.meta.url) as Record<string, unknown>;
+  } catch (e) {
+    throw new InputError(fields.file, field, `a variant file that loads`, `${path}: ${firstLine(e)}`);
+  }
+  const overrides = module.overrides;
+  if (typeof overrides !== 'object' || overrides === null) {
+    throw new InputError(fields.file, field, `a file exporting "overrides", an object of handlers by API name (${requestApis.join(', ')})`, path);
+  }
+  const handlers: Record<string, RequestHandler> = { ...defaultHandlers };
+  for (const [api, handler] of Object.entries(overrides)) {
+    if (!(requestApis as readonly string[]).includes(api)) throw new InputError(fields.file, `${field} (${path})`, `handlers named ${requestApis.join(', ')}`, JSON.stringify(api));
+    if (typeof handler !== 'function') throw new InputError(fields.file, `${field} (${path}): ${api}`, 'a function (ctx, state, connection, request) => state', typeof handler);
+    handlers[api] = guarded(fields.file, `${field} (${path}): ${api}`, handler as RequestHandler);
+  }
+  return handlers as Record<RequestApi, RequestHandler>;
+}
+
+/** A handler that throws becomes one clear line instead of a stack trace. */
+function guarded(file: string, field: string, handler: RequestHandler): RequestHandler {
+  return (ctx, s, connection, req) => {
+    let next;
+    try {
+      next = handler(ctx, s, connection, req);
+    } catch (e) {
+      throw new InputError(file, field, 'a handler that returns the next state', `it threw: ${firstLine(e)}`);
+    }
+    if (typeof next !== 'object' || next === null || !Array.isArray((next as { producers?: unknown }).producers)) {
+      throw new InputError(file, field, 'a handler that returns the next state', typeof next);
+    }
+    return next;
+  };
+}
