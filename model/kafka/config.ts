@@ -13,6 +13,16 @@ export interface Rules {
   readonly timeoutFence: boolean;
   /** KIP-447 (2.5): TxnOffsetCommit carries the member's generation; older generations are fenced. */
   readonly kip447: boolean;
+  /**
+   * KIP-890 part 1 (3.6): a leader verifies with the coordinator that a transactional Produce
+   * belongs to an ongoing transaction before it opens one, guarded per attempt.
+   */
+  readonly verification: boolean;
+  /**
+   * KIP-890 part 2, transaction version 2 (4.0): the epoch is bumped at every EndTxn and markers
+   * carry the bumped epoch; partitions join a transaction implicitly through the leader.
+   */
+  readonly tv2: boolean;
   /** Mutant: the coordinator skips the producer-epoch check on AddPartitionsToTxn and EndTxn. */
   readonly mutantNoCoordinatorEpochCheck: boolean;
   /** Mutant: read_committed fetches up to the high watermark instead of the LSO. */

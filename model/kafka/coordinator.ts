@@ -134,6 +134,7 @@ function producerCheck(rules: Rules, md: TxnMetadata | null, req: Request): Err 
  * group's __consumer_offsets partition the same way.
  */
 export function handleAddPartitionsToTxn(rules: Rules, s: State, channel: From, req: Request): State {
+  if (req.verifyOnly) return handleVerifyPartitionsInTransaction(s, channel, req);
   const t = req.txnId;
   const md = s.coordinator.metadata[t] ?? null;
   const answer = (state: State, error: Err): State => reply(state, channel, response(req.api, { txnId: t, error, partitions: req.partitions }));
@@ -149,6 +150,22 @@ export function handleAddPartitionsToTxn(rules: Rules, s: State, channel: From, 
     ghostTxn: req.ghostTxn,
   };
   return answer({ ...s, coordinator: persist(s.coordinator, t, ongoing) }, Err.NONE);
+}
+
+/**
+ * AddPartitionsToTxn with verifyOnly from a partition leader (KIP-890 part 1,
+ * handleVerifyPartitionsInTransaction). The pending state is deliberately not checked
+ * (KAFKA-14904). A partition not in the transaction is INVALID_TXN_STATE to 3.6 clients
+ * (TRANSACTION_ABORTABLE from 3.8 on).
+ */
+function handleVerifyPartitionsInTransaction(s: State, channel: From, req: Request): State {
+  const md = s.coordinator.metadata[req.txnId] ?? null;
+  let error: Err;
+  if (md === null || md.pid !== req.pid) error = Err.INVALID_PRODUCER_ID_MAPPING;
+  else if (md.epoch !== req.epoch) error = Err.PRODUCER_FENCED;
+  else if (isPrepare(md.state)) error = Err.CONCURRENT_TRANSACTIONS;
+  else error = md.state === TxnState.Ongoing && (md.partitions & req.partitions) === req.partitions ? Err.NONE : Err.INVALID_TXN_STATE;
+  return reply(s, channel, response(Api.AddPartitionsToTxn, { txnId: req.txnId, error, pid: req.pid, epoch: req.epoch, partitions: req.partitions, seq: req.seq, guard: req.guard }));
 }
 
 /** EndTxn (endTransaction, TV0/TV1: the epoch stays; markers carry it). */

@@ -2,9 +2,19 @@
 // that bumps the generation), TxnOffsetCommit written to __consumer_offsets as a transactional
 // batch (made real by a COMMIT marker, dropped by ABORT), and OffsetFetch with requireStable.
 import type { Rules } from './config.ts';
-import { reply, response } from './network.ts';
-import { appendNonTransactional, appendTransactional, batchOutcome, newEntry, producerEntry } from './partition.ts';
-import { type LogBatch, type Partition, type Request, type State, Api, BatchKind, Err, NO_OFFSET, Outcome } from './state.ts';
+import type { Connection } from './handlers.ts';
+import {
+  answerClient,
+  appendNonTransactional,
+  appendTransactional,
+  batchOutcome,
+  guardHolds,
+  hasOngoingTransaction,
+  newEntry,
+  producerEntry,
+  startVerification,
+} from './partition.ts';
+import { type LogBatch, type Partition, type Request, type State, BatchKind, Err, NO_OFFSET, Outcome } from './state.ts';
 
 /** A member joins the group: a rebalance moves the group to a new generation. */
 export function joinGroup(s: State): { state: State; generation: number } {
@@ -17,16 +27,22 @@ export function joinGroup(s: State): { state: State; generation: number } {
  * generation gets ILLEGAL_GENERATION. The batch is appended with coordinator origin: the producer
  * epoch is checked, sequences are not.
  */
-export function handleTxnOffsetCommit(rules: Rules, s: State, channel: { from: number; to: number; conn: number }, req: Request): State {
+export function handleTxnOffsetCommit(rules: Rules, s: State, connection: Connection, req: Request): State {
+  if (rules.kip447 && req.generation !== s.group!.generation) return answerClient(s, connection, req, Err.ILLEGAL_GENERATION);
+  const entry = producerEntry(s.partitions[req.partitions]!, req.pid) ?? newEntry(req.pid);
+  // KIP-890 verifies (4.0: adds) the __consumer_offsets partition as it does a data partition.
+  if (rules.verification && !hasOngoingTransaction(rules, entry, req.epoch)) return startVerification(rules, s, connection, req);
+  return appendOffsetCommit(rules, s, connection, req, null);
+}
+
+export function appendOffsetCommit(rules: Rules, s: State, connection: Connection, req: Request, guard: number | null): State {
   const p = req.partitions;
-  const entry = producerEntry(s.partitions[p]!, req.pid) ?? newEntry(req.pid);
-  const answer = (state: State, error: Err): State => reply(state, channel, response(Api.TxnOffsetCommit, { error, pid: req.pid, epoch: req.epoch, partitions: p }));
-  if (rules.kip447 && req.generation !== s.group!.generation) return answer(s, Err.ILLEGAL_GENERATION);
-  if (req.epoch < entry.epoch) return answer(s, Err.INVALID_PRODUCER_EPOCH);
-  if (rules.mutantOffsetsOutsideTransaction) {
-    return answer(appendNonTransactional(s, p, offsetCommit(req, false)), Err.NONE);
-  }
-  return answer(appendTransactional(s, p, entry, offsetCommit(req, true)), Err.NONE);
+  const part = s.partitions[p]!;
+  const entry = producerEntry(part, req.pid) ?? newEntry(req.pid);
+  if (!guardHolds(rules, part, entry, req, guard)) return answerClient(s, connection, req, Err.INVALID_TXN_STATE);
+  if (req.epoch < entry.epoch) return answerClient(s, connection, req, Err.INVALID_PRODUCER_EPOCH);
+  if (rules.mutantOffsetsOutsideTransaction) return answerClient(appendNonTransactional(s, p, offsetCommit(req, false)), connection, req, Err.NONE);
+  return answerClient(appendTransactional(s, p, entry, offsetCommit(req, true)), connection, req, Err.NONE);
 }
 
 function offsetCommit(req: Request, transactional: boolean): LogBatch {

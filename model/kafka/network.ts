@@ -65,6 +65,8 @@ const NO_REQUEST_FIELDS = {
   coordinatorEpoch: -1,
   value: -1,
   generation: -1,
+  verifyOnly: false,
+  guard: -1,
   ghostProducer: -1,
   ghostTxn: -1,
   ghostRecord: -1,
@@ -74,7 +76,7 @@ export function request(api: Api, fields: Partial<Omit<Request, 'api' | 'respons
   return { api, response: false, ...NO_REQUEST_FIELDS, ...fields };
 }
 
-const NO_RESPONSE_FIELDS = { txnId: -1, error: Err.NONE, pid: -1, epoch: -1, partitions: 0, seq: -1, coordinatorEpoch: -1 };
+const NO_RESPONSE_FIELDS = { txnId: -1, error: Err.NONE, pid: -1, epoch: -1, partitions: 0, seq: -1, coordinatorEpoch: -1, guard: -1 };
 
 export function response(api: Api, fields: Partial<Omit<Response, 'api' | 'response'>>): Response {
   return { api, response: true, ...NO_RESPONSE_FIELDS, ...fields };

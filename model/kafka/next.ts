@@ -2,11 +2,14 @@
 import type { KafkaConfig } from './config.ts';
 import * as consumer from './consumer.ts';
 import * as coordinator from './coordinator.ts';
+import * as group from './group.ts';
 import { canLose, lose, spend } from './faults.ts';
 import { isProducerNode, removeHead } from './network.ts';
 import { type RequestApi, defaultHandlers } from './handlers.ts';
+import * as partition from './partition.ts';
+import { VERIFICATION_CONN } from './partition.ts';
 import * as producer from './producer.ts';
-import { type State, LEADER_BASE, TC_NODE, apiName } from './state.ts';
+import { type Response, type State, Api, Err, LEADER_BASE, TC_NODE, apiName } from './state.ts';
 
 export const ActionKind = {
   initTransactions: 0,
@@ -102,10 +105,22 @@ function deliver(cfg: KafkaConfig, s: State, a: Action): State {
     if (isProducerNode(channel.to)) {
       return producer.acceptsResponse(rest, channel.to, channel.from, channel.conn) ? producer.handleResponse(cfg, cfg.rules, rest, channel.to, m) : rest;
     }
-    return coordinator.handleWriteTxnMarkersResponse(rest, m);
+    if (channel.to === TC_NODE) return coordinator.handleWriteTxnMarkersResponse(rest, m);
+    return verificationAnswered(cfg, rest, channel.to - LEADER_BASE, m);
   }
   const handler = cfg.handlers[apiName[m.api] as RequestApi];
   return handler({ cfg, base: defaultHandlers }, rest, channel, m);
+}
+
+/** A leader's held Produce or TxnOffsetCommit goes on once the coordinator answered for it. */
+function verificationAnswered(cfg: KafkaConfig, s: State, p: number, resp: Response): State {
+  const released = partition.releaseHeld(s, p, resp);
+  if (released === null) return s;
+  const { state, held, connection } = released;
+  if (resp.error !== Err.NONE) return partition.answerClient(state, connection, held.request, partition.verificationError(resp.error));
+  return held.request.api === Api.Produce
+    ? partition.appendProduce(cfg.rules, state, connection, held.request, held.guard)
+    : group.appendOffsetCommit(cfg.rules, state, connection, held.request, held.guard);
 }
 
 export function step(cfg: KafkaConfig, s: State, a: Action): State {
@@ -167,15 +182,17 @@ export function producerName(cfg: KafkaConfig, i: number): string {
   return `P${Math.floor(i / cfg.instancesPerId)}.${i % cfg.instancesPerId}`;
 }
 
-function isResponseDirection(from: number, to: number): boolean {
-  return isProducerNode(to) || (to === TC_NODE && from >= LEADER_BASE);
+/** Leaders answer the coordinator's markers and ask it to verify, on a connection of their own. */
+function isResponseDirection(from: number, to: number, conn: number): boolean {
+  if (isProducerNode(to)) return true;
+  return conn === VERIFICATION_CONN ? from === TC_NODE : to === TC_NODE && from >= LEADER_BASE;
 }
 
 export function actionLabel(cfg: KafkaConfig, a: Action): string {
   const who = producerName(cfg, a.actor);
   const channel = (): string => {
-    const conn = a.conn === 0 ? '' : `#${a.conn}`;
-    const what = `${apiName[a.api]}${isResponseDirection(a.actor, a.target) ? ' response' : ''}`;
+    const conn = a.conn === 0 ? '' : a.conn === VERIFICATION_CONN ? ' (verification)' : `#${a.conn}`;
+    const what = `${apiName[a.api]}${isResponseDirection(a.actor, a.target, a.conn) ? ' response' : ''}`;
     return `${nodeName(cfg, a.actor)}→${nodeName(cfg, a.target)}${conn}: ${what}`;
   };
   switch (a.kind) {

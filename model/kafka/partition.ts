@@ -2,27 +2,31 @@
 // (ProducerStateManager / ProducerAppendInfo), the high watermark and the LSO. One replica, so
 // the high watermark is the log end.
 import type { Rules } from './config.ts';
-import { reply, response } from './network.ts';
+import { reply, request, response, send } from './network.ts';
 import {
   type LogBatch,
   type Partition,
   type ProducerEntry,
   type Request,
+  type Response,
   type State,
+  type HeldProduce,
   Api,
   BatchKind,
   Err,
+  LEADER_BASE,
   NO_EPOCH,
   NO_OFFSET,
   Outcome,
+  TC_NODE,
 } from './state.ts';
-import { setAt } from './util.ts';
+import { bit, setAt } from './util.ts';
 
 /** ProducerStateEntry keeps the metadata of the last five batches (NUM_BATCHES_TO_RETAIN). */
 const BATCHES_TO_RETAIN = 5;
 
 export function emptyPartition(): Partition {
-  return { log: [], producers: [] };
+  return { log: [], producers: [], verifications: [], held: [], nextGuard: 0 };
 }
 
 export function highWatermark(p: Partition): number {
@@ -59,20 +63,115 @@ function sequenceOk(entry: ProducerEntry, epoch: number, seq: number): boolean {
   return last === undefined || seq === last + 1;
 }
 
-/** Produce of one transactional batch (ReplicaManager.appendRecords without KIP-890 verification). */
-export function handleProduce(rules: Rules, s: State, channel: { from: number; to: number; conn: number }, req: Request): State {
+/** The connection a request arrived on. */
+type Connection = { from: number; to: number; conn: number };
+
+/** The leader's own connection to the coordinator for verification, apart from the marker channel. */
+export const VERIFICATION_CONN = -1;
+
+/**
+ * UnifiedLog.hasOngoingTransaction: the producer has an open transaction here (3.6); with
+ * transaction version 2, at the request's epoch too (4.0).
+ */
+export function hasOngoingTransaction(rules: Rules, entry: ProducerEntry, epoch: number): boolean {
+  return entry.txnFirstOffset !== NO_OFFSET && (!rules.tv2 || entry.epoch === epoch);
+}
+
+/** Answers a client's Produce or TxnOffsetCommit. */
+export function answerClient(s: State, connection: Connection, req: Request, error: Err): State {
+  return reply(s, connection, response(req.api, { error, pid: req.pid, epoch: req.epoch, partitions: req.partitions, seq: req.seq }));
+}
+
+/**
+ * Produce of one transactional batch (ReplicaManager.appendRecords). With KIP-890 part 1, a
+ * batch that would open a transaction is first verified with the coordinator.
+ */
+export function handleProduce(rules: Rules, s: State, connection: Connection, req: Request): State {
+  const entry = producerEntry(s.partitions[req.partitions]!, req.pid) ?? newEntry(req.pid);
+  if (rules.verification && !hasOngoingTransaction(rules, entry, req.epoch)) return startVerification(rules, s, connection, req);
+  return appendProduce(rules, s, connection, req, null);
+}
+
+/**
+ * maybeStartTransactionVerification: reuse the producer's verification entry at the same epoch,
+ * else start a new attempt with a fresh guard; hold the request (Produce or TxnOffsetCommit) and
+ * ask the coordinator with AddPartitionsToTxn: verifyOnly (3.6), or a real add under transaction
+ * version 2 (4.0: the partition joins the transaction implicitly).
+ */
+export function startVerification(rules: Rules, s: State, connection: Connection, req: Request): State {
+  const p = req.partitions;
+  const part = s.partitions[p]!;
+  const existing = part.verifications.find((v) => v.pid === req.pid);
+  const reuse = existing !== undefined && existing.epoch === req.epoch;
+  const guard = reuse ? existing.guard : part.nextGuard;
+  const verifications = reuse ? part.verifications : sortedByPid([...part.verifications.filter((v) => v.pid !== req.pid), { pid: req.pid, epoch: req.epoch, guard }]);
+  const next: Partition = {
+    ...part,
+    verifications,
+    held: [...part.held, { guard, from: connection.from, conn: connection.conn, request: req }],
+    nextGuard: reuse ? part.nextGuard : part.nextGuard + 1,
+  };
+  const verify = request(Api.AddPartitionsToTxn, {
+    txnId: req.txnId,
+    pid: req.pid,
+    epoch: req.epoch,
+    partitions: bit(p),
+    seq: req.seq,
+    verifyOnly: !rules.tv2,
+    guard,
+    ghostTxn: req.ghostTxn,
+  });
+  return {
+    ...s,
+    partitions: setAt(s.partitions, p, next),
+    network: send(s.network, LEADER_BASE + p, TC_NODE, VERIFICATION_CONN, verify),
+  };
+}
+
+/**
+ * The coordinator answered a verification: the held request leaves the leader's hold. The caller
+ * appends it under its guard on NONE, or answers the client with `verificationError`.
+ */
+export function releaseHeld(s: State, p: number, resp: Response): { state: State; held: HeldProduce; connection: Connection } | null {
+  const part = s.partitions[p]!;
+  const index = part.held.findIndex((h) => h.guard === resp.guard && h.request.seq === resp.seq && h.request.api !== resp.api);
+  if (index < 0) return null;
+  const held = part.held[index]!;
+  const state: State = { ...s, partitions: setAt(s.partitions, p, { ...part, held: part.held.filter((_, k) => k !== index) }) };
+  return { state, held, connection: { from: held.from, to: LEADER_BASE + p, conn: held.conn } };
+}
+
+/**
+ * AddPartitionsToTxnManager / ReplicaManager: PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH;
+ * CONCURRENT_TRANSACTIONS and coordinator errors become NOT_ENOUGH_REPLICAS (retriable).
+ */
+export function verificationError(error: Err): Err {
+  switch (error) {
+    case Err.PRODUCER_FENCED:
+      return Err.INVALID_PRODUCER_EPOCH;
+    case Err.CONCURRENT_TRANSACTIONS:
+    case Err.COORDINATOR_NOT_AVAILABLE:
+    case Err.NOT_COORDINATOR:
+      return Err.NOT_ENOUGH_REPLICAS;
+    default:
+      return error;
+  }
+}
+
+/**
+ * UnifiedLog.analyzeAndValidateProducerState + ProducerAppendInfo for a client batch. `guard` is
+ * the verification attempt the append belongs to, or null when none was needed.
+ */
+export function appendProduce(rules: Rules, s: State, connection: Connection, req: Request, guard: number | null): State {
   const p = req.partitions;
   const part = s.partitions[p]!;
   const entry = producerEntry(part, req.pid) ?? newEntry(req.pid);
-  const answer = (state: State, error: Err): State =>
-    reply(state, channel, response(Api.Produce, { error, pid: req.pid, epoch: req.epoch, partitions: p, seq: req.seq }));
-
   // Duplicate of one of the last five batches: acknowledge again, append nothing.
-  if (!rules.mutantNoDedup && req.epoch === entry.epoch && entry.lastSeqs.includes(req.seq)) return answer(s, Err.NONE);
+  if (!rules.mutantNoDedup && req.epoch === entry.epoch && entry.lastSeqs.includes(req.seq)) return answerClient(s, connection, req, Err.NONE);
+  if (!guardHolds(rules, part, entry, req, guard)) return answerClient(s, connection, req, Err.INVALID_TXN_STATE);
   // Since 2.7 a fenced epoch on Produce is INVALID_PRODUCER_EPOCH (abortable), not PRODUCER_FENCED.
-  if (req.epoch < entry.epoch) return answer(s, Err.INVALID_PRODUCER_EPOCH);
-  if (!rules.mutantNoDedup && !sequenceOk(entry, req.epoch, req.seq)) return answer(s, Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
-
+  if (req.epoch < entry.epoch) return answerClient(s, connection, req, Err.INVALID_PRODUCER_EPOCH);
+  if (!rules.mutantNoDedup && !sequenceOk(entry, req.epoch, req.seq)) return answerClient(s, connection, req, Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
   const batch: LogBatch = {
     kind: BatchKind.Data,
     pid: req.pid,
@@ -83,12 +182,26 @@ export function handleProduce(rules: Rules, s: State, channel: { from: number; t
     ghostTxn: req.ghostTxn,
     ghostRecord: req.ghostRecord,
   };
-  return answer(appendTransactional(s, p, entry, batch), Err.NONE);
+  return answerClient(appendTransactional(s, p, entry, batch), connection, req, Err.NONE);
+}
+
+/**
+ * KIP-890 part 1: a request verified under `guard` may open a transaction only while that guard
+ * is still the producer's; a marker or another append in between ended the attempt.
+ */
+export function guardHolds(rules: Rules, part: Partition, entry: ProducerEntry, req: Request, guard: number | null): boolean {
+  if (guard === null || hasOngoingTransaction(rules, entry, req.epoch)) return true;
+  return part.verifications.find((v) => v.pid === req.pid)?.guard === guard;
+}
+
+function sortedByPid<T extends { pid: number }>(items: T[]): T[] {
+  return items.sort((a, b) => a.pid - b.pid);
 }
 
 /**
  * Appends a transactional batch that passed validation and updates its producer's entry: the
  * epoch, the last sequences (client batches only) and the first offset of the open transaction.
+ * Any transactional append ends the producer's verification attempt (UnifiedLog.updateProducers).
  */
 export function appendTransactional(s: State, p: number, entry: ProducerEntry, batch: LogBatch): State {
   const part = s.partitions[p]!;
@@ -101,8 +214,16 @@ export function appendTransactional(s: State, p: number, entry: ProducerEntry, b
     lastSeqs: batch.seq < 0 ? lastSeqs : [...lastSeqs.slice(Math.max(0, lastSeqs.length - BATCHES_TO_RETAIN + 1)), batch.seq],
     txnFirstOffset: entry.txnFirstOffset === NO_OFFSET ? offset : entry.txnFirstOffset,
   };
-  const next: Partition = { log: [...part.log, batch], producers: putEntry(part, updated) };
-  return { ...s, partitions: setAt(s.partitions, p, next) };
+  return { ...s, partitions: setAt(s.partitions, p, appendWithEntry(part, batch, updated)) };
+}
+
+function appendWithEntry(part: Partition, batch: LogBatch, entry: ProducerEntry): Partition {
+  return {
+    ...part,
+    log: [...part.log, batch],
+    producers: putEntry(part, entry),
+    verifications: part.verifications.filter((v) => v.pid !== entry.pid),
+  };
 }
 
 export function appendNonTransactional(s: State, p: number, batch: LogBatch): State {
@@ -139,8 +260,7 @@ export function handleWriteTxnMarkers(s: State, channel: { from: number; to: num
     coordinatorEpoch: req.coordinatorEpoch,
     txnFirstOffset: NO_OFFSET,
   };
-  const next: Partition = { log: [...part.log, marker], producers: putEntry(part, updated) };
-  return answer({ ...s, partitions: setAt(s.partitions, p, next) }, Err.NONE);
+  return answer({ ...s, partitions: setAt(s.partitions, p, appendWithEntry(part, marker, updated)) }, Err.NONE);
 }
 
 export function isMarker(b: LogBatch): boolean {

@@ -295,6 +295,12 @@ export function canTimeOutProduce(p: Producer, partition: number): boolean {
   return isActive(p) && p.batches.some((b) => b.partition === partition && b.status === BatchStatus.InFlight);
 }
 
+function resendBatch(cfg: KafkaConfig, s: State, i: number, b: ClientBatch): State {
+  const p = s.producers[i]!;
+  const node = LEADER_BASE + b.partition;
+  return { ...s, network: send(s.network, i, node, p.conns[connSlot(node)]!, produceRequest(cfg, i, p, b)) };
+}
+
 /** Produce request timeout with retries left: same pid, epoch and sequence on a new connection. */
 export function produceTimeout(cfg: KafkaConfig, s: State, i: number, partition: number): State {
   const p = s.producers[i]!;
@@ -408,6 +414,8 @@ function handleProduceResponse(cfg: KafkaConfig, rules: Rules, s: State, i: numb
   const batches = p.batches.filter((_, k) => k !== index);
   if (resp.error === Err.NONE) return put(s, i, { ...p, batches });
   if (resp.error === Err.PRODUCER_FENCED) return fatal(cfg, put(s, i, { ...p, batches }), i);
+  // Retriable: the same batch goes again on the same connection.
+  if (resp.error === Err.NOT_ENOUGH_REPLICAS) return resendBatch(cfg, s, i, p.batches[index]!);
   // INVALID_PRODUCER_EPOCH (abortable since KIP-588 / 2.7), OUT_OF_ORDER_SEQUENCE_NUMBER, ...
   return put(s, i, abortableError(rules, { ...p, batches }));
 }

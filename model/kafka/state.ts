@@ -36,6 +36,7 @@ export const Err = {
   NONE: 0,
   COORDINATOR_NOT_AVAILABLE: 15,
   NOT_COORDINATOR: 16,
+  NOT_ENOUGH_REPLICAS: 19,
   ILLEGAL_GENERATION: 22,
   OUT_OF_ORDER_SEQUENCE_NUMBER: 45,
   DUPLICATE_SEQUENCE_NUMBER: 46,
@@ -89,6 +90,10 @@ export interface Request {
   readonly value: number;
   /** TxnOffsetCommit: the member's group generation (KIP-447). */
   readonly generation: number;
+  /** AddPartitionsToTxn sent by a partition leader (KIP-890): only verify, do not add. */
+  readonly verifyOnly: boolean;
+  /** AddPartitionsToTxn sent by a partition leader: the verification attempt it serves. */
+  readonly guard: number;
   /** Ghost: the producer instance that sent it (never read by protocol logic). */
   readonly ghostProducer: number;
   /**
@@ -110,6 +115,7 @@ export interface Response {
   readonly partitions: number;
   readonly seq: number; // Produce: the sequence acknowledged
   readonly coordinatorEpoch: number; // WriteTxnMarkers: the epoch the marker was sent with
+  readonly guard: number; // AddPartitionsToTxn from a partition leader: the attempt it answers
 }
 
 export type Message = Request | Response;
@@ -253,10 +259,30 @@ export interface ProducerEntry {
   readonly txnFirstOffset: number;
 }
 
+/** VerificationStateEntry (KIP-890 part 1): the guard of the current verification attempt. */
+export interface Verification {
+  readonly pid: number;
+  readonly epoch: number;
+  readonly guard: number;
+}
+
+/** A Produce held by the leader until the coordinator answers its verification. */
+export interface HeldProduce {
+  readonly guard: number;
+  readonly from: number;
+  readonly conn: number;
+  readonly request: Request;
+}
+
 export interface Partition {
   readonly log: readonly LogBatch[];
   /** Sorted by pid. */
   readonly producers: readonly ProducerEntry[];
+  /** Sorted by pid; at most one per producer id. */
+  readonly verifications: readonly Verification[];
+  readonly held: readonly HeldProduce[];
+  /** The next verification guard (a unique object in Kafka, a counter here). */
+  readonly nextGuard: number;
 }
 
 // ---- Consumers ------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
   kip360: 'KIP-360 (2.5): the client bumps its epoch with InitProducerId(pid, epoch) after an abortable error',
   timeoutFence: 'KAFKA-6119 (1.0): a transaction-timeout abort bumps the producer epoch, fencing the producer',
   kip447: 'KIP-447 (2.5): TxnOffsetCommit carries the group generation; a member of an older generation is fenced',
+  verification: 'KIP-890 part 1 (3.6): a leader verifies a Produce that would open a transaction with the coordinator, guarded per attempt',
+  tv2: 'KIP-890 part 2, transaction version 2 (4.0): epoch bump at every EndTxn, markers at the bumped epoch, implicit partition add on Produce and TxnOffsetCommit',
   mutantNoCoordinatorEpochCheck: 'mutant: AddPartitionsToTxn and EndTxn accept any producer epoch',
   mutantReadPastLso: 'mutant: read_committed fetches up to the high watermark',
   mutantNoDedup: 'mutant: the partition leader forgets sequence de-duplication',
@@ -31,11 +33,15 @@ const noMutants = {
 export const generations: Readonly<Record<string, { readonly description: string; readonly rules: Rules }>> = {
   'kafka-0.11': {
     description: 'KIP-98 as first shipped: no client epoch bump after abortable errors, no epoch bump on timeout abort',
-    rules: { kip360: false, timeoutFence: false, kip447: false, ...noMutants },
+    rules: { kip360: false, timeoutFence: false, kip447: false, verification: false, tv2: false, ...noMutants },
   },
   'kafka-3.5': {
     description: 'Kafka 2.5-3.5: TV0/TV1 coordinator, KIP-360 client, timeout abort with epoch fence, no partition verification',
-    rules: { kip360: true, timeoutFence: true, kip447: true, ...noMutants },
+    rules: { kip360: true, timeoutFence: true, kip447: true, verification: false, tv2: false, ...noMutants },
+  },
+  'kafka-3.6': {
+    description: 'Kafka 3.6-3.9: kafka-3.5 plus KIP-890 part 1, partition verification with its per-attempt guard',
+    rules: { kip360: true, timeoutFence: true, kip447: true, verification: true, tv2: false, ...noMutants },
   },
 };
 
