@@ -7,8 +7,8 @@
 // client transaction (the ghost history index), of which the spec's bounds give a fixed number.
 import type { Goal } from '../../checker/liveness.ts';
 import type { KafkaConfig } from '../../model/kafka/config.ts';
-import { batchOutcome, lastStableOffset } from '../../model/kafka/partition.ts';
-import { type State, BatchKind, TxnState } from '../../model/kafka/state.ts';
+import { batchOutcome, isMarker, lastStableOffset } from '../../model/kafka/partition.ts';
+import { type State, BatchKind, Outcome, TxnState } from '../../model/kafka/state.ts';
 import type { LivenessInfo } from '../registry.ts';
 
 function clientTransactions(cfg: KafkaConfig): number {
@@ -20,11 +20,16 @@ function coordinatorState(s: State, txnId: number): number | undefined {
   return s.coordinator.metadata[txnId]?.state;
 }
 
-/** Offsets of the data records of client transaction `txn` in partition `p`. */
+/** Every partition with a log: the data partitions, then __consumer_offsets with the transform app. */
+function logPartitions(cfg: KafkaConfig): number {
+  return cfg.partitions + (cfg.app === 'consume-transform-produce' ? 1 : 0);
+}
+
+/** Offsets of the transactional records (data or offset commits) of client transaction `txn` in partition `p`. */
 function recordOffsets(s: State, p: number, txn: number): number[] {
   const out: number[] = [];
   s.partitions[p]!.log.forEach((b, offset) => {
-    if (b.kind === BatchKind.Data && b.ghostTxn === txn) out.push(offset);
+    if (b.transactional && !isMarker(b) && b.ghostTxn === txn) out.push(offset);
   });
   return out;
 }
@@ -48,7 +53,7 @@ function transactionsComplete(cfg: KafkaConfig): Goal<State>[] {
 
 function lsoAdvances(cfg: KafkaConfig): Goal<State>[] {
   const goals: Goal<State>[] = [];
-  for (let p = 0; p < cfg.partitions; p++) {
+  for (let p = 0; p < logPartitions(cfg); p++) {
     for (let txn = 0; txn < clientTransactions(cfg); txn++) {
       const unstable = (s: State) => recordOffsets(s, p, txn).some((o) => o >= lastStableOffset(s.partitions[p]!));
       goals.push({ kind: 'leadsTo', label: `LsoAdvances[p${p}, txn ${txn}]`, p: unstable, q: (s) => !unstable(s) });
@@ -63,9 +68,10 @@ function consumersProgress(cfg: KafkaConfig): Goal<State>[] {
     for (let p = 0; p < cfg.partitions; p++) {
       for (let txn = 0; txn < clientTransactions(cfg); txn++) {
         const waiting = (s: State) => {
+          const { log } = s.partitions[p]!;
           const delivered = s.consumers[c]!.delivered;
           return recordOffsets(s, p, txn).some(
-            (o) => batchOutcome(s.partitions[p]!, o) === BatchKind.Commit && !delivered.some((d) => d.partition === p && d.offset === o),
+            (o) => log[o]!.kind === BatchKind.Data && batchOutcome(s.partitions[p]!, o) === Outcome.Committed && !delivered.some((d) => d.partition === p && d.offset === o),
           );
         };
         goals.push({ kind: 'leadsTo', label: `ConsumersProgress[C${c}, p${p}, txn ${txn}]`, p: waiting, q: (s) => !waiting(s) });
@@ -83,7 +89,7 @@ export const kafkaLiveness: readonly LivenessInfo<KafkaConfig>[] = [
   },
   {
     name: 'LsoAdvances',
-    description: "every partition's LSO eventually passes every record below its high watermark (per partition and client transaction)",
+    description: "every partition's LSO (__consumer_offsets included) eventually passes every record below its high watermark (per partition and client transaction)",
     goals: (cfg) => lsoAdvances(cfg) as Goal<unknown>[],
   },
   {
