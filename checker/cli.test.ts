@@ -115,6 +115,79 @@ describe('the commit-early mutant', () => {
   });
 });
 
+/** PROTOCOL.md B1 at its smallest: one partition, one producer, one request timeout. */
+function hanging(): string {
+  const fairness = ['deliver', 'sendTxnRequest', 'sendProduce', 'resendTxnMarker', 'completeTransaction', 'fetch'];
+  const properties = ['ReadCommittedIsolation', 'AtomicCommit', 'NoLostWrite', 'ZombieFencing', 'Idempotence', 'CoordinatorTransitions'];
+  return file('hanging.json', { model: 'kafka', deadlock: true, faults: { requestTimeouts: 1 }, properties, liveness: ['LsoAdvances', 'ConsumersProgress'], fairness });
+}
+
+describe('liveness', () => {
+  const traceFile = join(dir, 'lasso.itf.json');
+  beforeAll(async () => {
+    await txcheck('check', hanging(), '--out', traceFile);
+  });
+
+  it('runs after the invariants: exit 1, the verdict of each property, the lasso written with its loop', async () => {
+    const { code, out } = await txcheck('check', hanging(), '--out', traceFile, '--json');
+    expect(code).toBe(1);
+    const summary = JSON.parse(out);
+    expect(summary).toMatchObject({ status: 'violation', violation: { property: 'LsoAdvances', goal: 'LsoAdvances[p0, txn 0]', length: 19, loop: 19, traceFile } });
+    expect(summary.liveness.fairness).toEqual([
+      'each deliver action',
+      'each sendTxnRequest action',
+      'each sendProduce action',
+      'each resendTxnMarker action',
+      'each completeTransaction action',
+      'each fetch action',
+    ]);
+    expect(summary.liveness.properties).toEqual([
+      { name: 'LsoAdvances', goals: 1, status: 'violated', goal: 'LsoAdvances[p0, txn 0]', length: 19, loop: 19, traceFile },
+      { name: 'ConsumersProgress', goals: 1, status: 'holds' },
+    ]);
+    expect(summary.liveness.states).toBe(summary.distinctStates);
+    const trace = JSON.parse(readFileSync(traceFile, 'utf8'));
+    expect(trace.loop).toBe(19);
+    expect(trace.states).toHaveLength(20);
+    expect(trace['#meta']).toMatchObject({ property: 'LsoAdvances', goal: 'LsoAdvances[p0, txn 0]', trigger: 15 });
+  });
+
+  it('prints the fairness, the verdicts, the prefix and the cycle', async () => {
+    const { out } = await txcheck('check', hanging(), '--out', traceFile);
+    expect(out).toContain('Then liveness: LsoAdvances, ConsumersProgress, under weak fairness of each deliver action; each sendTxnRequest action;');
+    expect(out).toMatch(/ConsumersProgress {2}holds \(1 goal\)/);
+    expect(out).toContain('step 15: deliver P0.0→L0: Produce   [LsoAdvances[p0, txn 0]: its trigger holds; its goal never does from here on]');
+    expect(out).toContain('step 19: C0: fetch(p0)   [the cycle starts here]');
+    expect(out).toContain('  (no action is enabled in step 19: the run stays there forever)\nTrace written to');
+  });
+
+  it('replays a lasso: the prefix, the cycle back to its first state, the goal never met', async () => {
+    const { code, out } = await txcheck('replay', traceFile, '--json');
+    expect(code).toBe(0);
+    expect(JSON.parse(out)).toMatchObject({ status: 'reproduced', property: 'LsoAdvances', steps: 19, loop: 19 });
+  });
+
+  it('does not replay a lasso whose trigger is moved, or whose stuttering state has an enabled action', async () => {
+    const moved = JSON.parse(readFileSync(traceFile, 'utf8'));
+    moved['#meta'].trigger = 3;
+    expect((await txcheck('replay', file('moved.itf.json', moved))).out).toContain('LsoAdvances[p0, txn 0]: its trigger does not hold at step 3');
+    const early = JSON.parse(readFileSync(traceFile, 'utf8'));
+    early.states.pop();
+    early.loop = 18;
+    const { code, out } = await txcheck('replay', file('early.itf.json', early));
+    expect(code).toBe(1);
+    expect(out).toContain('the trace stutters in its last state, but actions are enabled there');
+  });
+
+  it('is not checked when an invariant fails first', async () => {
+    const spec = file('both.json', { model: 'kafka', deadlock: true, faults: { requestTimeouts: 1 }, liveness: ['LsoAdvances'], fairness: [] });
+    const { code, out } = await txcheck('check', spec, '--out', join(dir, 'both.itf.json'));
+    expect(code).toBe(1);
+    expect(out).toContain('Result: violation. NoHangingTransaction is violated');
+    expect(out).toContain('Liveness was not checked');
+  });
+});
+
 describe('random search', () => {
   it('writes byte-identical traces for the same seed, and the walk reruns alone', async () => {
     const args = ['check', mutant, '--strategy', 'random', '--seed', '42', '--walks', '500', '--max-depth', '20', '--json'];
@@ -140,9 +213,11 @@ describe('random search', () => {
 
 describe('bad input', () => {
   const spec = (extra: Record<string, unknown>) => ({ model: 'two-phase', resourceManagers: 3, ...extra });
+  const kafka = (extra: Record<string, unknown>) => ({ model: 'kafka', deadlock: true, ...extra });
   const validTrace = () => JSON.parse(readFileSync(join(dir, 'mutant.itf.json'), 'utf8'));
   beforeAll(async () => {
     await txcheck('check', mutant, '--out', join(dir, 'mutant.itf.json'));
+    await txcheck('check', hanging(), '--out', join(dir, 'hanging.itf.json'));
   });
 
   // [what, arguments, what the one line must name: the file and the field]
@@ -181,6 +256,20 @@ describe('bad input', () => {
       return ['replay', file('noaction.itf.json', t)];
     }, 'noaction.itf.json', ': states[2].#meta: expected a JSON object with the action label'],
     ['a trace with an unknown property', () => ['replay', file('tprop.itf.json', { ...validTrace(), '#meta': { ...validTrace()['#meta'], property: 'Nope' } })], 'tprop.itf.json', ': #meta.property: expected one of TPTypeOK, TCConsistent, Deadlock'],
+    ['liveness for a model without any', () => ['check', file('nolive.json', spec({ liveness: ['Terminates'] }))], 'nolive.json', ': liveness: expected nothing: model two-phase has no liveness properties'],
+    ['an unknown liveness property', () => ['check', file('live.json', kafka({ liveness: ['Nope'], fairness: [] }))], 'live.json', ': liveness[0]: expected one of TransactionsComplete, LsoAdvances, ConsumersProgress'],
+    ['liveness without fairness', () => ['check', file('nofair.json', kafka({ liveness: ['LsoAdvances'] }))], 'nofair.json', ': fairness: expected a list of weakly fair action kinds'],
+    ['fairness without liveness', () => ['check', file('faironly.json', kafka({ fairness: ['deliver'] }))], 'faironly.json', ': fairness: expected no fairness without "liveness"'],
+    ['an unknown fair action kind', () => ['check', file('fairkind.json', kafka({ liveness: ['LsoAdvances'], fairness: ['deliver', 'delivr'] }))], 'fairkind.json', ': fairness[1]: expected one of the action kinds initTransactions,'],
+    ['an empty fairness group', () => ['check', file('fairgroup.json', kafka({ liveness: ['LsoAdvances'], fairness: [{ anyOf: [] }] }))], 'fairgroup.json', ': fairness[0].anyOf: expected a non-empty list of action kinds'],
+    ['an unknown kind in a fairness group', () => ['check', file('fairgroup2.json', kafka({ liveness: ['LsoAdvances'], fairness: [{ anyOf: ['deliver', 'x'] }] }))], 'fairgroup2.json', ': fairness[0].anyOf[1]: expected one of the action kinds'],
+    ['liveness with random walks in the spec', () => ['check', file('liverandom.json', kafka({ liveness: ['LsoAdvances'], fairness: [], strategy: 'random' }))], 'liverandom.json', ': strategy: expected "bfs" (liveness needs the whole state graph)'],
+    ['liveness with random walks on the command line', () => ['check', file('liveflag.json', kafka({ liveness: ['LsoAdvances'], fairness: [] })), '--strategy', 'random'], 'command line', ': --strategy: expected "bfs": the spec checks liveness'],
+    ['a lasso trace with an unknown goal', () => {
+      const t = JSON.parse(readFileSync(join(dir, 'hanging.itf.json'), 'utf8'));
+      t['#meta'].goal = 'LsoAdvances[p7, txn 0]';
+      return ['replay', file('goal.itf.json', t)];
+    }, 'goal.itf.json', ': #meta.goal: expected one of LsoAdvances[p0, txn 0]'],
     ['a bad spec inside a trace', () => ['replay', file('tspec.itf.json', { ...validTrace(), '#meta': { ...validTrace()['#meta'], spec: spec({ resourceManagers: 0 }) } })], 'tspec.itf.json', ': #meta.spec.resourceManagers: expected an integer from 1 to 12'],
   ];
 

@@ -5,8 +5,9 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Fields, InputError } from '../specs/fields.ts';
-import { loadSpecFile, parseSpec, readRunOptions, type RunOptions, type Spec } from '../specs/load.ts';
+import { loadSpecFile, parseSpec, readRunOptions, temporalProperties, type RunOptions, type Spec } from '../specs/load.ts';
 import { bfs } from './bfs.ts';
+import { type Lasso, type LivenessResult, checkLiveness, describeFairness } from './liveness.ts';
 import type { Model } from './model.ts';
 import { randomSearch } from './random.ts';
 import { DEADLOCK, type Progress, type Result, type Trace } from './search.ts';
@@ -114,6 +115,9 @@ function runOptions(spec: Spec, flags: Flags): RunOptions {
 function check(file: string, flags: Flags, io: Io): number {
   const spec = loadSpecFile(file);
   const options = runOptions(spec, flags);
+  if (spec.liveness.length > 0 && options.strategy === 'random') {
+    throw new InputError(COMMAND_LINE, '--strategy', '"bfs": the spec checks liveness, which needs the whole state graph', '"random"');
+  }
   const model = spec.entry.build(spec.params, spec.properties);
   const progress = new ProgressLine(io);
   const searchOptions = { ...options, deadlockAllowed: spec.deadlockAllowed, onProgress: io.errIsTTY ? progress.show : undefined };
@@ -122,31 +126,86 @@ function check(file: string, flags: Flags, io: Io): number {
       ? bfs(model, searchOptions)
       : randomSearch(model, { ...searchOptions, maxDepth: options.maxDepth ?? DEFAULT_WALK_DEPTH });
   progress.clear();
+  // Liveness is checked once every invariant holds in every reachable state.
+  const live =
+    result.status === 'ok' && spec.liveness.length > 0
+      ? checkLiveness(model, temporalProperties(spec), { fairness: spec.fairness, maxStates: options.maxStates, maxSeconds: options.maxSeconds })
+      : undefined;
+
+  const baseMeta = { spec: spec.raw, specFile: spec.file, strategy: options.strategy };
+  const written: string[] = [];
+  const write = (property: string, trace: Trace | Lasso, description: string, extra: object = {}): string => {
+    const defaultFile = `out/${spec.name}.${property}.itf.json`;
+    const path = flags.out === undefined ? defaultFile : written.length === 0 ? flags.out : flags.out.replace(/(\.itf)?\.json$/, '') + `.${property}.itf.json`;
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+      writeTraceFile(path, model, trace, { ...baseMeta, ...extra, property, description });
+    } catch (e) {
+      throw new InputError(path, '--out', 'a writable file path', (e as NodeJS.ErrnoException).code ?? String(e));
+    }
+    written.push(path);
+    return path;
+  };
 
   let traceFile: string | undefined;
   if (result.violation !== undefined) {
     const { property, trace, walk } = result.violation;
-    traceFile = flags.out ?? `out/${spec.name}.${property}.itf.json`;
     const random = options.strategy === 'random' ? { seed: options.seed, walk } : {};
-    const description = `${property} violated after ${trace.actions.length} steps (${options.strategy} search of ${spec.file})`;
-    const meta = { spec: spec.raw, specFile: spec.file, strategy: options.strategy, ...random, property, description };
-    try {
-      mkdirSync(dirname(traceFile), { recursive: true });
-      writeTraceFile(traceFile, model, trace, meta);
-    } catch (e) {
-      throw new InputError(traceFile, '--out', 'a writable file path', (e as NodeJS.ErrnoException).code ?? String(e));
-    }
+    traceFile = write(property, trace, `${property} violated after ${trace.actions.length} steps (${options.strategy} search of ${spec.file})`, random);
+  }
+  const lassoFiles = new Map<string, string>();
+  for (const { property, lasso } of live?.verdicts ?? []) {
+    if (lasso === undefined) continue;
+    const cycle = lasso.loopAction === undefined ? 'stutters forever' : `repeats a cycle of ${lasso.states.length - lasso.loop} steps`;
+    lassoFiles.set(property, write(property, lasso, `${lasso.goal} fails on a fair run: after ${lasso.loop} steps it ${cycle} (${spec.file})`));
   }
 
-  if (flags.json === true) io.out(`${JSON.stringify(jsonSummary(result, options, traceFile))}\n`);
-  else io.out(textSummary(spec, options, model, result, traceFile));
-  return result.status === 'ok' ? ExitCode.Ok : result.status === 'violation' ? ExitCode.Violation : ExitCode.Incomplete;
+  if (flags.json === true) io.out(`${JSON.stringify(jsonSummary(spec, result, options, traceFile, live, lassoFiles))}\n`);
+  else io.out(textSummary(spec, options, model, result, traceFile, live, lassoFiles));
+  const status = overallStatus(result, live);
+  return status === 'ok' ? ExitCode.Ok : status === 'violation' ? ExitCode.Violation : ExitCode.Incomplete;
 }
 
-function jsonSummary(result: Result, options: RunOptions, traceFile: string | undefined): unknown {
-  const { status, distinctStates, statesGenerated, depth, seconds, coverage, stoppedBy, violation } = result;
+function overallStatus(result: Result, live: LivenessResult | undefined): Result['status'] {
+  return result.status !== 'ok' || live === undefined ? result.status : live.status;
+}
+
+/** Steps in a lasso: to the last state, plus the step back to the cycle's start. */
+function lassoLength(lasso: Lasso): number {
+  return lasso.actions.length + (lasso.loopAction === undefined ? 0 : 1);
+}
+
+function livenessJson(spec: Spec, live: LivenessResult, files: ReadonlyMap<string, string>): unknown {
+  const { states, edges, seconds, bytes, stoppedBy, verdicts } = live;
   return {
-    status,
+    fairness: spec.fairness.map(describeFairness),
+    states,
+    edges,
+    seconds,
+    bytes,
+    ...(stoppedBy === undefined ? {} : { stoppedBy }),
+    properties: verdicts.map(({ property, goals, lasso }) => ({
+      name: property,
+      goals,
+      status: lasso === undefined ? 'holds' : 'violated',
+      ...(lasso === undefined ? {} : { goal: lasso.goal, length: lassoLength(lasso), loop: lasso.loop, traceFile: files.get(property) }),
+    })),
+  };
+}
+
+function jsonSummary(
+  spec: Spec,
+  result: Result,
+  options: RunOptions,
+  traceFile: string | undefined,
+  live: LivenessResult | undefined,
+  lassoFiles: ReadonlyMap<string, string>,
+): unknown {
+  const { distinctStates, statesGenerated, depth, seconds, coverage, violation } = result;
+  const stoppedBy = result.stoppedBy ?? live?.stoppedBy;
+  const lasso = live?.verdicts.find((v) => v.lasso !== undefined);
+  return {
+    status: overallStatus(result, live),
     distinctStates,
     statesGenerated,
     depth,
@@ -158,6 +217,10 @@ function jsonSummary(result: Result, options: RunOptions, traceFile: string | un
     ...(violation === undefined
       ? {}
       : { violation: { property: violation.property, length: violation.trace.actions.length, traceFile, ...(violation.walk === undefined ? {} : { walk: violation.walk }) } }),
+    ...(lasso?.lasso === undefined
+      ? {}
+      : { violation: { property: lasso.property, goal: lasso.lasso.goal, length: lassoLength(lasso.lasso), loop: lasso.lasso.loop, traceFile: lassoFiles.get(lasso.property) } }),
+    ...(live === undefined ? {} : { liveness: livenessJson(spec, live, lassoFiles) }),
   };
 }
 
@@ -180,11 +243,23 @@ class ProgressLine {
   }
 }
 
-function textSummary(spec: Spec, options: RunOptions, model: Model<unknown, unknown>, result: Result, traceFile: string | undefined): string {
+function textSummary(
+  spec: Spec,
+  options: RunOptions,
+  model: Model<unknown, unknown>,
+  result: Result,
+  traceFile: string | undefined,
+  live: LivenessResult | undefined,
+  lassoFiles: ReadonlyMap<string, string>,
+): string {
   const lines: string[] = [];
   const searched = options.strategy === 'random' ? `random walks, seed ${options.seed}` : 'breadth-first';
   lines.push(`${TOOL}: ${spec.file} (model ${spec.entry.name}, ${searched})`);
   lines.push(`Checking ${spec.properties.join(', ') || 'no invariants'}; deadlock ${spec.deadlockAllowed ? 'allowed' : 'reported'}.`);
+  if (spec.liveness.length > 0) {
+    const fairness = spec.fairness.length === 0 ? 'no fairness at all' : `weak fairness of ${spec.fairness.map(describeFairness).join('; ')}`;
+    lines.push(`Then liveness: ${spec.liveness.join(', ')}, under ${fairness}.`);
+  }
   const perSecond = result.seconds > 0 ? ` (${count(result.statesGenerated / result.seconds)} states/s)` : '';
   lines.push(
     `${count(result.distinctStates)} distinct states, ${count(result.statesGenerated)} states generated, ` +
@@ -195,7 +270,9 @@ function textSummary(spec: Spec, options: RunOptions, model: Model<unknown, unkn
   for (const [kind, n] of Object.entries(result.coverage.fired)) lines.push(`  ${kind.padEnd(width)}  ${count(n).padStart(12)}`);
   lines.push(`  never fired: ${result.coverage.neverFired.join(', ') || 'none'}`);
 
-  if (result.status === 'ok') {
+  if (result.status === 'ok' && live !== undefined) {
+    lines.push(...livenessLines(spec, model, result, live, lassoFiles));
+  } else if (result.status === 'ok') {
     lines.push(
       options.strategy === 'bfs'
         ? `Result: ok. ${spec.properties.join(' and ') || 'No invariant'} hold${spec.properties.length === 1 ? 's' : ''} in all ${count(result.distinctStates)} reachable states.`
@@ -213,16 +290,51 @@ function textSummary(spec: Spec, options: RunOptions, model: Model<unknown, unkn
     lines.push(...traceLines(model, trace, property));
     lines.push(`Trace written to ${traceFile}; replay it with: txcheck replay ${traceFile}`);
   }
+  if (result.status !== 'ok' && spec.liveness.length > 0) lines.push('Liveness was not checked: it needs every invariant to hold in every reachable state first.');
   return `${lines.join('\n')}\n`;
 }
 
-/** Each step of `trace`: the action, then the variables it changed (all of them at step 0). */
-function traceLines(model: Model<unknown, unknown>, trace: Trace, property: string): string[] {
+function livenessLines(spec: Spec, model: Model<unknown, unknown>, result: Result, live: LivenessResult, files: ReadonlyMap<string, string>): string[] {
+  const lines = [`Liveness: state graph of ${count(live.states)} states and ${count(live.edges)} edges, ${live.seconds.toFixed(2)} s, ${(live.bytes / 2 ** 20).toFixed(1)} MiB.`];
+  if (live.status === 'incomplete') {
+    lines.push(`Result: incomplete. The liveness check stopped at ${live.stoppedBy}; no liveness verdict.`);
+    return lines;
+  }
+  const width = Math.max(...live.verdicts.map((v) => v.property.length));
+  for (const { property, goals, lasso } of live.verdicts) {
+    const verdict = lasso === undefined ? `holds (${goals} goal${goals === 1 ? '' : 's'})` : `fails: ${lasso.goal}, trace ${files.get(property)}`;
+    lines.push(`  ${property.padEnd(width)}  ${verdict}`);
+  }
+  const failed = live.verdicts.find((v) => v.lasso !== undefined);
+  if (failed === undefined) {
+    const invariants = spec.properties.length === 0 ? 'No invariant is checked' : `${spec.properties.join(' and ')} hold${spec.properties.length === 1 ? 's' : ''}`;
+    lines.push(`Result: ok. ${invariants} in all ${count(result.distinctStates)} reachable states, and ${spec.liveness.join(' and ')} on every fair run.`);
+    return lines;
+  }
+  const lasso = failed.lasso!;
+  const goal = `${lasso.goal}${lasso.goal === failed.property ? '' : ` (${failed.property})`}`;
+  const run = spec.fairness.length === 0 ? 'a run (no fairness assumed)' : 'a fair run';
+  lines.push(`Result: violation. ${goal} fails on ${run}: ${lasso.loop} steps to a cycle that it repeats forever:`);
+  lines.push(...traceLines(model, lasso, failed.property));
+  const file = files.get(failed.property);
+  lines.push(`Trace written to ${file}; replay it with: txcheck replay ${file}`);
+  return lines;
+}
+
+/**
+ * Each step of `trace`: the action, then the variables it changed (all of them at step 0). A
+ * lasso marks where its trigger held and where its cycle starts, and says how the cycle closes.
+ */
+function traceLines(model: Model<unknown, unknown>, trace: Trace | Lasso, property: string): string[] {
   const lines: string[] = [];
   let before: Record<string, unknown> = {};
+  const lasso = 'loop' in trace ? trace : undefined;
   trace.states.forEach((s, step) => {
     const vars = toItfValue(model.view === undefined ? s : model.view(s)) as Record<string, unknown>;
-    lines.push(`  step ${step}: ${step === 0 ? '(initial state)' : trace.actions[step - 1]}`);
+    const notes: string[] = [];
+    if (step === lasso?.trigger) notes.push(`${lasso.goal}: its trigger holds; its goal never does from here on`);
+    if (step === lasso?.loop) notes.push('the cycle starts here');
+    lines.push(`  step ${step}: ${step === 0 ? '(initial state)' : trace.actions[step - 1]}${notes.length === 0 ? '' : `   [${notes.join('; ')}]`}`);
     for (const [name, value] of Object.entries(vars)) {
       const shown = JSON.stringify(value);
       if (shown !== JSON.stringify(before[name])) lines.push(`    ${name} = ${shown}`);
@@ -230,6 +342,13 @@ function traceLines(model: Model<unknown, unknown>, trace: Trace, property: stri
     before = vars;
   });
   if (property === DEADLOCK) lines.push('  (no action is enabled in the last state)');
+  if (lasso !== undefined) {
+    lines.push(
+      lasso.loopAction === undefined
+        ? `  (no action is enabled in step ${lasso.loop}: the run stays there forever)`
+        : `  step ${trace.states.length}: ${lasso.loopAction}   [back to step ${lasso.loop}]`,
+    );
+  }
   return lines;
 }
 
@@ -239,11 +358,13 @@ function replayCommand(file: string, flags: Flags, io: Io): number {
   const trace = readTraceFile(file);
   const spec = parseSpec(file, trace.meta.spec, '#meta.spec');
   const model = spec.entry.build(spec.params, spec.properties);
-  const { reproduced, message } = replay(model, trace);
+  const { reproduced, message } = replay(model, trace, { properties: temporalProperties(spec), fairness: spec.fairness });
+  const loop = trace.loop === undefined ? {} : { loop: trace.loop };
   if (flags.json === true) {
-    io.out(`${JSON.stringify({ status: reproduced ? 'reproduced' : 'diverged', property: trace.meta.property, steps: trace.actions.length, message })}\n`);
+    io.out(`${JSON.stringify({ status: reproduced ? 'reproduced' : 'diverged', property: trace.meta.property, steps: trace.actions.length, ...loop, message })}\n`);
   } else {
-    io.out(`${TOOL}: replay ${file} (model ${spec.entry.name}, ${trace.actions.length} steps)\n`);
+    const cycle = trace.loop === undefined ? '' : `, cycle from step ${trace.loop}`;
+    io.out(`${TOOL}: replay ${file} (model ${spec.entry.name}, ${trace.actions.length} steps${cycle})\n`);
     io.out(`${reproduced ? 'Reproduced' : 'Not reproduced'}: ${message}\n`);
   }
   return reproduced ? ExitCode.Ok : ExitCode.Violation;

@@ -4,6 +4,7 @@ import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { Fields, InputError, describeValue, isPlainObject, readJsonFile } from '../specs/fields.ts';
 import { deepEqual } from './fingerprint.ts';
+import { type Fairness, type Lasso, type TemporalProperty, unfairOnCycle } from './liveness.ts';
 import type { Model } from './model.ts';
 import { DEADLOCK, type Trace } from './search.ts';
 
@@ -19,6 +20,10 @@ export interface TraceMeta {
   readonly walk?: number;
   readonly property: string;
   readonly description: string;
+  /** Lasso traces: the failing goal, the state where its trigger held, the step closing the cycle. */
+  readonly goal?: string;
+  readonly trigger?: number;
+  readonly loopAction?: string;
 }
 
 /** A trace as read from a file: states in their ITF form, without their `#meta`. */
@@ -29,6 +34,8 @@ export interface TraceFile {
   readonly states: readonly Readonly<Record<string, unknown>>[];
   /** The label of the action leading to `states[i + 1]`. */
   readonly actions: readonly string[];
+  /** Lasso traces: the index of the state the last state loops back to. */
+  readonly loop?: number;
 }
 
 /** Plain data in ITF form: integers beyond 2^53 become {"#bigint": "..."}; the rest is JSON. */
@@ -46,7 +53,9 @@ function stateView<S>(model: Model<S, unknown>, s: S): Readonly<Record<string, u
   return toItfValue(view) as Record<string, unknown>;
 }
 
-export function toItf<S>(model: Model<S, unknown>, trace: Trace, meta: TraceMeta): unknown {
+/** A trace, or a lasso whose `loop`, goal, trigger and closing action go into the ITF file. */
+export function toItf<S>(model: Model<S, unknown>, trace: Trace | Lasso, meta: TraceMeta): unknown {
+  const lasso = 'loop' in trace ? { goal: trace.goal, trigger: trace.trigger, ...(trace.loopAction === undefined ? {} : { loopAction: trace.loopAction }) } : {};
   const states = trace.states.map((s, i) => {
     const stateMeta = i === 0 ? { index: 0 } : { index: i, action: trace.actions[i - 1] };
     return { '#meta': stateMeta, ...stateView(model, s as S) };
@@ -57,9 +66,11 @@ export function toItf<S>(model: Model<S, unknown>, trace: Trace, meta: TraceMeta
       'format-description': 'https://apalache-mc.org/docs/adr/015adr-trace.html',
       tool: TOOL,
       ...meta,
+      ...lasso,
     },
     vars: Object.keys(stateView(model, trace.states[0] as S)),
     states,
+    ...('loop' in trace ? { loop: trace.loop } : {}),
   };
 }
 
@@ -79,7 +90,7 @@ export function writeFileAtomic(path: string, text: string): void {
   }
 }
 
-export function writeTraceFile<S>(path: string, model: Model<S, unknown>, trace: Trace, meta: TraceMeta): void {
+export function writeTraceFile<S>(path: string, model: Model<S, unknown>, trace: Trace | Lasso, meta: TraceMeta): void {
   writeFileAtomic(path, `${JSON.stringify(toItf(model, trace, meta), null, 2)}\n`);
 }
 
@@ -103,7 +114,15 @@ export function parseTrace(file: string, value: unknown): TraceFile {
   const rawStates = top.raw('states');
   if (!Array.isArray(rawStates) || rawStates.length === 0) top.fail('states', 'a non-empty list of states', rawStates);
   top.raw('params');
-  top.raw('loop');
+  const loop = top.has('loop') ? top.int('loop', 0, rawStates.length - 1) : undefined;
+  const lassoMeta =
+    loop === undefined
+      ? {}
+      : {
+          goal: metaFields.string('goal'),
+          trigger: metaFields.int('trigger', 0, loop),
+          ...(metaFields.has('loopAction') ? { loopAction: metaFields.string('loopAction') } : {}),
+        };
   top.done();
 
   const actions: string[] = [];
@@ -122,7 +141,7 @@ export function parseTrace(file: string, value: unknown): TraceFile {
     state.done();
     return vals;
   });
-  return { file, meta, vars, states, actions };
+  return { file, meta: { ...meta, ...lassoMeta }, vars, states, actions, ...(loop === undefined ? {} : { loop }) };
 }
 
 export function readTraceFile(file: string): TraceFile {
@@ -160,17 +179,33 @@ export interface ReplayResult {
   readonly message: string;
 }
 
+/** What a lasso trace is checked against: the spec's temporal properties and its fairness. */
+export interface TemporalSetting<S> {
+  readonly properties: readonly TemporalProperty<S>[];
+  readonly fairness: readonly Fairness[];
+}
+
 /**
  * Re-runs the labelled actions of `trace` from the initial state that equals its first state,
- * comparing every state, then re-checks the recorded property on the last one.
+ * comparing every state, then re-checks the recorded property: an invariant on the last state,
+ * or for a lasso, that its cycle returns to its first state, is fair, and never meets the goal.
  * Throws InputError when the trace cannot belong to `model`.
  */
-export function replay<S, A>(model: Model<S, A>, trace: TraceFile): ReplayResult {
+export function replay<S, A>(model: Model<S, A>, trace: TraceFile, temporal: TemporalSetting<S> = { properties: [], fairness: [] }): ReplayResult {
   const { file, meta, states, actions } = trace;
+  const lasso = trace.loop === undefined ? undefined : temporal.properties.find((p) => p.name === meta.property);
   const property = model.invariants.find((p) => p.name === meta.property);
-  if (property === undefined && meta.property !== DEADLOCK) {
+  if (trace.loop !== undefined && lasso === undefined) {
+    const known = temporal.properties.map((p) => p.name).join(', ') || 'none in the spec';
+    throw new InputError(file, '#meta.property', `a liveness property of the spec (${known})`, describeValue(meta.property));
+  }
+  if (trace.loop === undefined && property === undefined && meta.property !== DEADLOCK) {
     const known = [...model.invariants.map((p) => p.name), DEADLOCK].join(', ');
     throw new InputError(file, '#meta.property', `one of ${known}`, describeValue(meta.property));
+  }
+  const goal = lasso?.goals.find((g) => g.label === meta.goal);
+  if (lasso !== undefined && goal === undefined) {
+    throw new InputError(file, '#meta.goal', `one of ${lasso.goals.map((g) => g.label).join(', ')}`, describeValue(meta.goal));
   }
   const inits = model.init();
   const modelVars = Object.keys(stateView(model, inits[0]!));
@@ -181,19 +216,60 @@ export function replay<S, A>(model: Model<S, A>, trace: TraceFile): ReplayResult
 
   let s = inits.find((init) => deepEqual(stateView(model, init), states[0]));
   if (s === undefined) return diverged(`step 0: no initial state matches; ${firstDifference(states[0], stateView(model, inits[0]!), '')}`);
-  for (let step = 1; step < states.length; step++) {
-    const label = actions[step - 1]!;
-    const enabled = model.actions(s);
+  const replayed: S[] = [s];
+  const taken: A[] = [];
+  const take = (step: number, label: string): string | undefined => {
+    const enabled = model.actions(s!);
     const action = enabled.find((a) => model.label(a) === label);
-    if (action === undefined) {
-      return diverged(`step ${step}: action ${JSON.stringify(label)} is not enabled (enabled: ${enabled.map(model.label).join(', ') || 'none'})`);
-    }
-    s = model.next(s, action);
+    if (action === undefined) return `step ${step}: action ${JSON.stringify(label)} is not enabled (enabled: ${enabled.map(model.label).join(', ') || 'none'})`;
+    taken.push(action);
+    s = model.next(s!, action);
+    replayed.push(s);
+    return undefined;
+  };
+  for (let step = 1; step < states.length; step++) {
+    const notEnabled = take(step, actions[step - 1]!);
+    if (notEnabled !== undefined) return diverged(notEnabled);
     const difference = firstDifference(states[step], stateView(model, s), '');
     if (difference !== undefined) return diverged(`step ${step}: ${difference}`);
   }
   const last = states.length - 1;
+  if (lasso !== undefined && goal !== undefined) return replayLoop(model, trace, goal, temporal.fairness, replayed, taken, take);
   const stillViolated = property === undefined ? model.actions(s).length === 0 : !property.holds(s);
   if (!stillViolated) return diverged(`all ${last} steps replay as recorded, but ${meta.property} is no longer violated in the last state`);
   return { reproduced: true, message: `all ${last} steps replay as recorded and ${meta.property} is violated in the last state` };
+}
+
+/** The checks of a lasso once its states replayed: the loop closes, the goal never holds after the trigger, the cycle is fair. */
+function replayLoop<S, A>(
+  model: Model<S, A>,
+  trace: TraceFile,
+  goal: TemporalProperty<S>['goals'][number],
+  fairness: readonly Fairness[],
+  replayed: S[],
+  taken: A[],
+  take: (step: number, label: string) => string | undefined,
+): ReplayResult {
+  const { meta, states } = trace;
+  const loop = trace.loop!;
+  const trigger = meta.trigger ?? 0;
+  const last = states.length - 1;
+  const diverged = (message: string): ReplayResult => ({ reproduced: false, message });
+  if (meta.loopAction === undefined) {
+    if (model.actions(replayed[last]!).length > 0) return diverged(`the trace stutters in its last state, but actions are enabled there`);
+    if (loop !== last) return diverged(`a stuttering trace must loop on its last state (${last}), not ${loop}`);
+  } else {
+    const notEnabled = take(last + 1, meta.loopAction);
+    if (notEnabled !== undefined) return diverged(notEnabled);
+    const difference = firstDifference(states[loop], stateView(model, replayed[last + 1]!), '');
+    if (difference !== undefined) return diverged(`the cycle does not return to step ${loop}: ${difference}`);
+  }
+  const triggered = goal.kind === 'leadsTo' ? goal.p(replayed[trigger]!) : trigger === 0;
+  if (!triggered) return diverged(`${goal.label}: its trigger does not hold at step ${trigger}`);
+  const met = replayed.slice(trigger, last + 1).findIndex((x) => goal.q(x));
+  if (met !== -1) return diverged(`${goal.label}: the goal holds at step ${trigger + met}`);
+  const unfair = unfairOnCycle(model, fairness, replayed.slice(loop, last + 1), taken.slice(loop));
+  if (unfair !== undefined) return diverged(`the cycle from step ${loop} is not fair: ${unfair}`);
+  const cycle = meta.loopAction === undefined ? `stutters in step ${loop}` : `returns from step ${last} to step ${loop}`;
+  return { reproduced: true, message: `all ${last} steps replay as recorded, the cycle ${cycle}, and ${goal.label} never reaches its goal after step ${trigger} on this fair run` };
 }

@@ -1,6 +1,7 @@
 // Reading a spec file: the fields the spec layer owns, then the model's own parameters, then
 // a check that nothing unknown is left. Every error is one InputError line.
 import { basename } from 'node:path';
+import type { Fairness, TemporalProperty } from '../checker/liveness.ts';
 import { DEADLOCK } from '../checker/search.ts';
 import { Fields, InputError, describeValue, isPlainObject, readJsonFile } from './fields.ts';
 import { models } from './models.ts';
@@ -52,6 +53,10 @@ export interface Spec {
   readonly params: unknown;
   readonly description?: string;
   readonly properties: readonly string[];
+  /** Names of the temporal properties to check after the invariants. */
+  readonly liveness: readonly string[];
+  /** The weakly fair action classes liveness is checked under; given whenever liveness is. */
+  readonly fairness: readonly Fairness[];
   readonly deadlockAllowed: boolean;
   /** "holds", or the property a shipped spec is expected to violate. */
   readonly expect?: string;
@@ -71,10 +76,15 @@ export function parseSpec(file: string, value: unknown, path: string): Spec {
   const propertyNames = entry.properties.map((p) => p.name);
   const description = fields.has('description') ? fields.string('description') : undefined;
   const properties = fields.stringList('properties', propertyNames, propertyNames);
+  const livenessNames = (entry.liveness ?? []).map((p) => p.name);
+  if (livenessNames.length === 0 && fields.has('liveness')) fields.fail('liveness', `nothing: model ${entry.name} has no liveness properties`);
+  const liveness = fields.stringList('liveness', livenessNames, []);
   const deadlockAllowed = fields.bool('deadlock', false);
-  const expect = fields.has('expect') ? fields.oneOf('expect', ['holds', ...propertyNames, DEADLOCK]) : undefined;
+  const expect = fields.has('expect') ? fields.oneOf('expect', ['holds', ...propertyNames, DEADLOCK, ...liveness]) : undefined;
   const defaults = readRunOptions(fields, (o) => o.name);
+  if (liveness.length > 0 && defaults.strategy === 'random') fields.fail('strategy', '"bfs" (liveness needs the whole state graph)', 'random');
   const params = entry.readParams(fields);
+  const fairness = readFairness(fields, liveness, entry.build(params, []).actionKinds);
   fields.done();
   return {
     file,
@@ -83,9 +93,47 @@ export function parseSpec(file: string, value: unknown, path: string): Spec {
     entry,
     params,
     properties,
+    liveness,
+    fairness,
     deadlockAllowed,
     defaults,
     description,
     expect,
   };
+}
+
+/**
+ * "fairness": the weakly fair action classes, required with "liveness" ([] for none), so that
+ * no fairness is ever assumed. An action kind's name makes each action of that kind weakly fair
+ * on its own; { "anyOf": [kinds] } makes the group weakly fair as one class.
+ */
+function readFairness(fields: Fields, liveness: readonly string[], kinds: readonly string[]): Fairness[] {
+  const expected = 'a list of weakly fair action kinds (names, or { "anyOf": [names] } for a group), [] for none';
+  if (!fields.has('fairness')) {
+    if (liveness.length > 0) fields.fail('fairness', `${expected}: required with "liveness"`);
+    return [];
+  }
+  if (liveness.length === 0) fields.fail('fairness', 'no fairness without "liveness" properties to check it with', fields.raw('fairness'));
+  const list = fields.raw('fairness');
+  if (!Array.isArray(list)) return fields.fail('fairness', expected, list);
+  const kind = (name: string, v: unknown): string => {
+    if (typeof v !== 'string' || !kinds.includes(v)) fields.fail(name, `one of the action kinds ${kinds.join(', ')}`, v);
+    return v;
+  };
+  return list.map((item, i): Fairness => {
+    if (!isPlainObject(item)) return { kinds: [kind(`fairness[${i}]`, item)], perAction: true };
+    const group: Fields = new Fields(fields.file, item, fields.fieldName(`fairness[${i}]`));
+    const anyOf = group.raw('anyOf');
+    if (!Array.isArray(anyOf) || anyOf.length === 0) group.fail('anyOf', 'a non-empty list of action kinds', anyOf);
+    group.done();
+    return { kinds: anyOf.map((k, j) => kind(`fairness[${i}].anyOf[${j}]`, k)), perAction: false };
+  });
+}
+
+/** The spec's liveness properties, in the spec's order, built for its parameters. */
+export function temporalProperties(spec: Spec): TemporalProperty<unknown>[] {
+  return spec.liveness.map((name) => {
+    const p = spec.entry.liveness!.find((l) => l.name === name)!;
+    return { name, description: p.description, goals: p.goals(spec.params) };
+  });
 }

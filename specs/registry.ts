@@ -1,10 +1,16 @@
 // What the spec layer needs from each model it can load. `models.ts` lists the entries.
+import type { Goal } from '../checker/liveness.ts';
 import type { Model } from '../checker/model.ts';
 import type { Fields } from './fields.ts';
 
 export interface PropertyInfo {
   readonly name: string;
   readonly description: string;
+}
+
+/** A liveness property a spec can name: its goals (one per parameter value) for given parameters. */
+export interface LivenessInfo<P = unknown> extends PropertyInfo {
+  goals(params: P): readonly Goal<unknown>[];
 }
 
 export interface ModelEntry<P = unknown> {
@@ -19,6 +25,8 @@ export interface ModelEntry<P = unknown> {
    * Throws InputError on bad input.
    */
   readParams(fields: Fields): P;
+  /** The temporal properties a spec may list under "liveness". */
+  readonly liveness?: readonly LivenessInfo<P>[];
   /** Builds the model with the chosen properties as its invariants. */
   build(params: P, properties: readonly string[]): Model<unknown, unknown>;
 }

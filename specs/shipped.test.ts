@@ -1,5 +1,5 @@
-// Every shipped spec file that says what to expect ("expect": "holds" or a property name) is
-// checked here, so a spec and its model cannot drift apart unnoticed.
+// Every shipped spec file that says what to expect ("expect": "holds", or an invariant or liveness
+// property that fails) is checked here, so a spec and its model cannot drift apart unnoticed.
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -30,6 +30,11 @@ describe('shipped specs', () => {
     if (expected === 'holds') {
       expect(summary.status).toBe('ok');
       expect(code).toBe(0);
+    } else if (loadSpecFile(file).liveness.includes(expected!)) {
+      // Several liveness properties may fail; the expected one must be among them, with a lasso.
+      const verdict = summary.liveness?.properties.find((p: { name: string }) => p.name === expected);
+      expect(verdict).toMatchObject({ status: 'violated', traceFile: expect.any(String) });
+      expect(code).toBe(1);
     } else {
       expect(summary.violation?.property).toBe(expected);
       expect(code).toBe(1);

@@ -7,6 +7,7 @@ import { kafkaModel } from '../../model/kafka/index.ts';
 import type { App, InstanceStart, KafkaConfig, Rules } from '../../model/kafka/config.ts';
 import { generationNames, generations, switchNames } from '../../model/kafka/variants.ts';
 import type { FaultBudget } from '../../model/kafka/state.ts';
+import { kafkaLiveness } from './liveness.ts';
 import { kafkaProperties } from './properties.ts';
 
 const apps: readonly App[] = ['produce', 'consume-transform-produce'];
@@ -55,6 +56,7 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
   name: 'kafka',
   description: "Apache Kafka's transaction protocol: producers, transaction coordinator, partition leaders, consumers",
   properties: kafkaProperties.map(({ name, description }) => ({ name, description })),
+  liveness: kafkaLiveness,
 
   readParams(fields) {
     const variant = readVariant(fields);

@@ -1,0 +1,216 @@
+// The reachable state graph, explored breadth-first and kept compactly for liveness checking:
+// states are ids (discovery order), edges live in typed arrays (target, action index, label id),
+// and per state only its BFS parent, its depth and a few mark bits are stored. Full states exist
+// only while they wait in the frontier; a trace is rebuilt by re-running action indices.
+import { fingerprintInto } from './fingerprint.ts';
+import type { Model } from './model.ts';
+
+/** A growable list of 32-bit integers. */
+class IntList {
+  private data: Int32Array;
+  length = 0;
+
+  constructor(capacity = 1 << 12) {
+    this.data = new Int32Array(capacity);
+  }
+
+  push(v: number): void {
+    if (this.length === this.data.length) {
+      const bigger = new Int32Array(this.data.length * 2);
+      bigger.set(this.data);
+      this.data = bigger;
+    }
+    this.data[this.length++] = v;
+  }
+
+  /** The values, trimmed to their length. */
+  freeze(): Int32Array {
+    return this.data.slice(0, this.length);
+  }
+}
+
+/** Fingerprint to state id, by open addressing over (high, low, id) triples; id -1 marks a free slot. */
+class FingerprintIds {
+  private table = new Int32Array(3 << 12).fill(-1);
+  private mask = (1 << 12) - 1;
+  size = 0;
+
+  get bytes(): number {
+    return this.table.byteLength;
+  }
+
+  /** The id of (high, low), or -1. */
+  find(high: number, low: number): number {
+    return this.table[this.probe(high, low) + 2]!;
+  }
+
+  /** The id of (high, low); a new id (the current size) when it was not there. */
+  idOf(high: number, low: number): number {
+    if (this.size + 1 > (this.mask + 1) / 2) this.grow();
+    const at = this.probe(high, low);
+    const id = this.table[at + 2]!;
+    if (id !== -1) return id;
+    this.table[at] = high;
+    this.table[at + 1] = low;
+    this.table[at + 2] = this.size;
+    return this.size++;
+  }
+
+  private probe(high: number, low: number): number {
+    const table = this.table;
+    let slot = (low ^ Math.imul(high, 0x9e3779b1)) & this.mask;
+    for (;;) {
+      const at = slot * 3;
+      if (table[at + 2] === -1 || (table[at] === high && table[at + 1] === low)) return at;
+      slot = (slot + 1) & this.mask;
+    }
+  }
+
+  private grow(): void {
+    const old = this.table;
+    this.table = new Int32Array(old.length * 2).fill(-1);
+    this.mask = this.mask * 2 + 1;
+    for (let at = 0; at < old.length; at += 3) {
+      if (old[at + 2] === -1) continue;
+      const to = this.probe(old[at]!, old[at + 1]!);
+      this.table.set(old.subarray(at, at + 3), to);
+    }
+  }
+}
+
+export interface StateGraph {
+  readonly states: number;
+  readonly edges: number;
+  /** Out-edges of state v are edgeStart[v] .. edgeStart[v + 1] - 1. */
+  readonly edgeStart: Int32Array;
+  readonly edgeTarget: Int32Array;
+  /** The index of the edge's action in `actions(state)`. */
+  readonly edgeAction: Int32Array;
+  /** The edge's action label, as an index into `labels`. */
+  readonly edgeLabel: Int32Array;
+  readonly labels: readonly string[];
+  /** The action kind of each label, as an index into the model's actionKinds. */
+  readonly labelKind: Int32Array;
+  /** BFS tree: the parent id (-1 for an initial state) and the action index that led here. */
+  readonly parentOf: Int32Array;
+  /** For an initial state, its index in init(); otherwise the action index from the parent. */
+  readonly viaAction: Int32Array;
+  readonly depth: Int32Array;
+  /** Whether predicate `p` (an index into the explored predicates) holds in `state`. */
+  holds(p: number, state: number): boolean;
+  /** Bytes held by the graph while it was built and checked. */
+  readonly bytes: number;
+}
+
+export interface ExploreOptions {
+  readonly maxStates?: number;
+  readonly maxSeconds?: number;
+}
+
+export type Explored = { readonly graph: StateGraph } | { readonly stoppedBy: 'maxStates' | 'maxSeconds'; readonly states: number };
+
+/**
+ * Explores every reachable state of `model`, evaluating each of `predicates` once per state: the
+ * states themselves are not kept, so whatever is asked about them later must be asked now.
+ */
+export function exploreGraph<S, A>(model: Model<S, A>, predicates: readonly ((s: S) => boolean)[], options: ExploreOptions = {}): Explored {
+  const start = performance.now();
+  const maxStates = options.maxStates ?? Infinity;
+  const maxMs = (options.maxSeconds ?? Infinity) * 1000;
+  const ids = new FingerprintIds();
+  const fingerprint = new Uint32Array(2);
+  const parentOf = new IntList();
+  const viaAction = new IntList();
+  const depth = new IntList();
+  const marks = new IntList();
+  const words = Math.ceil(predicates.length / 32);
+  const edgeStart = new IntList();
+  const edgeTarget = new IntList();
+  const edgeAction = new IntList();
+  const edgeLabel = new IntList();
+  const labelIds = new Map<string, number>();
+  const labelKind = new IntList(64);
+  const kindIndex = new Map(model.actionKinds.map((k, i) => [k, i]));
+
+  /** The id of `s`, recording it when new; -1 when the state limit forbids a new one. */
+  const discover = (s: S, parent: number, action: number, level: number, frontier: S[]): number => {
+    fingerprintInto(model.canonical === undefined ? s : model.canonical(s), fingerprint);
+    const before = ids.size;
+    if (before >= maxStates) {
+      const seen = ids.find(fingerprint[0]! | 0, fingerprint[1]! | 0);
+      return seen === -1 ? -2 : seen;
+    }
+    const id = ids.idOf(fingerprint[0]! | 0, fingerprint[1]! | 0);
+    if (id === before) {
+      parentOf.push(parent);
+      viaAction.push(action);
+      depth.push(level);
+      for (let w = 0; w < words; w++) {
+        let bits = 0;
+        for (let b = 0; b < 32 && w * 32 + b < predicates.length; b++) if (predicates[w * 32 + b]!(s)) bits |= 1 << b;
+        marks.push(bits);
+      }
+      frontier.push(s);
+    }
+    return id;
+  };
+  const labelId = (a: A): number => {
+    const label = model.label(a);
+    let id = labelIds.get(label);
+    if (id === undefined) {
+      id = labelIds.size;
+      labelIds.set(label, id);
+      const kind = kindIndex.get(model.kind(a));
+      if (kind === undefined) throw new Error(`action kind ${JSON.stringify(model.kind(a))} is not among the model's actionKinds`);
+      labelKind.push(kind);
+    }
+    return id;
+  };
+
+  let level: S[] = [];
+  const inits = model.init();
+  for (let i = 0; i < inits.length; i++) {
+    if (discover(inits[i]!, -1, i, 0, level) === -2) return { stoppedBy: 'maxStates', states: ids.size };
+  }
+  let d = 0;
+  while (level.length > 0) {
+    const next: S[] = [];
+    for (let i = 0; i < level.length; i++) {
+      const s = level[i]!;
+      const id = edgeStart.length;
+      edgeStart.push(edgeTarget.length);
+      const actions = model.actions(s);
+      for (let j = 0; j < actions.length; j++) {
+        const t = discover(model.next(s, actions[j]!), id, j, d + 1, next);
+        if (t === -2) return { stoppedBy: 'maxStates', states: ids.size };
+        edgeTarget.push(t);
+        edgeAction.push(j);
+        edgeLabel.push(labelId(actions[j]!));
+      }
+      if ((id & 255) === 255 && performance.now() - start >= maxMs) return { stoppedBy: 'maxSeconds', states: ids.size };
+    }
+    level = next;
+    d++;
+  }
+  edgeStart.push(edgeTarget.length);
+
+  const arrays = [edgeStart, edgeTarget, edgeAction, edgeLabel, parentOf, viaAction, depth, marks].map((l) => l.freeze());
+  const [starts, targets, actionIdx, labelIdx, parents, via, depths, markBits] = arrays as [Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array];
+  return {
+    graph: {
+      states: ids.size,
+      edges: targets.length,
+      edgeStart: starts,
+      edgeTarget: targets,
+      edgeAction: actionIdx,
+      edgeLabel: labelIdx,
+      labels: [...labelIds.keys()],
+      labelKind: labelKind.freeze(),
+      parentOf: parents,
+      viaAction: via,
+      depth: depths,
+      holds: (p, state) => (markBits[state * words + (p >>> 5)]! & (1 << (p & 31))) !== 0,
+      bytes: ids.bytes + arrays.reduce((sum, a) => sum + a.byteLength, 0),
+    },
+  };
+}
