@@ -23,6 +23,11 @@ export interface Rules {
    * carry the bumped epoch; partitions join a transaction implicitly through the leader.
    */
   readonly tv2: boolean;
+  /**
+   * KIP-1228 with KAFKA-19999 (4.2): a transaction-version-2 marker must carry an epoch above the
+   * producer's, except as an idempotent retry (equal epoch, no open transaction).
+   */
+  readonly strictMarkerEpoch: boolean;
   /** Mutant: the coordinator skips the producer-epoch check on AddPartitionsToTxn and EndTxn. */
   readonly mutantNoCoordinatorEpochCheck: boolean;
   /** Mutant: read_committed fetches up to the high watermark instead of the LSO. */

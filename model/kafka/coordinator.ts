@@ -81,6 +81,7 @@ function prepareEnd(s: State, txnId: number, md: TxnMetadata, commit: boolean, e
   const prepared: TxnMetadata = {
     ...md,
     epoch,
+    lastEpoch: epoch === md.epoch ? md.lastEpoch : md.epoch,
     state: commit ? TxnState.PrepareCommit : TxnState.PrepareAbort,
     pendingState: commit ? TxnState.CompleteCommit : TxnState.CompleteAbort,
   };
@@ -137,7 +138,9 @@ export function handleAddPartitionsToTxn(rules: Rules, s: State, channel: From, 
   if (req.verifyOnly) return handleVerifyPartitionsInTransaction(s, channel, req);
   const t = req.txnId;
   const md = s.coordinator.metadata[t] ?? null;
-  const answer = (state: State, error: Err): State => reply(state, channel, response(req.api, { txnId: t, error, partitions: req.partitions }));
+  // A leader adding its partition (transaction version 2) needs its attempt back with the answer.
+  const answer = (state: State, error: Err): State =>
+    reply(state, channel, response(req.api, { txnId: t, error, pid: req.pid, epoch: req.epoch, partitions: req.partitions, seq: req.seq, guard: req.guard }));
   const error = producerCheck(rules, md, req);
   if (error !== Err.NONE || md === null) return answer(s, error);
   if (isPrepare(md.state)) return answer(s, Err.CONCURRENT_TRANSACTIONS);
@@ -170,6 +173,7 @@ function handleVerifyPartitionsInTransaction(s: State, channel: From, req: Reque
 
 /** EndTxn (endTransaction, TV0/TV1: the epoch stays; markers carry it). */
 export function handleEndTxn(rules: Rules, s: State, channel: From, req: Request): State {
+  if (rules.tv2) return handleEndTxnV2(rules, s, channel, req);
   const t = req.txnId;
   const md = s.coordinator.metadata[t] ?? null;
   const answer = (state: State, error: Err): State =>
@@ -182,6 +186,41 @@ export function handleEndTxn(rules: Rules, s: State, channel: From, req: Request
   if (md.state === (req.commit ? TxnState.CompleteCommit : TxnState.CompleteAbort)) return answer(s, Err.NONE);
   if (md.state === (req.commit ? TxnState.PrepareCommit : TxnState.PrepareAbort)) return answer(s, Err.CONCURRENT_TRANSACTIONS);
   return answer(s, Err.INVALID_TXN_STATE);
+}
+
+/**
+ * EndTxn v5, transaction version 2 (KIP-890 part 2, 4.0 TransactionCoordinator.endTransaction):
+ * the epoch is bumped when the transaction is prepared and the answer carries the new epoch. A
+ * retry is recognised by its epoch being one below the coordinator's. In Empty and Complete*
+ * states the answer follows Kafka's table (Retry = epoch + 1 = stored, Current = epoch = stored):
+ *
+ *   state           Abort/Retry  Abort/Current  Commit/Retry  Commit/Current
+ *   Empty           (fenced)     epoch bump     (fenced)      INVALID_TXN_STATE
+ *   CompleteAbort   NONE         epoch bump     INVALID_TXN_STATE  INVALID_TXN_STATE
+ *   CompleteCommit  INVALID_TXN_STATE  epoch bump  NONE        INVALID_TXN_STATE
+ *
+ * "epoch bump" writes an empty PrepareAbort at epoch + 1 (the client cannot know whether its
+ * transaction was already ended). The pid/epoch/pending order of checks is the 4.0 one.
+ */
+function handleEndTxnV2(rules: Rules, s: State, channel: From, req: Request): State {
+  const t = req.txnId;
+  const md = s.coordinator.metadata[t] ?? null;
+  const answer = (state: State, error: Err): State => {
+    const now = state.coordinator.metadata[t] ?? null;
+    return reply(state, channel, response(Api.EndTxn, { txnId: t, error, pid: now?.pid ?? req.pid, epoch: now?.epoch ?? req.epoch }));
+  };
+  if (md === null || md.pid !== req.pid) return answer(s, Err.INVALID_PRODUCER_ID_MAPPING);
+  const retry = md.epoch === req.epoch + 1;
+  const current = md.epoch === req.epoch;
+  const validEpoch =
+    md.state === TxnState.Ongoing || md.state === TxnState.Empty ? current : isPrepare(md.state) ? retry : retry || current;
+  if (!validEpoch && !rules.mutantNoCoordinatorEpochCheck) return answer(s, Err.PRODUCER_FENCED);
+  if (md.pendingState !== NO_STATE) return answer(s, Err.CONCURRENT_TRANSACTIONS);
+  if (md.state === TxnState.Ongoing || rules.mutantEndTxnIgnoresState) return answer(prepareEnd(s, t, md, req.commit, md.epoch + 1), Err.NONE);
+  if (isPrepare(md.state)) return answer(s, Err.CONCURRENT_TRANSACTIONS);
+  if (!req.commit && current) return answer(prepareEnd(s, t, { ...md, partitions: 0 }, false, md.epoch + 1), Err.NONE);
+  const sameResult = md.state === (req.commit ? TxnState.CompleteCommit : TxnState.CompleteAbort);
+  return answer(s, retry && sameResult ? Err.NONE : Err.INVALID_TXN_STATE);
 }
 
 /** A WriteTxnMarkers answer (TransactionMarkerRequestCompletionHandler). */

@@ -32,6 +32,6 @@ export const defaultHandlers: RequestHandlers = {
   AddOffsetsToTxn: (ctx, s, c, req) => coordinator.handleAddPartitionsToTxn(ctx.cfg.rules, s, c, req),
   EndTxn: (ctx, s, c, req) => coordinator.handleEndTxn(ctx.cfg.rules, s, c, req),
   Produce: (ctx, s, c, req) => partition.handleProduce(ctx.cfg.rules, s, c, req),
-  WriteTxnMarkers: (_ctx, s, c, req) => partition.handleWriteTxnMarkers(s, c, req),
+  WriteTxnMarkers: (ctx, s, c, req) => partition.handleWriteTxnMarkers(ctx.cfg.rules, s, c, req),
   TxnOffsetCommit: (ctx, s, c, req) => group.handleTxnOffsetCommit(ctx.cfg.rules, s, c, req),
 };

@@ -133,7 +133,7 @@ export function step(cfg: KafkaConfig, s: State, a: Action): State {
     case ActionKind.beginTransaction:
       return producer.beginTransaction(s, a.actor);
     case ActionKind.send:
-      return producer.sendRecord(cfg, s, a.actor, a.target);
+      return producer.sendRecord(cfg, rules, s, a.actor, a.target);
     case ActionKind.sendOffsetsToTransaction:
       return producer.sendOffsetsToTransaction(s, a.actor);
     case ActionKind.commitTransaction:

@@ -231,15 +231,21 @@ export function appendNonTransactional(s: State, p: number, batch: LogBatch): St
   return { ...s, partitions: setAt(s.partitions, p, { ...part, log: [...part.log, batch] }) };
 }
 
+/** TV0/TV1: the marker's epoch may not be below the producer's. KIP-1228: strictly above, but for a retry. */
+function markerEpochOk(rules: Rules, entry: ProducerEntry, epoch: number): boolean {
+  if (!rules.strictMarkerEpoch) return epoch >= entry.epoch;
+  return epoch > entry.epoch || (epoch === entry.epoch && entry.txnFirstOffset === NO_OFFSET);
+}
+
 /** WriteTxnMarkers for one partition (ProducerAppendInfo.appendEndTxnMarker, TV0/TV1 epoch rule). */
-export function handleWriteTxnMarkers(s: State, channel: { from: number; to: number; conn: number }, req: Request): State {
+export function handleWriteTxnMarkers(rules: Rules, s: State, channel: { from: number; to: number; conn: number }, req: Request): State {
   const p = req.partitions;
   const part = s.partitions[p]!;
   const entry = producerEntry(part, req.pid) ?? newEntry(req.pid);
   const answer = (state: State, error: Err): State =>
     reply(state, channel, response(Api.WriteTxnMarkers, { txnId: req.txnId, error, pid: req.pid, epoch: req.epoch, partitions: p, coordinatorEpoch: req.coordinatorEpoch }));
 
-  if (req.epoch < entry.epoch) return answer(s, Err.INVALID_PRODUCER_EPOCH);
+  if (!markerEpochOk(rules, entry, req.epoch)) return answer(s, Err.INVALID_PRODUCER_EPOCH);
   if (req.coordinatorEpoch < entry.coordinatorEpoch) return answer(s, Err.TRANSACTION_COORDINATOR_FENCED);
 
   const marker: LogBatch = {

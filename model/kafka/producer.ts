@@ -120,18 +120,17 @@ export function canSend(cfg: KafkaConfig, p: Producer): boolean {
 }
 
 /** send(record to p): the record waits in the accumulator; p joins newPartitionsInTransaction. */
-export function sendRecord(cfg: KafkaConfig, s: State, i: number, partition: number): State {
+export function sendRecord(cfg: KafkaConfig, rules: Rules, s: State, i: number, partition: number): State {
   const p = s.producers[i]!;
   const known = (p.added | p.pendingAdd) & bit(partition);
   const value = isTransform(cfg) ? p.inputPosition + p.recordsSent : -1;
   const batch: ClientBatch = { partition, seq: -1, status: BatchStatus.Queued, value, ghostRecord: p.recordsSent };
   const txn = currentTxn(cfg, i, p);
-  const next = put(s, i, {
-    ...p,
-    batches: [...p.batches, batch],
-    pendingAdd: known ? p.pendingAdd : p.pendingAdd | bit(partition),
-    recordsSent: p.recordsSent + 1,
-  });
+  // Transaction version 2: no AddPartitionsToTxn; the leader adds the partition when the batch arrives.
+  const implicit = rules.tv2
+    ? { added: p.added | bit(partition), txnStarted: true }
+    : { pendingAdd: known ? p.pendingAdd : p.pendingAdd | bit(partition) };
+  const next = put(s, i, { ...p, ...implicit, batches: [...p.batches, batch], recordsSent: p.recordsSent + 1 });
   return noteTxn(next, txn, { recordsSent: s.history[txn]!.recordsSent + 1 });
 }
 
@@ -177,7 +176,9 @@ function nextTxnRequest(cfg: KafkaConfig, p: Producer): TxnRequestSlot | 'comple
   if (p.tm === Tm.INITIALIZING) return { api: Api.InitProducerId, partitions: 0, commit: false };
   const adding = p.tm === Tm.IN_TRANSACTION || p.tm === Tm.COMMITTING_TRANSACTION;
   if (adding && p.pendingAdd !== 0) return { api: Api.AddPartitionsToTxn, partitions: p.pendingAdd, commit: false };
-  if (adding && p.offsetToCommit >= 0 && !p.offsetsAdded) return { api: Api.AddOffsetsToTxn, partitions: bit(cfg.partitions), commit: false };
+  // Transaction version 2 skips AddOffsetsToTxn: the group coordinator adds its partition.
+  if (adding && p.offsetToCommit >= 0 && !p.offsetsAdded && !cfg.rules.tv2) return { api: Api.AddOffsetsToTxn, partitions: bit(cfg.partitions), commit: false };
+  if (adding && p.offsetToCommit >= 0 && !p.offsetsAdded) return { api: Api.TxnOffsetCommit, partitions: cfg.partitions, commit: false };
   if (adding && p.offsetsAdded && !p.offsetsCommitted) return { api: Api.TxnOffsetCommit, partitions: cfg.partitions, commit: false };
   const commit = p.tm === Tm.COMMITTING_TRANSACTION;
   if (!commit && p.tm !== Tm.ABORTING_TRANSACTION) return null;
@@ -225,11 +226,14 @@ export function sendTxnRequest(cfg: KafkaConfig, s: State, i: number): State {
 }
 
 /** The transaction ended. The transform app moves past its input on commit and rewinds on abort. */
-function completeTransaction(cfg: KafkaConfig, s: State, i: number): State {
+function completeTransaction(cfg: KafkaConfig, s: State, i: number, bumped?: { pid: number; epoch: number }): State {
   const p = s.producers[i]!;
   const committed = p.tm === Tm.COMMITTING_TRANSACTION;
+  // Transaction version 2: EndTxn v5 answers with the bumped epoch, and sequences restart.
+  const epoch = bumped === undefined || (bumped.pid === p.pid && bumped.epoch === p.epoch) ? {} : { pid: bumped.pid, epoch: bumped.epoch, nextSeq: p.nextSeq.map(() => 0) };
   const next: Producer = {
     ...p,
+    ...epoch,
     tm: p.bumpRequired ? Tm.INITIALIZING : Tm.READY,
     request: null,
     txnStarted: false,
@@ -337,7 +341,8 @@ export function batchExpired(rules: Rules, s: State, i: number, partition: numbe
 function abortableError(rules: Rules, p: Producer): Producer {
   if (p.tm === Tm.ABORTING_TRANSACTION) return p;
   const completing = p.tm === Tm.COMMITTING_TRANSACTION;
-  return { ...p, tm: Tm.ABORTABLE_ERROR, bumpRequired: p.bumpRequired || (rules.kip360 && !completing) };
+  // Transaction version 2 allows only server-triggered epoch bumps (KAFKA-17898).
+  return { ...p, tm: Tm.ABORTABLE_ERROR, bumpRequired: p.bumpRequired || (rules.kip360 && !rules.tv2 && !completing) };
 }
 
 function fatal(cfg: KafkaConfig, s: State, i: number): State {
@@ -379,12 +384,12 @@ export function handleResponse(cfg: KafkaConfig, rules: Rules, s: State, i: numb
       if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return put(s, i, abortableError(rules, { ...p, request: null }));
       return fatal(cfg, s, i);
     case Api.TxnOffsetCommit:
-      if (resp.error === Err.NONE) return put(s, i, { ...p, request: null, offsetsCommitted: true });
+      if (resp.error === Err.NONE) return put(s, i, { ...p, request: null, offsetsAdded: true, offsetsCommitted: true, txnStarted: true });
       // ILLEGAL_GENERATION: CommitFailedException, abortable (KIP-447).
       if (resp.error === Err.ILLEGAL_GENERATION) return put(s, i, abortableError(rules, { ...p, request: null }));
       return fatal(cfg, s, i);
     case Api.EndTxn:
-      if (resp.error === Err.NONE) return completeTransaction(cfg, s, i);
+      if (resp.error === Err.NONE) return completeTransaction(cfg, s, i, rules.tv2 ? resp : undefined);
       if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return put(s, i, abortableError(rules, { ...p, request: null }));
       return fatal(cfg, s, i);
     default:

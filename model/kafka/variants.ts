@@ -9,6 +9,7 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
   kip447: 'KIP-447 (2.5): TxnOffsetCommit carries the group generation; a member of an older generation is fenced',
   verification: 'KIP-890 part 1 (3.6): a leader verifies a Produce that would open a transaction with the coordinator, guarded per attempt',
   tv2: 'KIP-890 part 2, transaction version 2 (4.0): epoch bump at every EndTxn, markers at the bumped epoch, implicit partition add on Produce and TxnOffsetCommit',
+  strictMarkerEpoch: 'KIP-1228 with KAFKA-19999 (4.2, release uncertain): a marker must carry an epoch above the producer state\'s, except an idempotent retry',
   mutantNoCoordinatorEpochCheck: 'mutant: AddPartitionsToTxn and EndTxn accept any producer epoch',
   mutantReadPastLso: 'mutant: read_committed fetches up to the high watermark',
   mutantNoDedup: 'mutant: the partition leader forgets sequence de-duplication',
@@ -33,15 +34,23 @@ const noMutants = {
 export const generations: Readonly<Record<string, { readonly description: string; readonly rules: Rules }>> = {
   'kafka-0.11': {
     description: 'KIP-98 as first shipped: no client epoch bump after abortable errors, no epoch bump on timeout abort',
-    rules: { kip360: false, timeoutFence: false, kip447: false, verification: false, tv2: false, ...noMutants },
+    rules: { kip360: false, timeoutFence: false, kip447: false, verification: false, tv2: false, strictMarkerEpoch: false, ...noMutants },
   },
   'kafka-3.5': {
     description: 'Kafka 2.5-3.5: TV0/TV1 coordinator, KIP-360 client, timeout abort with epoch fence, no partition verification',
-    rules: { kip360: true, timeoutFence: true, kip447: true, verification: false, tv2: false, ...noMutants },
+    rules: { kip360: true, timeoutFence: true, kip447: true, verification: false, tv2: false, strictMarkerEpoch: false, ...noMutants },
   },
   'kafka-3.6': {
     description: 'Kafka 3.6-3.9: kafka-3.5 plus KIP-890 part 1, partition verification with its per-attempt guard',
-    rules: { kip360: true, timeoutFence: true, kip447: true, verification: true, tv2: false, ...noMutants },
+    rules: { kip360: true, timeoutFence: true, kip447: true, verification: true, tv2: false, strictMarkerEpoch: false, ...noMutants },
+  },
+  'kafka-4.0': {
+    description: 'Kafka 4.0-4.1: kafka-3.6 plus KIP-890 part 2 (transaction version 2)',
+    rules: { kip360: true, timeoutFence: true, kip447: true, verification: true, tv2: true, strictMarkerEpoch: false, ...noMutants },
+  },
+  'kafka-latest': {
+    description: 'kafka-4.0 plus the marker-epoch rule of KIP-1228 with its KAFKA-19999 retry exception',
+    rules: { kip360: true, timeoutFence: true, kip447: true, verification: true, tv2: true, strictMarkerEpoch: true, ...noMutants },
   },
 };
 
