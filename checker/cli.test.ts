@@ -119,7 +119,7 @@ describe('the commit-early mutant', () => {
 function hanging(): string {
   const fairness = ['deliver', 'sendTxnRequest', 'sendProduce', 'resendTxnMarker', 'completeTransaction', 'fetch'];
   const properties = ['ReadCommittedIsolation', 'AtomicCommit', 'NoLostWrite', 'ZombieFencing', 'Idempotence', 'CoordinatorTransitions'];
-  return file('hanging.json', { model: 'kafka', deadlock: true, faults: { requestTimeouts: 1 }, properties, liveness: ['LsoAdvances', 'ConsumersProgress'], fairness });
+  return file('hanging.json', { model: 'kafka', deadlock: true, faults: { batchExpiries: 1 }, properties, liveness: ['LsoAdvances', 'ConsumersProgress'], fairness });
 }
 
 describe('liveness', () => {
@@ -180,7 +180,7 @@ describe('liveness', () => {
   });
 
   it('is not checked when an invariant fails first', async () => {
-    const spec = file('both.json', { model: 'kafka', deadlock: true, faults: { requestTimeouts: 1 }, liveness: ['LsoAdvances'], fairness: [] });
+    const spec = file('both.json', { model: 'kafka', deadlock: true, faults: { batchExpiries: 1 }, liveness: ['LsoAdvances'], fairness: [] });
     const { code, out } = await txcheck('check', spec, '--out', join(dir, 'both.itf.json'));
     expect(code).toBe(1);
     expect(out).toContain('Result: violation. NoHangingTransaction is violated');
@@ -237,7 +237,7 @@ describe('bad input', () => {
     ['a flag value that is not a number', () => ['check', tp3, '--max-states', 'lots'], 'command line', ': --max-states: expected an integer'],
     ['a flag value out of range', () => ['check', tp3, '--walks', '0'], 'command line', ': --walks: expected an integer from 1'],
     ['an unknown flag', () => ['check', tp3, '--frobnicate'], 'command line', ': --frobnicate: expected a known option'],
-    ['an unknown command', () => ['verify', tp3], 'command line', ': command: expected "check" or "replay"'],
+    ['an unknown command', () => ['verify', tp3], 'command line', ': command: expected check, replay, compare, mutants or list'],
     ['a missing spec argument', () => ['check'], 'command line', ': check: expected a spec file'],
     ['a check flag given to replay', () => ['replay', join(dir, 'mutant.itf.json'), '--seed', '1'], 'command line', ': --seed: expected no such option for replay'],
     ['a truncated trace', () => ['replay', file('cut.itf.json', readFileSync(join(dir, 'mutant.itf.json'), 'utf8').slice(0, 700))], 'cut.itf.json', 'expected valid JSON'],

@@ -7,6 +7,8 @@ import { parseArgs } from 'node:util';
 import { Fields, InputError } from '../specs/fields.ts';
 import { loadSpecFile, parseSpec, readRunOptions, temporalProperties, type RunOptions, type Spec } from '../specs/load.ts';
 import { bfs } from './bfs.ts';
+import { compareCommand, mutantsCommand } from './compare.ts';
+import { listText } from './list.ts';
 import { type Lasso, type LivenessResult, checkLiveness, describeFairness } from './liveness.ts';
 import type { Model } from './model.ts';
 import { randomSearch } from './random.ts';
@@ -31,6 +33,11 @@ const help = `${TOOL}: an explicit-state model checker
 Usage:
   txcheck check <spec.json> [options]   explore the spec's model and check its properties
   txcheck replay <trace.itf.json>       re-run a counterexample and check it still shows
+  txcheck compare <spec.json> --variants a,b,c [--markdown|--json]
+                                        the spec under each variant: a verdict per property
+  txcheck mutants <spec.json>... [--markdown|--json]
+                                        every mutant of the model against the specs: kill matrix
+  txcheck list                          models, generations, switches, properties, mutants, specs
   txcheck --help
 
 Options of check (they override the spec's own defaults):
@@ -46,7 +53,8 @@ Options of check (they override the spec's own defaults):
 Exit codes of check: 0 the properties hold within the bounds, 1 a violation was found,
 2 bad input or usage, 3 stopped at a limit before finishing.
 Exit codes of replay: 0 the trace replays exactly and its violation shows again, 1 it does
-not, 2 bad input.
+not, 2 bad input. compare: 0, or 3 when a limit left a verdict open. mutants: 0 when every
+mutant is killed, 1 when one survives.
 `;
 
 const optionSpecs = {
@@ -58,6 +66,8 @@ const optionSpecs = {
   'max-seconds': { type: 'string' },
   out: { type: 'string' },
   json: { type: 'boolean' },
+  variants: { type: 'string' },
+  markdown: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -85,8 +95,13 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       return ExitCode.Ok;
     }
     const [command, file, ...extra] = positionals;
+    if (command === 'list') {
+      io.out(listText());
+      return ExitCode.Ok;
+    }
+    if (command === 'compare' || command === 'mutants') return variantsCommand(command, positionals.slice(1), flags, io);
     if (command !== 'check' && command !== 'replay') {
-      throw new InputError(COMMAND_LINE, 'command', '"check" or "replay" (see txcheck --help)', command === undefined ? 'nothing' : JSON.stringify(command));
+      throw new InputError(COMMAND_LINE, 'command', 'check, replay, compare, mutants or list (see txcheck --help)', command === undefined ? 'nothing' : JSON.stringify(command));
     }
     if (file === undefined) throw new InputError(COMMAND_LINE, command, command === 'check' ? 'a spec file' : 'a trace file');
     if (extra.length > 0) throw new InputError(COMMAND_LINE, extra[0]!, 'nothing more after the file (see txcheck --help)');
@@ -99,11 +114,23 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
 }
 
+function variantsCommand(command: 'compare' | 'mutants', files: readonly string[], flags: Flags, io: Io): number {
+  if (files.length === 0) throw new InputError(COMMAND_LINE, command, 'a spec file');
+  if (command === 'compare' && files.length > 1) throw new InputError(COMMAND_LINE, files[1]!, 'one spec file for compare');
+  const specs = files.map((file) => ({ file, raw: loadSpecFile(file).raw }));
+  const options = runOptions(loadSpecFile(files[0]!), flags);
+  const limits = { maxStates: options.maxStates, maxSeconds: options.maxSeconds };
+  const format = flags.json === true ? 'json' : flags.markdown === true ? 'markdown' : 'text';
+  if (command === 'mutants') return mutantsCommand(specs, limits, format, io);
+  if (flags.variants === undefined) throw new InputError(COMMAND_LINE, '--variants', 'a comma-separated list of variants (see txcheck list)');
+  return compareCommand(files[0]!, specs[0]!.raw, flags.variants.split(','), limits, format, io);
+}
+
 /** The spec's run options overridden by the flags, with the built-in defaults below both. */
 function runOptions(spec: Spec, flags: Flags): RunOptions {
   const given: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(flags)) {
-    if (typeof value === 'string' && name !== 'out') given[`--${name}`] = /^-?\d+$/.test(value) ? Number(value) : value;
+    if (typeof value === 'string' && name !== 'out' && name !== 'variants') given[`--${name}`] = /^-?\d+$/.test(value) ? Number(value) : value;
   }
   const fields = new Fields(COMMAND_LINE, given);
   const fromFlags = readRunOptions(fields, (o) => o.flag);

@@ -29,4 +29,14 @@ export interface ModelEntry<P = unknown> {
   readonly liveness?: readonly LivenessInfo<P>[];
   /** Builds the model with the chosen properties as its invariants. */
   build(params: P, properties: readonly string[]): Model<unknown, unknown>;
+  /** Protocol generations a spec's "variant" can name (for `list` and `compare`). */
+  readonly variants?: readonly PropertyInfo[];
+  /** Named protocol switches a variant can turn on or off (for `list`). */
+  readonly switches?: readonly PropertyInfo[];
+  /** Rules broken on purpose, each meant to be caught by some property (for `list` and `mutants`). */
+  readonly mutants?: readonly PropertyInfo[];
+  /** The spec object under another of `variants`, keeping its other choices. */
+  withVariant?(spec: Readonly<Record<string, unknown>>, variant: string): Record<string, unknown>;
+  /** The spec object with one of `mutants` applied. */
+  withMutant?(spec: Readonly<Record<string, unknown>>, mutant: string): Record<string, unknown>;
 }

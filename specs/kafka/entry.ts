@@ -5,7 +5,7 @@ import { type RequestHandlers, defaultHandlers } from '../../model/kafka/handler
 import { loadOverrides } from './overrides.ts';
 import { kafkaModel } from '../../model/kafka/index.ts';
 import type { App, InstanceStart, KafkaConfig, Rules } from '../../model/kafka/config.ts';
-import { generationNames, generations, switchNames } from '../../model/kafka/variants.ts';
+import { generationNames, generations, mutantNames, switchDescriptions, switchNames } from '../../model/kafka/variants.ts';
 import type { FaultBudget } from '../../model/kafka/state.ts';
 import { kafkaLiveness } from './liveness.ts';
 import { kafkaProperties } from './properties.ts';
@@ -16,6 +16,7 @@ const faultKinds: readonly (keyof FaultBudget)[] = [
   'requestLoss',
   'responseLoss',
   'requestTimeouts',
+  'batchExpiries',
   'producerCrashes',
   'coordinatorFailovers',
   'transactionTimeouts',
@@ -86,6 +87,22 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
       handlers: variant.handlers,
     };
     return config;
+  },
+
+  variants: generationNames.map((name) => ({ name, description: generations[name]!.description })),
+  switches: switchNames.filter((n) => !mutantNames.includes(n)).map((name) => ({ name, description: switchDescriptions[name] })),
+  mutants: mutantNames.map((name) => ({ name, description: switchDescriptions[name] })),
+
+  withVariant(spec, base) {
+    const variant = spec.variant;
+    return { ...spec, variant: typeof variant === 'object' && variant !== null ? { ...variant, base } : base };
+  },
+
+  withMutant(spec, mutant) {
+    const variant = spec.variant;
+    if (typeof variant !== 'object' || variant === null) return { ...spec, variant: { base: variant ?? 'kafka-3.5', enable: [mutant] } };
+    const enable = (variant as { enable?: unknown }).enable;
+    return { ...spec, variant: { ...variant, enable: [...(Array.isArray(enable) ? enable : []), mutant] } };
   },
 
   build(config, properties) {

@@ -14,6 +14,12 @@ export const twoPhaseEntry: ModelEntry<TwoPhaseParams> = {
     return mutant === undefined ? { resourceManagers } : { resourceManagers, mutant };
   },
 
+  mutants: [{ name: 'commit-without-all-prepared', description: 'the TM may commit before every RM has prepared' }],
+
+  withMutant(spec, mutant) {
+    return { ...spec, mutant };
+  },
+
   build(params, properties) {
     const invariants = twoPhaseProperties(params.resourceManagers).filter((p) => properties.includes(p.name));
     return twoPhaseModel(params, invariants);

@@ -1,0 +1,156 @@
+// Verdicts per property for one spec, and the two commands built on them: `compare` (one spec
+// under several variants) and `mutants` (every mutant of the model against some specs).
+import { InputError } from '../specs/fields.ts';
+import { type Spec, parseSpec } from '../specs/load.ts';
+import { bfs } from './bfs.ts';
+import { DEADLOCK } from './search.ts';
+
+export type Verdict = { readonly status: 'holds' } | { readonly status: 'violated'; readonly length: number } | { readonly status: 'incomplete' };
+
+export interface Verdicts {
+  readonly variant: string;
+  /** Per property checked (and Deadlock when the spec forbids it). */
+  readonly properties: Readonly<Record<string, Verdict>>;
+  /** Distinct states of the last, most complete run. */
+  readonly distinctStates: number;
+  readonly seconds: number;
+}
+
+export interface Limits {
+  readonly maxStates?: number;
+  readonly maxSeconds?: number;
+}
+
+/**
+ * Breadth-first runs of `raw` until every property has a verdict: after each violation the
+ * violated property is set aside and the search starts again, so each violation reported is
+ * that property's shortest counterexample.
+ */
+export function verdictsOf(file: string, raw: Readonly<Record<string, unknown>>, limits: Limits, variant: string): Verdicts {
+  const first = parseSpec(file, raw, '');
+  const properties: Record<string, Verdict> = {};
+  let remaining = [...first.properties];
+  let deadlockAllowed = first.deadlockAllowed;
+  let distinctStates = 0;
+  let seconds = 0;
+  for (;;) {
+    const spec: Spec = parseSpec(file, { ...raw, properties: remaining }, '');
+    const result = bfs(spec.entry.build(spec.params, remaining), { deadlockAllowed, ...limits });
+    seconds += result.seconds;
+    distinctStates = result.distinctStates;
+    if (result.status === 'violation') {
+      const property = result.violation!.property;
+      properties[property] = { status: 'violated', length: result.violation!.trace.actions.length };
+      if (property === DEADLOCK) deadlockAllowed = true;
+      else remaining = remaining.filter((p) => p !== property);
+      if (remaining.length === 0 && deadlockAllowed) break;
+      continue;
+    }
+    const status = result.status === 'ok' ? 'holds' : 'incomplete';
+    for (const p of remaining) properties[p] = { status };
+    if (!deadlockAllowed) properties[DEADLOCK] = { status };
+    break;
+  }
+  return { variant, properties, distinctStates, seconds };
+}
+
+export function compareVariants(file: string, raw: Readonly<Record<string, unknown>>, variants: readonly string[], limits: Limits): Verdicts[] {
+  const spec = parseSpec(file, raw, '');
+  const known = spec.entry.variants?.map((v) => v.name) ?? [];
+  if (spec.entry.withVariant === undefined || known.length === 0) throw new InputError(file, 'model', `a model with variants (${spec.entry.name} has none)`);
+  for (const v of variants) if (!known.includes(v)) throw new InputError('command line', '--variants', `names from ${known.join(', ')}`, JSON.stringify(v));
+  return variants.map((v) => verdictsOf(file, spec.entry.withVariant!(raw, v), limits, v));
+}
+
+export interface MutantRow {
+  readonly mutant: string;
+  /** Per property: the spec and trace length of the first kill, where the spec's baseline holds. */
+  readonly kills: Readonly<Record<string, { readonly spec: string; readonly length: number }>>;
+}
+
+/**
+ * Every mutant of the specs' model against each spec. A mutant is killed by a property that
+ * holds on the spec as written and is violated with the mutant applied.
+ */
+export function killMatrix(specs: readonly { file: string; raw: Readonly<Record<string, unknown>> }[], limits: Limits): { properties: string[]; rows: MutantRow[] } {
+  const entry = parseSpec(specs[0]!.file, specs[0]!.raw, '').entry;
+  for (const { file, raw } of specs) {
+    if (parseSpec(file, raw, '').entry !== entry) throw new InputError(file, 'model', `the model of the first spec, ${entry.name}`);
+  }
+  const mutants = entry.mutants ?? [];
+  if (entry.withMutant === undefined || mutants.length === 0) throw new InputError(specs[0]!.file, 'model', `a model with mutants (${entry.name} has none)`);
+  const baselines = specs.map(({ file, raw }) => verdictsOf(file, raw, limits, 'baseline'));
+  const properties = [...new Set(baselines.flatMap((b) => Object.keys(b.properties)))];
+  const rows = mutants.map(({ name }) => {
+    const kills: Record<string, { spec: string; length: number }> = {};
+    specs.forEach(({ file, raw }, i) => {
+      const mutated = verdictsOf(file, entry.withMutant!(raw, name), limits, name);
+      for (const [property, verdict] of Object.entries(mutated.properties)) {
+        if (verdict.status === 'violated' && baselines[i]!.properties[property]?.status === 'holds' && kills[property] === undefined) {
+          kills[property] = { spec: file, length: verdict.length };
+        }
+      }
+    });
+    return { mutant: name, kills };
+  });
+  return { properties, rows };
+}
+
+function verdictText(v: Verdict | undefined): string {
+  if (v === undefined) return '-';
+  return v.status === 'violated' ? `violated (${v.length})` : v.status;
+}
+
+/** One table as aligned text or as markdown. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[], markdown: boolean): string {
+  if (markdown) {
+    const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
+    return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n') + '\n';
+  }
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)].join('\n') + '\n';
+}
+
+export function compareTable(results: readonly Verdicts[], markdown: boolean): string {
+  const properties = [...new Set(results.flatMap((r) => Object.keys(r.properties)))];
+  const rows = results.map((r) => [
+    r.variant,
+    ...properties.map((p) => verdictText(r.properties[p])),
+    r.distinctStates.toLocaleString('en-US'),
+    r.seconds.toFixed(1),
+  ]);
+  return table(['variant', ...properties, 'distinct states', 'seconds'], rows, markdown);
+}
+
+export function killTable(matrix: { properties: string[]; rows: MutantRow[] }, markdown: boolean): string {
+  const rows = matrix.rows.map((r) => [
+    r.mutant,
+    ...matrix.properties.map((p) => (r.kills[p] === undefined ? '-' : `killed (${r.kills[p]!.length})`)),
+    Object.keys(r.kills).length > 0 ? 'killed' : 'SURVIVED',
+  ]);
+  return table(['mutant', ...matrix.properties, 'verdict'], rows, markdown);
+}
+
+/** `compare` and `mutants` read limits the way `check` does, from the spec and the flags. */
+export interface CommandIo {
+  out(text: string): void;
+}
+
+export function compareCommand(file: string, raw: Readonly<Record<string, unknown>>, variants: readonly string[], limits: Limits, format: 'text' | 'markdown' | 'json', io: CommandIo): number {
+  const results = compareVariants(file, raw, variants, limits);
+  if (format === 'json') io.out(`${JSON.stringify({ spec: file, variants: results })}\n`);
+  else io.out(`${format === 'markdown' ? '' : `${file}\n`}${compareTable(results, format === 'markdown')}`);
+  return results.some((r) => Object.values(r.properties).some((v) => v.status === 'incomplete')) ? 3 : 0;
+}
+
+export function mutantsCommand(specs: readonly { file: string; raw: Readonly<Record<string, unknown>> }[], limits: Limits, format: 'text' | 'markdown' | 'json', io: CommandIo): number {
+  const matrix = killMatrix(specs, limits);
+  const survivors = matrix.rows.filter((r) => Object.keys(r.kills).length === 0).map((r) => r.mutant);
+  if (format === 'json') io.out(`${JSON.stringify({ specs: specs.map((s) => s.file), ...matrix, survivors })}\n`);
+  else {
+    io.out(killTable(matrix, format === 'markdown'));
+    if (format === 'text') io.out(survivors.length === 0 ? `Every mutant is killed.\n` : `Survived: ${survivors.join(', ')}.\n`);
+  }
+  return survivors.length === 0 ? 0 : 1;
+}

@@ -1,0 +1,46 @@
+// The known protocol bugs flip where history says they flip: the spec that shows a bug under the
+// generation that had it holds, exhaustively, under the generation that fixed it.
+import { describe, expect, it } from 'vitest';
+import { compareVariants } from '../../checker/compare.ts';
+import { loadSpecFile } from '../load.ts';
+
+/** The verdict on `property` alone, per variant. */
+function statusOf(file: string, property: string, variants: string[]): Record<string, string> {
+  const results = compareVariants(file, { ...loadSpecFile(file).raw, properties: [property] }, variants, {});
+  return Object.fromEntries(results.map((r) => [r.variant, r.properties[property]!.status]));
+}
+
+describe('generations', () => {
+  it('B1, the hanging transaction: broken before KIP-890, fixed by partition verification (3.6)', () => {
+    expect(statusOf('specs/kafka/hanging-transaction.json', 'NoHangingTransaction', ['kafka-0.11', 'kafka-3.5', 'kafka-3.6', 'kafka-4.0'])).toEqual({
+      'kafka-0.11': 'violated',
+      'kafka-3.5': 'violated',
+      'kafka-3.6': 'holds',
+      'kafka-4.0': 'holds',
+    });
+  });
+
+  it('B2, the delayed Produce that joins the next transaction: still broken in 3.6, fixed by transaction version 2 (4.0)', () => {
+    expect(statusOf('specs/kafka/delayed-produce.json', 'ReadCommittedIsolation', ['kafka-3.5', 'kafka-3.6', 'kafka-4.0', 'kafka-latest'])).toEqual({
+      'kafka-3.5': 'violated',
+      'kafka-3.6': 'violated',
+      'kafka-4.0': 'holds',
+      'kafka-latest': 'holds',
+    });
+  });
+
+  it('the stale EndTxn commits the next transaction until transaction version 2 (4.0)', () => {
+    expect(statusOf('specs/kafka/stale-end-txn.json', 'ReadCommittedIsolation', ['kafka-3.5', 'kafka-3.6', 'kafka-4.0'])).toEqual({
+      'kafka-3.5': 'violated',
+      'kafka-3.6': 'violated',
+      'kafka-4.0': 'holds',
+    });
+  });
+
+  it('a transaction-timeout abort without an epoch bump hangs a partition (before KAFKA-6119)', () => {
+    expect(statusOf('specs/kafka/transaction-timeout.json', 'NoHangingTransaction', ['kafka-0.11', 'kafka-3.5'])).toEqual({
+      'kafka-0.11': 'violated',
+      'kafka-3.5': 'holds',
+    });
+  });
+});
