@@ -1,5 +1,6 @@
 // Verdicts per property for one spec, and the two commands built on them: `compare` (one spec
-// under several variants) and `mutants` (every mutant of the model against some specs).
+// under several variants) and `mutants` (every mutant of the model against some specs, until
+// one kills it).
 import { InputError } from '../specs/fields.ts';
 import { type Spec, parseSpec } from '../specs/load.ts';
 import { bfs } from './bfs.ts';
@@ -64,36 +65,35 @@ export function compareVariants(file: string, raw: Readonly<Record<string, unkno
 
 export interface MutantRow {
   readonly mutant: string;
-  /** Per property: the spec and trace length of the first kill, where the spec's baseline holds. */
-  readonly kills: Readonly<Record<string, { readonly spec: string; readonly length: number }>>;
+  /** The property, spec and trace length of the kill, or null if the mutant survived. */
+  readonly killedBy: { readonly property: string; readonly spec: string; readonly length: number } | null;
 }
 
 /**
- * Every mutant of the specs' model against each spec. A mutant is killed by a property that
- * holds on the spec as written and is violated with the mutant applied.
+ * Every mutant of the specs' model against the specs, in order, until one kills it: a property
+ * that holds on the spec as written is violated with the mutant applied.
  */
-export function killMatrix(specs: readonly { file: string; raw: Readonly<Record<string, unknown>> }[], limits: Limits): { properties: string[]; rows: MutantRow[] } {
+export function killMatrix(specs: readonly { file: string; raw: Readonly<Record<string, unknown>> }[], limits: Limits): MutantRow[] {
   const entry = parseSpec(specs[0]!.file, specs[0]!.raw, '').entry;
   for (const { file, raw } of specs) {
     if (parseSpec(file, raw, '').entry !== entry) throw new InputError(file, 'model', `the model of the first spec, ${entry.name}`);
   }
   const mutants = entry.mutants ?? [];
   if (entry.withMutant === undefined || mutants.length === 0) throw new InputError(specs[0]!.file, 'model', `a model with mutants (${entry.name} has none)`);
-  const baselines = specs.map(({ file, raw }) => verdictsOf(file, raw, limits, 'baseline'));
-  const properties = [...new Set(baselines.flatMap((b) => Object.keys(b.properties)))];
-  const rows = mutants.map(({ name }) => {
-    const kills: Record<string, { spec: string; length: number }> = {};
-    specs.forEach(({ file, raw }, i) => {
-      const mutated = verdictsOf(file, entry.withMutant!(raw, name), limits, name);
-      for (const [property, verdict] of Object.entries(mutated.properties)) {
-        if (verdict.status === 'violated' && baselines[i]!.properties[property]?.status === 'holds' && kills[property] === undefined) {
-          kills[property] = { spec: file, length: verdict.length };
-        }
-      }
-    });
-    return { mutant: name, kills };
+  const holding = specs.map(({ file, raw }) => {
+    const baseline = verdictsOf(file, raw, limits, 'baseline');
+    return Object.keys(baseline.properties).filter((p) => p !== DEADLOCK && baseline.properties[p]!.status === 'holds');
   });
-  return { properties, rows };
+  return mutants.map(({ name }) => {
+    for (const [i, { file, raw }] of specs.entries()) {
+      if (holding[i]!.length === 0) continue;
+      const spec = parseSpec(file, { ...entry.withMutant!(raw, name), properties: holding[i] }, '');
+      const result = bfs(spec.entry.build(spec.params, spec.properties), { deadlockAllowed: true, ...limits });
+      const violation = result.violation;
+      if (violation !== undefined) return { mutant: name, killedBy: { property: violation.property, spec: file, length: violation.trace.actions.length } };
+    }
+    return { mutant: name, killedBy: null };
+  });
 }
 
 function verdictText(v: Verdict | undefined): string {
@@ -123,13 +123,11 @@ export function compareTable(results: readonly Verdicts[], markdown: boolean): s
   return table(['variant', ...properties, 'distinct states', 'seconds'], rows, markdown);
 }
 
-export function killTable(matrix: { properties: string[]; rows: MutantRow[] }, markdown: boolean): string {
-  const rows = matrix.rows.map((r) => [
-    r.mutant,
-    ...matrix.properties.map((p) => (r.kills[p] === undefined ? '-' : `killed (${r.kills[p]!.length})`)),
-    Object.keys(r.kills).length > 0 ? 'killed' : 'SURVIVED',
-  ]);
-  return table(['mutant', ...matrix.properties, 'verdict'], rows, markdown);
+export function killTable(rows: readonly MutantRow[], markdown: boolean): string {
+  const cells = rows.map((r) =>
+    r.killedBy === null ? [r.mutant, 'SURVIVED', '-', '-', '-'] : [r.mutant, 'killed', r.killedBy.property, String(r.killedBy.length), r.killedBy.spec],
+  );
+  return table(['mutant', 'verdict', 'property', 'trace length', 'spec'], cells, markdown);
 }
 
 /** `compare` and `mutants` read limits the way `check` does, from the spec and the flags. */
@@ -145,11 +143,11 @@ export function compareCommand(file: string, raw: Readonly<Record<string, unknow
 }
 
 export function mutantsCommand(specs: readonly { file: string; raw: Readonly<Record<string, unknown>> }[], limits: Limits, format: 'text' | 'markdown' | 'json', io: CommandIo): number {
-  const matrix = killMatrix(specs, limits);
-  const survivors = matrix.rows.filter((r) => Object.keys(r.kills).length === 0).map((r) => r.mutant);
-  if (format === 'json') io.out(`${JSON.stringify({ specs: specs.map((s) => s.file), ...matrix, survivors })}\n`);
+  const rows = killMatrix(specs, limits);
+  const survivors = rows.filter((r) => r.killedBy === null).map((r) => r.mutant);
+  if (format === 'json') io.out(`${JSON.stringify({ specs: specs.map((s) => s.file), mutants: rows, survivors })}\n`);
   else {
-    io.out(killTable(matrix, format === 'markdown'));
+    io.out(killTable(rows, format === 'markdown'));
     if (format === 'text') io.out(survivors.length === 0 ? `Every mutant is killed.\n` : `Survived: ${survivors.join(', ')}.\n`);
   }
   return survivors.length === 0 ? 0 : 1;

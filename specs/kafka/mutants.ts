@@ -1,33 +1,22 @@
-// One mutant per property at least: a rule broken on purpose, and the smallest spec (model
-// parameters only) under which the checker catches it. The mutant test runs each pair, and the
-// same spec without the mutant, to show the kill is the mutant's doing.
+// One mutant per property at least: a rule broken on purpose, and the small spec in
+// specs/kafka/mutants/ (which holds as written) under which the checker catches it.
 import type { SwitchName } from '../../model/kafka/variants.ts';
 
 export interface MutantCase {
   readonly mutant: SwitchName;
   readonly property: string;
-  readonly params: Readonly<Record<string, unknown>>;
+  readonly spec: string;
 }
 
+const dir = 'specs/kafka/mutants';
+
 export const mutantCases: readonly MutantCase[] = [
-  { mutant: 'mutantReadPastLso', property: 'ReadCommittedIsolation', params: { partitions: 1 } },
-  {
-    mutant: 'mutantTimeoutAbortsPrepared',
-    property: 'AtomicCommit',
-    params: { partitions: 2, recordsPerTransaction: 2, consumers: { readCommitted: 0 }, faults: { transactionTimeouts: 1, requestLoss: 1 } },
-  },
-  { mutant: 'mutantTimeoutAbortsPrepared', property: 'NoLostWrite', params: { partitions: 1, faults: { transactionTimeouts: 1, requestLoss: 1 } } },
-  { mutant: 'mutantNoCoordinatorEpochCheck', property: 'ZombieFencing', params: { partitions: 2, instancesPerId: 2, consumers: { readCommitted: 0 } } },
-  { mutant: 'mutantNoDedup', property: 'Idempotence', params: { partitions: 1, faults: { requestTimeouts: 1 } } },
-  {
-    mutant: 'mutantOffsetsOutsideTransaction',
-    property: 'ExactlyOnce',
-    params: { app: 'consume-transform-produce', inputRecords: 1, consumers: { readCommitted: 0 } },
-  },
-  { mutant: 'mutantEndTxnIgnoresState', property: 'CoordinatorTransitions', params: { partitions: 1, faults: { responseLoss: 1, requestTimeouts: 1 } } },
-  {
-    mutant: 'mutantLosePartitionsOnFailover',
-    property: 'NoHangingTransaction',
-    params: { partitions: 2, faults: { coordinatorFailovers: 1, requestLoss: 1 } },
-  },
+  { mutant: 'mutantReadPastLso', property: 'ReadCommittedIsolation', spec: `${dir}/read-past-lso.json` },
+  { mutant: 'mutantTimeoutAbortsPrepared', property: 'AtomicCommit', spec: `${dir}/timeout-after-prepare.json` },
+  { mutant: 'mutantTimeoutAbortsPrepared', property: 'NoLostWrite', spec: `${dir}/commit-then-timeout.json` },
+  { mutant: 'mutantNoCoordinatorEpochCheck', property: 'ZombieFencing', spec: `${dir}/two-instances.json` },
+  { mutant: 'mutantNoDedup', property: 'Idempotence', spec: `${dir}/produce-retry.json` },
+  { mutant: 'mutantOffsetsOutsideTransaction', property: 'ExactlyOnce', spec: `${dir}/transform.json` },
+  { mutant: 'mutantEndTxnIgnoresState', property: 'CoordinatorTransitions', spec: `${dir}/end-txn-retry.json` },
+  { mutant: 'mutantLosePartitionsOnFailover', property: 'NoHangingTransaction', spec: `${dir}/failover-with-loss.json` },
 ];
