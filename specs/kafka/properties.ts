@@ -76,7 +76,7 @@ const noLostWrite: Property<State> = {
 
 const zombieFencing: Property<State> = {
   name: 'ZombieFencing',
-  description: 'once a newer instance of a transactional.id completed InitProducerId, no undecided transaction of an older instance commits anything',
+  description: 'once the coordinator granted a newer epoch to another instance of a transactional.id, no transaction of the older instance that was not yet prepared commits anything',
   holds(s) {
     return everyRecord(s, (b, outcome) => outcome !== Outcome.Committed || !s.history[b.ghostTxn]!.fenced);
   },
