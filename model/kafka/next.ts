@@ -66,14 +66,11 @@ export function enabledActions(cfg: KafkaConfig, s: State): Action[] {
     if (producer.canAbort(p)) out.push(act(ActionKind.abortTransaction, i));
     if (producer.canSendTxnRequest(cfg, p)) out.push(act(ActionKind.sendTxnRequest, i));
     for (let t = 0; t < P; t++) if (producer.canSendProduce(p, t)) out.push(act(ActionKind.sendProduce, i, t));
-    if (s.faults.requestTimeouts > 0) {
-      if (producer.canTimeOutTxnRequest(p)) out.push(act(ActionKind.requestTimeout, i, 0, 0, p.request!.api));
-      for (let t = 0; t < P; t++) {
-        if (producer.canTimeOutProduce(p, t)) {
-          out.push(act(ActionKind.produceTimeout, i, t));
-          out.push(act(ActionKind.batchExpired, i, t));
-        }
-      }
+    if (s.faults.requestTimeouts > 0 && producer.canTimeOutTxnRequest(p)) out.push(act(ActionKind.requestTimeout, i, 0, 0, p.request!.api));
+    for (let t = 0; t < P; t++) {
+      if (!producer.canTimeOutProduce(p, t)) continue;
+      if (s.faults.requestTimeouts > 0) out.push(act(ActionKind.produceTimeout, i, t));
+      if (s.faults.batchExpiries > 0) out.push(act(ActionKind.batchExpired, i, t));
     }
     if (s.faults.producerCrashes > 0 && p.status === 1) out.push(act(ActionKind.crash, i));
   });
@@ -153,7 +150,7 @@ export function step(cfg: KafkaConfig, s: State, a: Action): State {
     case ActionKind.produceTimeout:
       return producer.produceTimeout(cfg, spend(s, 'requestTimeouts'), a.actor, a.target);
     case ActionKind.batchExpired:
-      return producer.batchExpired(rules, spend(s, 'requestTimeouts'), a.actor, a.target);
+      return producer.batchExpired(rules, spend(s, 'batchExpiries'), a.actor, a.target);
     case ActionKind.crash:
       return producer.crash(spend(s, 'producerCrashes'), a.actor);
     case ActionKind.transactionTimeout:

@@ -320,6 +320,8 @@ export interface FaultBudget {
   readonly requestLoss: number;
   readonly responseLoss: number;
   readonly requestTimeouts: number;
+  /** Produce batches whose delivery timeout expires while their request may still arrive. */
+  readonly batchExpiries: number;
   readonly producerCrashes: number;
   readonly coordinatorFailovers: number;
   readonly transactionTimeouts: number;

@@ -31,27 +31,28 @@ const noMutants = {
   mutantOffsetsOutsideTransaction: false,
 } as const;
 
+// Each generation is the one before it plus the rules its release added.
+const kafka011: Rules = { kip360: false, timeoutFence: false, kip447: false, verification: false, tv2: false, strictMarkerEpoch: false, ...noMutants };
+const kafka35: Rules = { ...kafka011, kip360: true, timeoutFence: true, kip447: true };
+const kafka36: Rules = { ...kafka35, verification: true };
+const kafka40: Rules = { ...kafka36, tv2: true };
+const kafkaLatest: Rules = { ...kafka40, strictMarkerEpoch: true };
+
 export const generations: Readonly<Record<string, { readonly description: string; readonly rules: Rules }>> = {
   'kafka-0.11': {
     description: 'KIP-98 as first shipped: no client epoch bump after abortable errors, no epoch bump on timeout abort',
-    rules: { kip360: false, timeoutFence: false, kip447: false, verification: false, tv2: false, strictMarkerEpoch: false, ...noMutants },
+    rules: kafka011,
   },
   'kafka-3.5': {
     description: 'Kafka 2.5-3.5: TV0/TV1 coordinator, KIP-360 client, timeout abort with epoch fence, no partition verification',
-    rules: { kip360: true, timeoutFence: true, kip447: true, verification: false, tv2: false, strictMarkerEpoch: false, ...noMutants },
+    rules: kafka35,
   },
   'kafka-3.6': {
     description: 'Kafka 3.6-3.9: kafka-3.5 plus KIP-890 part 1, partition verification with its per-attempt guard',
-    rules: { kip360: true, timeoutFence: true, kip447: true, verification: true, tv2: false, strictMarkerEpoch: false, ...noMutants },
+    rules: kafka36,
   },
-  'kafka-4.0': {
-    description: 'Kafka 4.0-4.1: kafka-3.6 plus KIP-890 part 2 (transaction version 2)',
-    rules: { kip360: true, timeoutFence: true, kip447: true, verification: true, tv2: true, strictMarkerEpoch: false, ...noMutants },
-  },
-  'kafka-latest': {
-    description: 'kafka-4.0 plus the marker-epoch rule of KIP-1228 with its KAFKA-19999 retry exception',
-    rules: { kip360: true, timeoutFence: true, kip447: true, verification: true, tv2: true, strictMarkerEpoch: true, ...noMutants },
-  },
+  'kafka-4.0': { description: 'Kafka 4.0-4.1: kafka-3.6 plus KIP-890 part 2 (transaction version 2)', rules: kafka40 },
+  'kafka-latest': { description: 'kafka-4.0 plus the marker-epoch rule of KIP-1228 with its KAFKA-19999 retry exception', rules: kafkaLatest },
 };
 
 export const generationNames = Object.keys(generations);
