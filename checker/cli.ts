@@ -13,7 +13,10 @@ import { type Lasso, type LivenessResult, checkLiveness, describeFairness } from
 import type { Model } from './model.ts';
 import { randomSearch } from './random.ts';
 import { DEADLOCK, type Progress, type Result, type Trace } from './search.ts';
-import { TOOL, readTraceFile, replay, toItfValue, writeTraceFile } from './trace.ts';
+import { renderMermaid } from './report/mermaid.ts';
+import { type Report, buildReport } from './report/report.ts';
+import { renderText } from './report/text.ts';
+import { TOOL, type TraceFile, readTraceFile, replay, toItfValue, writeTraceFile } from './trace.ts';
 
 export interface Io {
   out(text: string): void;
@@ -33,6 +36,8 @@ const help = `${TOOL}: an explicit-state model checker
 Usage:
   txcheck check <spec.json> [options]   explore the spec's model and check its properties
   txcheck replay <trace.itf.json>       re-run a counterexample and check it still shows
+  txcheck show <trace.itf.json> [--format text|mermaid|json]
+                                        the counterexample step by step, or as a sequence diagram
   txcheck compare <spec.json> --variants a,b,c [--markdown|--json]
                                         the spec under each variant: a verdict per property
   txcheck mutants <spec.json>... [--markdown|--json]
@@ -64,10 +69,11 @@ const optionSpecs = {
   'max-depth': { type: 'string' },
   'max-states': { type: 'string' },
   'max-seconds': { type: 'string' },
-  out: { type: 'string' },
+  out: { type: 'string', short: 'o' },
   json: { type: 'boolean' },
   variants: { type: 'string' },
   markdown: { type: 'boolean' },
+  format: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -100,12 +106,16 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       return ExitCode.Ok;
     }
     if (command === 'compare' || command === 'mutants') return variantsCommand(command, positionals.slice(1), flags, io);
-    if (command !== 'check' && command !== 'replay') {
-      throw new InputError(COMMAND_LINE, 'command', 'check, replay, compare, mutants or list (see txcheck --help)', command === undefined ? 'nothing' : JSON.stringify(command));
+    const spec = commands.find((c) => c.name === command);
+    if (spec === undefined) {
+      const names = [...commands.map((c) => c.name), 'compare', 'mutants'].join(', ');
+      throw new InputError(COMMAND_LINE, 'command', `${names} or list (see txcheck --help)`, command === undefined ? 'nothing' : JSON.stringify(command));
     }
-    if (file === undefined) throw new InputError(COMMAND_LINE, command, command === 'check' ? 'a spec file' : 'a trace file');
+    if (file === undefined) throw new InputError(COMMAND_LINE, spec.name, spec.name === 'check' ? 'a spec file' : 'a trace file');
     if (extra.length > 0) throw new InputError(COMMAND_LINE, extra[0]!, 'nothing more after the file (see txcheck --help)');
-    return command === 'check' ? check(file, flags, io) : replayCommand(file, flags, io);
+    const other = Object.keys(flags).find((name) => !(spec.flags as readonly string[]).includes(name));
+    if (other !== undefined) throw new InputError(COMMAND_LINE, `--${other}`, `no such option for ${spec.name} (only ${spec.flags.map((f) => `--${f}`).join(', ')})`);
+    return spec.run(file, flags, io);
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
     io.err(`${e.message}\n`);
@@ -379,12 +389,15 @@ function traceLines(model: Model<unknown, unknown>, trace: Trace | Lasso, proper
   return lines;
 }
 
-function replayCommand(file: string, flags: Flags, io: Io): number {
-  const checkOnly = Object.keys(flags).find((name) => name !== 'json');
-  if (checkOnly !== undefined) throw new InputError(COMMAND_LINE, `--${checkOnly}`, 'no such option for replay (only --json)');
+/** A trace file with the spec and model it names. */
+function loadTrace(file: string): { trace: TraceFile; spec: Spec; model: Model<unknown, unknown> } {
   const trace = readTraceFile(file);
   const spec = parseSpec(file, trace.meta.spec, '#meta.spec');
-  const model = spec.entry.build(spec.params, spec.properties);
+  return { trace, spec, model: spec.entry.build(spec.params, spec.properties) };
+}
+
+function replayCommand(file: string, flags: Flags, io: Io): number {
+  const { trace, spec, model } = loadTrace(file);
   const { reproduced, message } = replay(model, trace, { properties: temporalProperties(spec), fairness: spec.fairness });
   const loop = trace.loop === undefined ? {} : { loop: trace.loop };
   if (flags.json === true) {
@@ -396,6 +409,54 @@ function replayCommand(file: string, flags: Flags, io: Io): number {
   }
   return reproduced ? ExitCode.Ok : ExitCode.Violation;
 }
+
+const formats = ['text', 'mermaid', 'json'] as const;
+
+/**
+ * The report of a trace that replays: its recorded states are then exactly the model's, so the
+ * model's renderer can read them. Undefined (after saying why) when the trace does not replay.
+ */
+function reportOf(file: string, io: Io): Report | undefined {
+  const { trace, spec, model } = loadTrace(file);
+  const { reproduced, message } = replay(model, trace);
+  if (!reproduced) {
+    io.err(`${file}: the trace does not replay against its model, so it is not shown: ${message}\n`);
+    return undefined;
+  }
+  const property = model.invariants.find((p) => p.name === trace.meta.property);
+  return buildReport({
+    traceFile: file,
+    specFile: trace.meta.specFile,
+    model: spec.entry.name,
+    specDescription: spec.description ?? '',
+    property: trace.meta.property,
+    propertyDescription: property?.description ?? 'some action is enabled in every reachable state',
+    states: trace.states,
+    labels: trace.actions,
+    renderer: spec.entry.render,
+  });
+}
+
+function showCommand(file: string, flags: Flags, io: Io): number {
+  const format = new Fields(COMMAND_LINE, flags.format === undefined ? {} : { '--format': flags.format }).oneOf('--format', formats, 'text');
+  const report = reportOf(file, io);
+  if (report === undefined) return ExitCode.Violation;
+  io.out(format === 'text' ? renderText(report) : format === 'mermaid' ? renderMermaid(report) : `${JSON.stringify(report, null, 2)}\n`);
+  return ExitCode.Ok;
+}
+
+interface Command {
+  readonly name: string;
+  /** The options it takes. */
+  readonly flags: readonly (keyof Flags)[];
+  run(file: string, flags: Flags, io: Io): number;
+}
+
+const commands: readonly Command[] = [
+  { name: 'check', flags: ['strategy', 'seed', 'walks', 'max-depth', 'max-states', 'max-seconds', 'out', 'json'], run: check },
+  { name: 'replay', flags: ['json'], run: replayCommand },
+  { name: 'show', flags: ['format'], run: showCommand },
+];
 
 /** Runs `main` on this process's arguments and streams and sets its exit code. */
 export async function runProcess(): Promise<void> {

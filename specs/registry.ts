@@ -1,6 +1,7 @@
 // What the spec layer needs from each model it can load. `models.ts` lists the entries.
 import type { Goal } from '../checker/liveness.ts';
 import type { Model } from '../checker/model.ts';
+import type { TraceRenderer } from '../checker/report/report.ts';
 import type { Fields } from './fields.ts';
 
 export interface PropertyInfo {
@@ -39,4 +40,6 @@ export interface ModelEntry<P = unknown> {
   withVariant?(spec: Readonly<Record<string, unknown>>, variant: string): Record<string, unknown>;
   /** The spec object with one of `mutants` applied. */
   withMutant?(spec: Readonly<Record<string, unknown>>, mutant: string): Record<string, unknown>;
+  /** Reads the model's traces in its own terms for show and report; without it they are generic. */
+  readonly render?: TraceRenderer;
 }

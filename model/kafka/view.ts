@@ -4,6 +4,7 @@ import type { KafkaConfig } from './config.ts';
 import { nodeName, producerName } from './next.ts';
 import { highWatermark, lastStableOffset } from './partition.ts';
 import {
+  type FaultBudget,
   type Message,
   type State,
   Api,
@@ -19,6 +20,97 @@ import {
   txnStateName,
 } from './state.ts';
 import { bits } from './util.ts';
+
+// The shape of the view, for renderers that read traces.
+export type ProducerView = {
+  name: string;
+  status: string;
+  state: string;
+  pid: number;
+  epoch: number;
+  epochBumpRequired: boolean;
+  transactionStarted: boolean;
+  partitionsInTransaction: string[];
+  newPartitionsInTransaction: string[];
+  inFlightRequest: string;
+  nextSequence: readonly number[];
+  batches: { partition: string; sequence: number; status: string; value: number }[];
+  connections: readonly number[];
+  transactionsBegun: number;
+  recordsSent: number;
+  generation?: number;
+  inputPosition?: number;
+  offsetToCommit?: number;
+  offsetsAdded?: boolean;
+  offsetsCommitted?: boolean;
+};
+export type TransactionView =
+  | { transactionalId: string; known: false }
+  | {
+      transactionalId: string;
+      known: true;
+      producerId: number;
+      producerEpoch: number;
+      lastProducerEpoch: number;
+      state: string;
+      pendingState: string;
+      partitions: string[];
+      clientTransaction: string;
+    };
+export type TransactionLogView =
+  | { transactionalId: string; written: false }
+  | { transactionalId: string; written: true; producerId: number; producerEpoch: number; state: string; partitions: string[]; previousState: string };
+export type LogEntryView = {
+  offset: number;
+  kind: string;
+  pid: number;
+  epoch: number;
+  sequence: number;
+  transactional: boolean;
+  value: number;
+  clientTransaction: string;
+  record: number;
+};
+export type PartitionView = {
+  name: string;
+  highWatermark: number;
+  lastStableOffset: number;
+  log: LogEntryView[];
+  producers: { pid: number; epoch: number; lastSequences: readonly number[]; coordinatorEpoch: number; currentTxnFirstOffset: number }[];
+};
+/** A request has every field; a response has api (ending in " response"), error, pid, epoch, partitions. */
+export type MessageView = {
+  api: string;
+  error?: string;
+  transactionalId?: string;
+  pid: number;
+  epoch: number;
+  partitions: string[];
+  commit?: boolean;
+  sequence?: number;
+  coordinatorEpoch?: number;
+  value?: number;
+  generation?: number;
+  clientTransaction?: string;
+};
+export type ChannelView = { from: string; to: string; connection: number; messages: MessageView[] };
+export type ConsumerView = {
+  name: string;
+  isolation: string;
+  position: readonly number[];
+  delivered: { partition: string; offset: number; clientTransaction: string; record: number }[];
+};
+export type HistoryView = { clientTransaction: string; decision: string; told: string; recordsSent: number; prepared: boolean; fenced: boolean };
+export type KafkaView = {
+  producers: ProducerView[];
+  coordinator: { coordinatorEpoch: number; nextProducerId: number; transactions: TransactionView[]; transactionLog: TransactionLogView[] };
+  partitions: PartitionView[];
+  consumers: ConsumerView[];
+  network: ChannelView[];
+  faultsLeft: FaultBudget;
+  history: HistoryView[];
+  group?: { generation: number };
+};
 
 const names = <T extends Record<string, number>>(table: T): Record<number, string> =>
   Object.fromEntries(Object.entries(table).map(([k, v]) => [v, k]));
@@ -47,7 +139,7 @@ function messagePartitions(cfg: KafkaConfig, m: Message): string[] {
   return m.api === Api.Produce || m.api === Api.WriteTxnMarkers || m.api === Api.TxnOffsetCommit ? [partitionName(cfg, m.partitions)] : [];
 }
 
-function messageView(cfg: KafkaConfig, m: Message): Record<string, unknown> {
+function messageView(cfg: KafkaConfig, m: Message): MessageView {
   const partitions = messagePartitions(cfg, m);
   if (m.response) {
     return { api: `${apiName[m.api]} response`, error: errName[m.error]!, pid: m.pid, epoch: m.epoch, partitions };
@@ -67,8 +159,8 @@ function messageView(cfg: KafkaConfig, m: Message): Record<string, unknown> {
   };
 }
 
-export function kafkaView(cfg: KafkaConfig, s: State): Record<string, unknown> {
-  const view: Record<string, unknown> = {
+export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
+  const view: KafkaView = {
     producers: s.producers.map((p, i) => ({
       name: producerName(cfg, i),
       status: instanceName[p.status]!,

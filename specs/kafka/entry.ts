@@ -9,6 +9,7 @@ import { generationNames, generations, mutantNames, switchDescriptions, switchNa
 import type { FaultBudget } from '../../model/kafka/state.ts';
 import { kafkaLiveness } from './liveness.ts';
 import { kafkaProperties } from './properties.ts';
+import { kafkaRenderer } from './render.ts';
 
 const apps: readonly App[] = ['produce', 'consume-transform-produce'];
 const instanceStarts: readonly InstanceStart[] = ['anytime', 'after-crash'];
@@ -108,4 +109,6 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
   build(config, properties) {
     return kafkaModel(config, kafkaProperties.filter((p) => properties.includes(p.name))) as never;
   },
+
+  render: kafkaRenderer,
 };

@@ -134,7 +134,7 @@ const exactlyOnce: Property<State> = {
  * TransactionState.validPreviousStates as written to __transaction_state, in its latest form:
  * transaction version 2 also lets an empty abort move Empty and Complete* to PrepareAbort.
  */
-const VALID_PREVIOUS: Record<number, readonly number[]> = {
+export const VALID_PREVIOUS: Record<number, readonly number[]> = {
   [TxnState.Empty]: [NO_STATE, TxnState.Empty, TxnState.CompleteCommit, TxnState.CompleteAbort],
   [TxnState.Ongoing]: [TxnState.Ongoing, TxnState.Empty, TxnState.CompleteCommit, TxnState.CompleteAbort],
   [TxnState.PrepareCommit]: [TxnState.Ongoing],

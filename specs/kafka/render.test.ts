@@ -1,0 +1,21 @@
+// The Kafka renderer explains the counterexample of every property's mutant in Kafka's terms.
+import { describe, expect, it } from 'vitest';
+import { bfs } from '../../checker/bfs.ts';
+import { toItfValue } from '../../checker/trace.ts';
+import { loadSpecFile, parseSpec } from '../load.ts';
+import { mutantCases } from './mutants.ts';
+import { kafkaRenderer } from './render.ts';
+
+describe('Kafka explanations', () => {
+  it.each(mutantCases)('$property (broken by $mutant) is explained', (c) => {
+    const written = loadSpecFile(c.spec);
+    const spec = parseSpec(c.spec, { ...written.entry.withMutant!(written.raw, c.mutant), properties: [c.property] }, '');
+    const model = spec.entry.build(spec.params, spec.properties);
+    const { trace } = bfs(model, { deadlockAllowed: true }).violation!;
+    const states = trace.states.map((s) => toItfValue(model.view!(s)) as Record<string, unknown>);
+    const explanation = kafkaRenderer.explain(c.property, states, trace.actions);
+    expect(explanation?.text).toMatch(/offset|epoch|record|__transaction_state/);
+    expect(explanation?.over.length).toBeGreaterThan(0);
+    expect(kafkaRenderer.steps(states, trace.actions)).toHaveLength(trace.actions.length);
+  });
+});
