@@ -1,7 +1,7 @@
 // The txcheck command line. `main` takes its arguments and output channels as parameters so
 // tests can run it in-process; the entry guard at the bottom wires it to the real process.
 import { mkdirSync, realpathSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Fields, InputError } from '../specs/fields.ts';
@@ -13,10 +13,11 @@ import { type Lasso, type LivenessResult, checkLiveness, describeFairness } from
 import type { Model } from './model.ts';
 import { randomSearch } from './random.ts';
 import { DEADLOCK, type Progress, type Result, type Trace } from './search.ts';
+import { renderHtml } from './report/html.ts';
 import { renderMermaid } from './report/mermaid.ts';
 import { type Report, buildReport } from './report/report.ts';
 import { renderText } from './report/text.ts';
-import { TOOL, type TraceFile, readTraceFile, replay, toItfValue, writeTraceFile } from './trace.ts';
+import { TOOL, type TraceFile, readTraceFile, replay, toItfValue, traceText, writeFileAtomic } from './trace.ts';
 
 export interface Io {
   out(text: string): void;
@@ -38,6 +39,8 @@ Usage:
   txcheck replay <trace.itf.json>       re-run a counterexample and check it still shows
   txcheck show <trace.itf.json> [--format text|mermaid|json]
                                         the counterexample step by step, or as a sequence diagram
+  txcheck report <trace.itf.json> [-o report.html]
+                                        one HTML file (works offline) to click through the steps
   txcheck compare <spec.json> --variants a,b,c [--markdown|--json]
                                         the spec under each variant: a verdict per property
   txcheck mutants <spec.json>... [--markdown|--json]
@@ -52,7 +55,7 @@ Options of check (they override the spec's own defaults):
   --max-depth N           most actions from an initial state (random: walk length)
   --max-states N          most distinct states
   --max-seconds N         most seconds
-  --out FILE              where to write a counterexample (default out/<spec>.<property>.itf.json)
+  -o, --out FILE          where to write a counterexample (default out/<spec>.<property>.itf.json)
   --json                  print one JSON object at the end, nothing else on stdout
 
 Exit codes of check: 0 the properties hold within the bounds, 1 a violation was found,
@@ -174,12 +177,7 @@ function check(file: string, flags: Flags, io: Io): number {
   const write = (property: string, trace: Trace | Lasso, description: string, extra: object = {}): string => {
     const defaultFile = `out/${spec.name}.${property}.itf.json`;
     const path = flags.out === undefined ? defaultFile : written.length === 0 ? flags.out : flags.out.replace(/(\.itf)?\.json$/, '') + `.${property}.itf.json`;
-    try {
-      mkdirSync(dirname(path), { recursive: true });
-      writeTraceFile(path, model, trace, { ...baseMeta, ...extra, property, description });
-    } catch (e) {
-      throw new InputError(path, '--out', 'a writable file path', (e as NodeJS.ErrnoException).code ?? String(e));
-    }
+    writeOutput(path, traceText(model, trace, { ...baseMeta, ...extra, property, description }));
     written.push(path);
     return path;
   };
@@ -445,6 +443,25 @@ function showCommand(file: string, flags: Flags, io: Io): number {
   return ExitCode.Ok;
 }
 
+/** Writes `text` to `file` atomically, creating its folder; a failure is bad input naming the file. */
+function writeOutput(file: string, text: string): void {
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileAtomic(file, text);
+  } catch (e) {
+    throw new InputError(file, '--out', 'a writable file path', (e as NodeJS.ErrnoException).code ?? String(e));
+  }
+}
+
+function reportCommand(file: string, flags: Flags, io: Io): number {
+  const report = reportOf(file, io);
+  if (report === undefined) return ExitCode.Violation;
+  const out = flags.out ?? `out/${basename(file).replace(/(\.itf)?\.json$/, '')}.html`;
+  writeOutput(out, renderHtml(report));
+  io.out(`${TOOL}: report of ${file} (${report.steps.length - 1} steps, ${report.property}) written to ${out}\n`);
+  return ExitCode.Ok;
+}
+
 interface Command {
   readonly name: string;
   /** The options it takes. */
@@ -456,6 +473,7 @@ const commands: readonly Command[] = [
   { name: 'check', flags: ['strategy', 'seed', 'walks', 'max-depth', 'max-states', 'max-seconds', 'out', 'json'], run: check },
   { name: 'replay', flags: ['json'], run: replayCommand },
   { name: 'show', flags: ['format'], run: showCommand },
+  { name: 'report', flags: ['out'], run: reportCommand },
 ];
 
 /** Runs `main` on this process's arguments and streams and sets its exit code. */

@@ -90,8 +90,13 @@ export function writeFileAtomic(path: string, text: string): void {
   }
 }
 
+/** The trace file's text: ITF, two-space indented. */
+export function traceText<S>(model: Model<S, unknown>, trace: Trace | Lasso, meta: TraceMeta): string {
+  return `${JSON.stringify(toItf(model, trace, meta), null, 2)}\n`;
+}
+
 export function writeTraceFile<S>(path: string, model: Model<S, unknown>, trace: Trace | Lasso, meta: TraceMeta): void {
-  writeFileAtomic(path, `${JSON.stringify(toItf(model, trace, meta), null, 2)}\n`);
+  writeFileAtomic(path, traceText(model, trace, meta));
 }
 
 /** Checks the structure of a parsed trace file; the spec inside is read by the caller. */

@@ -192,19 +192,19 @@ function producerCall(name: string, call: string, arg: string | undefined, after
     }
     case 'requestTimeout': {
       const action = `${arg} request timed out: reconnects and sends it again; the first copy may still arrive`;
-      return { action, events: [note(name, `⏱ ${action}`, true)] };
+      return { action, events: [note(name, `⚠ ${action}`, true)] };
     }
     case 'produceTimeout': {
       const action = `Produce to ${arg} timed out: sent again on a new connection; the first copy may still arrive`;
-      return { action, events: [note(name, `⏱ ${action}`, true)] };
+      return { action, events: [note(name, `⚠ ${action}`, true)] };
     }
     case 'batchExpired': {
       const stillInFlight = after.network.some((ch) => ch.from === name && ch.to === leaderOf(arg!) && ch.messages.some((m) => m.api === 'Produce'));
       const action = `batch for ${arg} expired (delivery.timeout.ms): the transaction must abort${stillInFlight ? '; the Produce already sent is still in flight' : ''}`;
-      return { action, events: [note(name, `⏱ ${action}`, true)] };
+      return { action, events: [note(name, `⚠ ${action}`, true)] };
     }
     case 'crash':
-      return { action: 'crashes', events: [note(name, '💥 crashes', true)] };
+      return { action: 'crashes', events: [note(name, '⚠ crashes', true)] };
     case 'fetchOffsets': {
       const p = after.producers.find((q) => q.name === name);
       const action = `reads the group's committed offset (OffsetFetch): starts at input offset ${p?.inputPosition ?? '?'}`;
@@ -222,11 +222,11 @@ function coordinatorCall(call: string, arg: string | undefined, after: KafkaView
   switch (call) {
     case 'transactionTimeout': {
       const action = `transaction timeout: the coordinator aborts ${arg}`;
-      return { action, events: [note('TC', `⏱ ${action}`, true)] };
+      return { action, events: [note('TC', `⚠ ${action}`, true)] };
     }
     case 'coordinatorFailover': {
       const action = `failover: memory lost, state reloaded from __transaction_state, coordinator epoch ${after.coordinator.coordinatorEpoch}`;
-      return { action, events: [note('TC', `💥 ${action}`, true)] };
+      return { action, events: [note('TC', `⚠ ${action}`, true)] };
     }
     case 'resendTxnMarker': {
       const [id, partition] = (arg ?? '').split(', ');
