@@ -17,7 +17,8 @@ import { renderHtml } from './report/html.ts';
 import { renderMermaid } from './report/mermaid.ts';
 import { type Report, buildReport } from './report/report.ts';
 import { renderText } from './report/text.ts';
-import { TOOL, type TraceFile, readTraceFile, replay, toItfValue, traceText, writeFileAtomic } from './trace.ts';
+import { shrink, violates } from './shrink.ts';
+import { TOOL, type TraceFile, initialStateOf, readTraceFile, replay, toItfValue, traceText, writeFileAtomic } from './trace.ts';
 
 export interface Io {
   out(text: string): void;
@@ -41,6 +42,8 @@ Usage:
                                         the counterexample step by step, or as a sequence diagram
   txcheck report <trace.itf.json> [-o report.html]
                                         one HTML file (works offline) to click through the steps
+  txcheck shrink <trace.itf.json> [-o out.itf.json] [--json]
+                                        a shorter trace that still violates the same property
   txcheck compare <spec.json> --variants a,b,c [--markdown|--json]
                                         the spec under each variant: a verdict per property
   txcheck mutants <spec.json>... [--markdown|--json]
@@ -56,6 +59,7 @@ Options of check (they override the spec's own defaults):
   --max-states N          most distinct states
   --max-seconds N         most seconds
   -o, --out FILE          where to write a counterexample (default out/<spec>.<property>.itf.json)
+  --shrink                shrink the counterexample before writing it (see shrink)
   --json                  print one JSON object at the end, nothing else on stdout
 
 Exit codes of check: 0 the properties hold within the bounds, 1 a violation was found,
@@ -77,6 +81,7 @@ const optionSpecs = {
   variants: { type: 'string' },
   markdown: { type: 'boolean' },
   format: { type: 'string' },
+  shrink: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -161,7 +166,7 @@ function check(file: string, flags: Flags, io: Io): number {
   const model = spec.entry.build(spec.params, spec.properties);
   const progress = new ProgressLine(io);
   const searchOptions = { ...options, deadlockAllowed: spec.deadlockAllowed, onProgress: io.errIsTTY ? progress.show : undefined };
-  const result =
+  let result =
     options.strategy === 'bfs'
       ? bfs(model, searchOptions)
       : randomSearch(model, { ...searchOptions, maxDepth: options.maxDepth ?? DEFAULT_WALK_DEPTH });
@@ -183,10 +188,18 @@ function check(file: string, flags: Flags, io: Io): number {
   };
 
   let traceFile: string | undefined;
+  let shrunkFrom: number | undefined;
+  if (result.violation !== undefined && flags.shrink === true) {
+    const { property, trace } = result.violation;
+    shrunkFrom = trace.actions.length;
+    result = { ...result, violation: { ...result.violation, trace: shrink(model, trace.states[0], trace.actions, violates(model, property)).trace } };
+  }
   if (result.violation !== undefined) {
     const { property, trace, walk } = result.violation;
     const random = options.strategy === 'random' ? { seed: options.seed, walk } : {};
-    traceFile = write(property, trace, `${property} violated after ${trace.actions.length} steps (${options.strategy} search of ${spec.file})`, random);
+    const shrunk = shrunkFrom === undefined ? {} : { shrunkFrom };
+    const how = `${shrunkFrom === undefined ? '' : `shrunk from ${shrunkFrom} steps, `}${options.strategy} search of ${spec.file}`;
+    traceFile = write(property, trace, `${property} violated after ${trace.actions.length} steps (${how})`, { ...random, ...shrunk });
   }
   const lassoFiles = new Map<string, string>();
   for (const { property, lasso } of live?.verdicts ?? []) {
@@ -195,8 +208,8 @@ function check(file: string, flags: Flags, io: Io): number {
     lassoFiles.set(property, write(property, lasso, `${lasso.goal} fails on a fair run: after ${lasso.loop} steps it ${cycle} (${spec.file})`));
   }
 
-  if (flags.json === true) io.out(`${JSON.stringify(jsonSummary(spec, result, options, traceFile, live, lassoFiles))}\n`);
-  else io.out(textSummary(spec, options, model, result, traceFile, live, lassoFiles));
+  if (flags.json === true) io.out(`${JSON.stringify(jsonSummary(spec, result, options, traceFile, live, lassoFiles, shrunkFrom))}\n`);
+  else io.out(textSummary(spec, options, model, result, traceFile, live, lassoFiles, shrunkFrom));
   const status = overallStatus(result, live);
   return status === 'ok' ? ExitCode.Ok : status === 'violation' ? ExitCode.Violation : ExitCode.Incomplete;
 }
@@ -235,6 +248,7 @@ function jsonSummary(
   traceFile: string | undefined,
   live: LivenessResult | undefined,
   lassoFiles: ReadonlyMap<string, string>,
+  shrunkFrom: number | undefined,
 ): unknown {
   const { distinctStates, statesGenerated, depth, seconds, coverage, violation } = result;
   const stoppedBy = result.stoppedBy ?? live?.stoppedBy;
@@ -251,7 +265,15 @@ function jsonSummary(
     ...(stoppedBy === undefined ? {} : { stoppedBy }),
     ...(violation === undefined
       ? {}
-      : { violation: { property: violation.property, length: violation.trace.actions.length, traceFile, ...(violation.walk === undefined ? {} : { walk: violation.walk }) } }),
+      : {
+          violation: {
+            property: violation.property,
+            length: violation.trace.actions.length,
+            traceFile,
+            ...(violation.walk === undefined ? {} : { walk: violation.walk }),
+            ...(shrunkFrom === undefined ? {} : { shrunkFrom }),
+          },
+        }),
     ...(lasso?.lasso === undefined
       ? {}
       : { violation: { property: lasso.property, goal: lasso.lasso.goal, length: lassoLength(lasso.lasso), loop: lasso.lasso.loop, traceFile: lassoFiles.get(lasso.property) } }),
@@ -286,6 +308,7 @@ function textSummary(
   traceFile: string | undefined,
   live: LivenessResult | undefined,
   lassoFiles: ReadonlyMap<string, string>,
+  shrunkFrom: number | undefined,
 ): string {
   const lines: string[] = [];
   const searched = options.strategy === 'random' ? `random walks, seed ${options.seed}` : 'breadth-first';
@@ -321,7 +344,8 @@ function textSummary(
   } else {
     const { property, trace, walk } = result.violation!;
     const where = walk === undefined ? '' : ` in walk ${walk}`;
-    lines.push(`Result: violation. ${property} is violated after ${trace.actions.length} steps${where}:`);
+    const shrunk = shrunkFrom === undefined ? '' : ` (shrunk from ${shrunkFrom})`;
+    lines.push(`Result: violation. ${property} is violated after ${trace.actions.length} steps${shrunk}${where}:`);
     lines.push(...traceLines(model, trace, property));
     lines.push(`Trace written to ${traceFile}; replay it with: txcheck replay ${traceFile}`);
   }
@@ -462,6 +486,28 @@ function reportCommand(file: string, flags: Flags, io: Io): number {
   return ExitCode.Ok;
 }
 
+function shrinkCommand(file: string, flags: Flags, io: Io): number {
+  const { trace, model } = loadTrace(file);
+  const { reproduced, message } = replay(model, trace);
+  if (!reproduced) {
+    io.err(`${file}: the trace does not replay against its model, so it is not shrunk: ${message}\n`);
+    return ExitCode.Violation;
+  }
+  const { meta } = trace;
+  const { trace: shrunk, tried } = shrink(model, initialStateOf(model, trace)!, trace.actions, violates(model, meta.property));
+  const [before, after] = [trace.actions.length, shrunk.actions.length];
+  const original = meta.shrunkFrom ?? before;
+  const out = flags.out ?? file.replace(/(\.shrunk)?(\.itf)?\.json$/, '.shrunk.itf.json');
+  const description = `${meta.property} violated after ${after} steps (shrunk from ${original} steps, ${meta.strategy} search of ${meta.specFile})`;
+  writeOutput(out, traceText(model, shrunk, { ...meta, description, shrunkFrom: original }));
+  if (flags.json === true) {
+    io.out(`${JSON.stringify({ status: 'shrunk', property: meta.property, before, after, tried, traceFile: out })}\n`);
+  } else {
+    io.out(`${TOOL}: shrink ${file} (${meta.property})\nShrunk from ${before} to ${after} steps (${tried} candidates re-executed); written to ${out}\n`);
+  }
+  return ExitCode.Ok;
+}
+
 interface Command {
   readonly name: string;
   /** The options it takes. */
@@ -470,10 +516,11 @@ interface Command {
 }
 
 const commands: readonly Command[] = [
-  { name: 'check', flags: ['strategy', 'seed', 'walks', 'max-depth', 'max-states', 'max-seconds', 'out', 'json'], run: check },
+  { name: 'check', flags: ['strategy', 'seed', 'walks', 'max-depth', 'max-states', 'max-seconds', 'out', 'json', 'shrink'], run: check },
   { name: 'replay', flags: ['json'], run: replayCommand },
   { name: 'show', flags: ['format'], run: showCommand },
   { name: 'report', flags: ['out'], run: reportCommand },
+  { name: 'shrink', flags: ['out', 'json'], run: shrinkCommand },
 ];
 
 /** Runs `main` on this process's arguments and streams and sets its exit code. */

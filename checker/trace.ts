@@ -24,6 +24,8 @@ export interface TraceMeta {
   readonly goal?: string;
   readonly trigger?: number;
   readonly loopAction?: string;
+  /** Set on a shrunk trace: the length of the trace it was shrunk from. */
+  readonly shrunkFrom?: number;
 }
 
 /** A trace as read from a file: states in their ITF form, without their `#meta`. */
@@ -178,6 +180,11 @@ function describe(v: unknown): string {
   return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? JSON.stringify(v) : (JSON.stringify(v) ?? describeValue(v));
 }
 
+/** The initial state of `model` whose view is the trace's first state. */
+export function initialStateOf<S>(model: Model<S, unknown>, trace: TraceFile): S | undefined {
+  return model.init().find((init) => deepEqual(stateView(model, init), trace.states[0]));
+}
+
 export interface ReplayResult {
   /** True when every step replays as recorded and the recorded property is violated at the end. */
   readonly reproduced: boolean;
@@ -219,7 +226,7 @@ export function replay<S, A>(model: Model<S, A>, trace: TraceFile, temporal: Tem
   }
   const diverged = (message: string): ReplayResult => ({ reproduced: false, message });
 
-  let s = inits.find((init) => deepEqual(stateView(model, init), states[0]));
+  let s = initialStateOf(model, trace);
   if (s === undefined) return diverged(`step 0: no initial state matches; ${firstDifference(states[0], stateView(model, inits[0]!), '')}`);
   const replayed: S[] = [s];
   const taken: A[] = [];

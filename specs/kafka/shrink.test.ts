@@ -1,0 +1,67 @@
+// Shrinking long random-search counterexamples of the lossy-network spec. With one transaction
+// a walk breaks NoHangingTransaction within about 20 steps, so the walks here may run two
+// transactions of two records with two timeouts: their counterexamples take 30 to 38 steps.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../checker/cli.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'txcheck-shrink-'));
+const lossy = 'specs/kafka/lossy-network.json';
+const longer = join(dir, 'lossy-longer.json');
+writeFileSync(
+  longer,
+  JSON.stringify({ ...JSON.parse(readFileSync(lossy, 'utf8')), transactionsPerInstance: 2, recordsPerTransaction: 2, faults: { requestLoss: 1, responseLoss: 1, requestTimeouts: 2 } }),
+);
+
+async function txcheck(...argv: string[]) {
+  let out = '';
+  const code = await main(argv, { out: (t) => (out += t), err: () => {}, errIsTTY: false });
+  return { code, json: JSON.parse(out) };
+}
+
+const random = (seed: number, ...more: string[]) => ['check', longer, '--strategy', 'random', '--seed', String(seed), '--walks', '20000', '--max-depth', '100', '--json', ...more];
+
+describe('shrink on random counterexamples of at least 30 steps', { timeout: 60_000 }, () => {
+  let shortest: number;
+  beforeAll(async () => {
+    // BFS of the spec with one transaction; the longer spec allows every run of it, and its own
+    // BFS (about 100,000 states, too slow for this suite) also finds 16 steps.
+    shortest = (await txcheck('check', lossy, '--json', '--out', join(dir, 'bfs.itf.json'))).json.violation.length;
+  });
+
+  // [seed, steps found, steps after shrinking]; seed 28's walk hangs a transaction another way
+  // (a stale EndTxn(ABORT) aborts the next transaction) that removing steps cannot turn into B1.
+  it.each([
+    [36, 32, 16],
+    [39, 35, 18],
+    [28, 38, 26],
+  ])('seed %i: %i steps shrink to %i, replay, and break the same property', async (seed, found, shrunk) => {
+    const original = join(dir, `seed${seed}.itf.json`);
+    const { json: run } = await txcheck(...random(seed, '--out', original));
+    expect(run.violation).toMatchObject({ property: 'NoHangingTransaction', length: found });
+    const out = join(dir, `seed${seed}.shrunk.itf.json`);
+    const { code, json } = await txcheck('shrink', original, '-o', out, '--json');
+    expect(code).toBe(0);
+    expect(json).toMatchObject({ status: 'shrunk', property: 'NoHangingTransaction', before: found, after: shrunk, traceFile: out });
+    expect(json.after).toBeLessThanOrEqual(json.before);
+    const replayed = await txcheck('replay', out, '--json');
+    expect(replayed.code).toBe(0);
+    expect(replayed.json).toMatchObject({ status: 'reproduced', property: 'NoHangingTransaction', steps: shrunk });
+    expect(JSON.parse(readFileSync(out, 'utf8'))['#meta']).toMatchObject({ shrunkFrom: found, seed, strategy: 'random' });
+  });
+
+  it('seed 36 reaches the breadth-first shortest length', async () => {
+    const { json } = await txcheck('shrink', join(dir, 'seed36.itf.json'), '-o', join(dir, 'again.itf.json'), '--json');
+    expect(json.after).toBeLessThanOrEqual(shortest);
+  });
+
+  it('check --shrink shrinks the first counterexample before writing it', async () => {
+    const out = join(dir, 'checked.itf.json');
+    const { code, json } = await txcheck(...random(36, '--shrink', '--out', out));
+    expect(code).toBe(1);
+    expect(json.violation).toMatchObject({ property: 'NoHangingTransaction', length: 16, shrunkFrom: 32, traceFile: out });
+    expect((await txcheck('replay', out, '--json')).code).toBe(0);
+  });
+});
