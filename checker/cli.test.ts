@@ -241,7 +241,23 @@ describe('bad input', () => {
     ['a missing spec argument', () => ['check'], 'command line', ': check: expected a spec file'],
     ['a check flag given to replay', () => ['replay', join(dir, 'mutant.itf.json'), '--seed', '1'], 'command line', ': --seed: expected no such option for replay'],
     ['a truncated trace', () => ['replay', file('cut.itf.json', readFileSync(join(dir, 'mutant.itf.json'), 'utf8').slice(0, 700))], 'cut.itf.json', 'expected valid JSON'],
-    ['an ITF trace of another tool, without a spec', () => ['replay', file('other.itf.json', { '#meta': { format: 'ITF' }, vars: ['x'], states: [{ x: 1 }] })], 'other.itf.json', ': #meta.spec: expected a JSON object'],
+    ['an ITF trace of another tool, without a spec', () => ['replay', file('other.itf.json', { '#meta': { format: 'ITF' }, vars: ['x'], states: [{ x: 1 }] })], 'other.itf.json', ': #meta.spec: expected an ITF trace written by txcheck'],
+    ['a Quint trace', () => {
+      const quint = { '#meta': { format: 'ITF', source: 'SumTypes.qnt', status: 'passed' }, vars: ['value'], states: [{ '#meta': { index: 0 }, value: { tag: 'Some', value: { '#bigint': '40' } } }] };
+      return ['show', file('quint.itf.json', quint)];
+    }, 'quint.itf.json', ': #meta.spec: expected an ITF trace written by txcheck, whose #meta records the spec that was checked (this one says: "SumTypes.qnt")'],
+    ['a null in a trace state', () => {
+      const t = validTrace();
+      t.states[1].tmPrepared = [null];
+      return ['replay', file('null.itf.json', t)];
+    }, 'null.itf.json', ': states[1].tmPrepared[0]: expected an ITF value: ITF has no null, got null'],
+    ['a fraction in a trace state', () => ['replay', file('frac.itf.json', { ...validTrace(), states: [{ ...validTrace().states[0], tmState: 0.5 }] })], 'frac.itf.json', ': states[0].tmState: expected an ITF integer'],
+    ['a malformed #map', () => ['report', file('map.itf.json', { ...validTrace(), states: [{ ...validTrace().states[0], msgs: { '#map': [[1]] } }] })], 'map.itf.json', ': states[0].msgs.#map[0]: expected a [key, value] pair'],
+    ['a state with a variable vars does not list', () => ['shrink', file('extra.itf.json', { ...validTrace(), states: [{ ...validTrace().states[0], y: 1 }] })], 'extra.itf.json', ': states[0].y: expected no such variable'],
+    ['a top-level field ITF does not have', () => ['replay', file('top.itf.json', { ...validTrace(), trace: [] })], 'top.itf.json', ': trace: expected no such field in an ITF trace'],
+    ['a loop index out of range', () => ['replay', file('loop.itf.json', { ...validTrace(), loop: 9 })], 'loop.itf.json', ': loop: expected the index of a state, from 0 to 3'],
+    ['an unknown show format', () => ['show', join(dir, 'mutant.itf.json'), '--format', 'svg'], 'command line', ': --format: expected one of "text", "mermaid", "json"'],
+    ['a show flag given to report', () => ['report', join(dir, 'mutant.itf.json'), '--format', 'text'], 'command line', ': --format: expected no such option for report'],
     ['a trace of another model', () => ['replay', file('paxos.itf.json', { ...validTrace(), '#meta': { ...validTrace()['#meta'], spec: { model: 'paxos' } } })], 'paxos.itf.json', ': #meta.spec.model: expected one of'],
     ['a trace whose variables are not the model\'s', () => {
       const t = validTrace();

@@ -47,12 +47,16 @@ describe('atomic trace writing', () => {
 
 describe('ITF values', () => {
   it('writes integers beyond 2^53 as #bigint and keeps the rest as JSON', () => {
-    expect(toItfValue({ big: 2 ** 60, n: -3, s: 'x', l: [true, null] })).toEqual({
+    expect(toItfValue({ big: 2 ** 60, n: -3, s: 'x', l: [true, 'y'] })).toEqual({
       big: { '#bigint': '1152921504606846976' },
       n: -3,
       s: 'x',
-      l: [true, null],
+      l: [true, 'y'],
     });
+  });
+
+  it('refuses null, which ITF does not have', () => {
+    expect(() => toItfValue({ a: [null] })).toThrow(/not plain data for ITF: null/);
   });
 });
 

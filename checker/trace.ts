@@ -4,6 +4,7 @@ import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { Fields, InputError, describeValue, isPlainObject, readJsonFile } from '../specs/fields.ts';
 import { deepEqual } from './fingerprint.ts';
+import { checkItf } from './itf.ts';
 import { type Fairness, type Lasso, type TemporalProperty, unfairOnCycle } from './liveness.ts';
 import type { Model } from './model.ts';
 import { DEADLOCK, type Trace } from './search.ts';
@@ -40,13 +41,14 @@ export interface TraceFile {
   readonly loop?: number;
 }
 
-/** Plain data in ITF form: integers beyond 2^53 become {"#bigint": "..."}; the rest is JSON. */
+/** Plain data in ITF form: integers beyond 2^53 become {"#bigint": "..."}; the rest is JSON without null. */
 export function toItfValue(v: unknown): unknown {
   if (typeof v === 'number') return Number.isInteger(v) && !Number.isSafeInteger(v) ? { '#bigint': BigInt(v).toString() } : v;
   if (Array.isArray(v)) return v.map(toItfValue);
   if (isPlainObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toItfValue(x)]));
-  if (typeof v === 'string' || typeof v === 'boolean' || v === null) return v;
-  throw new TypeError(`not plain data: ${typeof v}`);
+  if (typeof v === 'string' || typeof v === 'boolean') return v;
+  // ITF has no null: a model's view must name an absent value (the Kafka view says "none").
+  throw new TypeError(`not plain data for ITF: ${v === null ? 'null' : typeof v}`);
 }
 
 function stateView<S>(model: Model<S, unknown>, s: S): Readonly<Record<string, unknown>> {
@@ -103,10 +105,15 @@ export function writeTraceFile<S>(path: string, model: Model<S, unknown>, trace:
 
 /** Checks the structure of a parsed trace file; the spec inside is read by the caller. */
 export function parseTrace(file: string, value: unknown): TraceFile {
+  checkItf(file, value);
   const top: Fields = Fields.root(file, value);
-  const metaFields: Fields = top.object('#meta') ?? top.fail('#meta', 'a JSON object (the trace metadata)', undefined);
+  const notOurs = 'an ITF trace written by txcheck, whose #meta records the spec that was checked';
+  const metaFields: Fields = top.object('#meta') ?? top.fail('#meta', notOurs, undefined);
   const spec = metaFields.raw('spec');
-  if (!isPlainObject(spec)) metaFields.fail('spec', 'a JSON object (the spec that was checked)', spec);
+  if (!isPlainObject(spec)) {
+    const writer = [metaFields.raw('tool'), metaFields.raw('source'), metaFields.raw('description')].find((x) => typeof x === 'string');
+    metaFields.fail('spec', `${notOurs}${writer === undefined ? '' : ` (this one says: ${JSON.stringify(writer).slice(0, 60)})`}`, spec);
+  }
   const strategy = metaFields.string('strategy');
   const meta: TraceMeta = {
     spec,

@@ -1,8 +1,9 @@
 // Every saved counterexample still replays step by step and still violates its property, and
 // shows in every format with the facts a reader needs.
-import { readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { main } from '../checker/cli.ts';
+import { checkItf } from '../checker/itf.ts';
 
 const dir = new URL('.', import.meta.url).pathname;
 const traceFiles = readdirSync(dir)
@@ -19,6 +20,13 @@ async function txcheck(...argv: string[]) {
 describe('saved traces', () => {
   it('exist', () => {
     expect(traceFiles.length).toBeGreaterThan(0);
+  });
+
+  it.each(traceFiles)('%s follows the ITF rules (ADR-015)', (file) => {
+    const trace = JSON.parse(readFileSync(`${dir}${file}`, 'utf8'));
+    expect(() => checkItf(file, trace)).not.toThrow();
+    expect(trace['#meta']).toMatchObject({ format: 'ITF', tool: expect.stringMatching(/^txcheck /) });
+    expect(trace.states.every((s: { '#meta': { index: number } }, i: number) => s['#meta'].index === i)).toBe(true);
   });
 
   it.each(traceFiles)('%s replays and still shows its violation', async (file) => {
