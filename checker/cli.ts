@@ -440,22 +440,31 @@ const formats = ['text', 'mermaid', 'json'] as const;
  */
 function reportOf(file: string, io: Io): Report | undefined {
   const { trace, spec, model } = loadTrace(file);
-  const { reproduced, message } = replay(model, trace);
+  const { reproduced, message } = replay(model, trace, { properties: temporalProperties(spec), fairness: spec.fairness });
   if (!reproduced) {
     io.err(`${file}: the trace does not replay against its model, so it is not shown: ${message}\n`);
     return undefined;
   }
-  const property = model.invariants.find((p) => p.name === trace.meta.property);
+  const { meta } = trace;
+  const known = [...spec.entry.properties, ...(spec.entry.liveness ?? [])].find((p) => p.name === meta.property);
+  const last = trace.states.length - 1;
+  const cycle =
+    trace.loop === undefined
+      ? undefined
+      : meta.loopAction === undefined
+        ? `After step ${last} the run stutters (no fairly required action is left) forever, and ${meta.goal} never holds after step ${meta.trigger}.`
+        : `Step ${last + 1}, ${meta.loopAction}, leads back to step ${trace.loop}: steps ${trace.loop} to ${last + 1} repeat forever, and ${meta.goal} never holds after step ${meta.trigger}.`;
   return buildReport({
     traceFile: file,
-    specFile: trace.meta.specFile,
+    specFile: meta.specFile,
     model: spec.entry.name,
     specDescription: spec.description ?? '',
-    property: trace.meta.property,
-    propertyDescription: property?.description ?? 'some action is enabled in every reachable state',
+    property: meta.property,
+    propertyDescription: known?.description ?? 'some action is enabled in every reachable state',
     states: trace.states,
     labels: trace.actions,
     renderer: spec.entry.render,
+    ...(cycle === undefined ? {} : { cycle }),
   });
 }
 
@@ -488,6 +497,7 @@ function reportCommand(file: string, flags: Flags, io: Io): number {
 
 function shrinkCommand(file: string, flags: Flags, io: Io): number {
   const { trace, model } = loadTrace(file);
+  if (trace.loop !== undefined) throw new InputError(file, 'loop', 'a counterexample without a cycle: a lasso (liveness) trace cannot lose steps and keep its cycle');
   const { reproduced, message } = replay(model, trace);
   if (!reproduced) {
     io.err(`${file}: the trace does not replay against its model, so it is not shrunk: ${message}\n`);

@@ -50,6 +50,24 @@ describe('saved traces', () => {
   });
 });
 
+describe('the B1 lasso, shown', () => {
+  const lasso = `${dir}kafka-3.5-hanging-transaction-lasso.itf.json`;
+
+  it('says how the run repeats and why the LSO never advances', async () => {
+    const { code, out } = await txcheck('show', lasso);
+    expect(code).toBe(0);
+    expect(out).toMatch(/^Cycle: After step \d+ the run stutters/m);
+    expect(out).toMatch(/^Why: p0 offset 1 holds a transactional batch .* the LSO of p0 stays at 1/m);
+  });
+
+  it('is not shrunk: exit 2 with one line', async () => {
+    const { code, err } = await txcheck('shrink', lasso);
+    expect(code).toBe(2);
+    expect(err.trim().split('\n')).toHaveLength(1);
+    expect(err).toContain(': loop: expected a counterexample without a cycle');
+  });
+});
+
 describe('the B1 hanging transaction, shown', () => {
   const b1 = `${dir}kafka-3.5-hanging-transaction.itf.json`;
 

@@ -260,7 +260,7 @@ export function renderHtml(report: Report): string {
 <header>
 <h1>${esc(report.title)}</h1>
 <p class="source">Model ${esc(source.model)} · spec ${esc(source.specFile)} · trace ${esc(source.traceFile)} · ${esc(TOOL)}</p>
-<div class="why"><strong>Why ${esc(report.property)} is violated:</strong> ${esc(report.explanation.text)}<br><span class="quiet">${esc(report.property)}: ${esc(report.propertyDescription)}.</span></div>
+<div class="why"><strong>Why ${esc(report.property)} is violated:</strong> ${esc(report.explanation.text)}${report.cycle === undefined ? '' : `<br>${esc(report.cycle)}`}<br><span class="quiet">${esc(report.property)}: ${esc(report.propertyDescription)}.</span></div>
 ${source.description === '' ? '' : `<p class="spec">${esc(source.description)}</p>`}
 </header>
 <main>

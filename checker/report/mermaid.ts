@@ -43,6 +43,8 @@ export function renderMermaid(report: Report): string {
   for (const step of report.steps) for (const e of step.events) lines.push(...event(step.step, e));
   const over = report.participants.filter((p) => report.explanation.over.includes(p));
   const span = over.length === 0 ? id(report.participants[0]!) : over.length === 1 ? id(over[0]!) : `${id(over[0]!)},${id(over[over.length - 1]!)}`;
+  const all = report.participants.length === 1 ? id(report.participants[0]!) : `${id(report.participants[0]!)},${id(report.participants[report.participants.length - 1]!)}`;
+  if (report.cycle !== undefined) lines.push(`  Note over ${all}: ${label(`↺ ${report.cycle}`)}`);
   lines.push('  rect rgb(255, 215, 215)', `    Note over ${span}: ${label(`✗ ${report.property} violated: ${report.explanation.text}`)}`, '  end');
   return `${lines.join('\n')}\n`;
 }

@@ -99,6 +99,8 @@ export interface Report {
   readonly source: { readonly traceFile: string; readonly specFile: string; readonly model: string; readonly description: string };
   readonly participants: readonly string[];
   readonly steps: readonly ReportStep[];
+  /** A lasso (liveness) trace: how the run repeats forever after its last step. */
+  readonly cycle?: string;
 }
 
 export interface ReportInput {
@@ -111,6 +113,7 @@ export interface ReportInput {
   readonly states: readonly View[];
   readonly labels: readonly string[];
   readonly renderer?: TraceRenderer;
+  readonly cycle?: string;
 }
 
 const MAX_VALUE = 160;
@@ -176,16 +179,19 @@ export function buildReport(input: ReportInput): Report {
   const fallback =
     property === DEADLOCK
       ? `No action is enabled in the state after step ${last}.`
-      : `${property} (${input.propertyDescription}) does not hold in the state after step ${last}.`;
+      : input.cycle !== undefined
+        ? `${property} (${input.propertyDescription}) fails on this run, which goes on forever without meeting its goal.`
+        : `${property} (${input.propertyDescription}) does not hold in the state after step ${last}.`;
   const explanation = explained ?? { text: fallback, over: participants.slice(0, 1) };
   return {
-    title: `${property} violated after ${last} steps`,
+    title: input.cycle === undefined ? `${property} violated after ${last} steps` : `${property} fails on a run of ${last} steps that then repeats forever`,
     property,
     propertyDescription: input.propertyDescription,
     explanation,
     source: { traceFile: input.traceFile, specFile: input.specFile, model: input.model, description: input.specDescription },
     participants: participants.length > 0 ? participants : [GENERIC_LIFELINE],
     steps,
+    ...(input.cycle === undefined ? {} : { cycle: input.cycle }),
   };
 }
 

@@ -33,6 +33,7 @@ export function renderText(report: Report): string {
     lines.push('', `After step ${last.step}:`);
     for (const table of focus) lines.push(...tableLines(table, '  '));
   }
+  if (report.cycle !== undefined) lines.push('', `Cycle: ${report.cycle}`);
   lines.push('', `Violated: ${report.property}: ${report.propertyDescription}.`, `Why: ${report.explanation.text}`);
   return `${lines.join('\n')}\n`;
 }

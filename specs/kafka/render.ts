@@ -596,7 +596,9 @@ function explain(property: string, views: readonly View[], labels: readonly stri
   const states = views.map(kafka);
   const last = states[states.length - 1]!;
   switch (property) {
+    // A hanging transaction is also why an LSO never advances (the B1 lasso).
     case 'NoHangingTransaction':
+    case 'LsoAdvances':
       return hanging(states, labels);
     case 'ReadCommittedIsolation':
       return readCommitted(states, labels);
