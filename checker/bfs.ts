@@ -1,40 +1,59 @@
 // Breadth-first search. A state's id is its discovery order; per id only the parent id and the
 // index of the action that led to it are kept, in typed arrays, and full states only while
 // they wait in the frontier. Invariants are checked when a state is first discovered, so the
-// first violation found has a shortest trace.
+// first violation found has a shortest trace. The level in which it is found is finished before
+// reporting, so the counts are those of whole levels, as the parallel search reports them.
 import type { Model } from './model.ts';
 import { DEADLOCK, Discovery, SearchRun, brokenInvariant, rebuildTrace, type Result, type SearchOptions } from './search.ts';
 
 /** Expansions between two looks at the clock. */
 const CLOCK_EVERY = 256;
 
+/** Per state id: the parent id (-1 for an initial state) and the action index (for an initial state, its index in init()). */
+export class Trail {
+  parentOf = new Int32Array(1 << 12);
+  viaAction = new Int32Array(1 << 12);
+
+  set(id: number, parent: number, action: number): void {
+    if (id >= this.parentOf.length) {
+      const size = Math.max(id + 1, this.parentOf.length * 2);
+      const biggerParents = new Int32Array(size);
+      biggerParents.set(this.parentOf);
+      this.parentOf = biggerParents;
+      const biggerActions = new Int32Array(size);
+      biggerActions.set(this.viaAction);
+      this.viaAction = biggerActions;
+    }
+    this.parentOf[id] = parent;
+    this.viaAction[id] = action;
+  }
+
+  get bytes(): number {
+    return this.parentOf.byteLength + this.viaAction.byteLength;
+  }
+
+  /** The initial state index and the action indices that lead to `id`. */
+  path(id: number): { init: number; actions: number[] } {
+    const actions: number[] = [];
+    for (; this.parentOf[id]! !== -1; id = this.parentOf[id]!) actions.push(this.viaAction[id]!);
+    return { init: this.viaAction[id]!, actions: actions.reverse() };
+  }
+}
+
 export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
   const run = new SearchRun(model, options);
   const maxDepth = options.maxDepth ?? Infinity;
+  const trail = new Trail();
+  // The first violation in discovery order: the property and the state id.
+  let found: { property: string; id: number } | undefined;
 
-  // parentOf[id] is -1 for an initial state, whose viaAction[id] is then its index in init().
-  let parentOf = new Int32Array(1 << 12);
-  let viaAction = new Int32Array(1 << 12);
-
-  const record = (parent: number, action: number): number => {
-    const id = run.distinctStates - 1;
-    if (id === parentOf.length) {
-      const biggerParents = new Int32Array(id * 2);
-      biggerParents.set(parentOf);
-      parentOf = biggerParents;
-      const biggerActions = new Int32Array(id * 2);
-      biggerActions.set(viaAction);
-      viaAction = biggerActions;
+  const finish = (stoppedBy?: 'maxStates' | 'maxSeconds' | 'maxDepth'): Result => {
+    const memory = { visitedBytes: run.visited.bytes, traceBytes: trail.bytes };
+    if (found !== undefined) {
+      const { init, actions } = trail.path(found.id);
+      return run.finish('violation', { violation: { property: found.property, trace: rebuildTrace(model, init, actions) }, memory });
     }
-    parentOf[id] = parent;
-    viaAction[id] = action;
-    return id;
-  };
-
-  const violation = (property: string, id: number): Result => {
-    const indices: number[] = [];
-    for (; parentOf[id]! !== -1; id = parentOf[id]!) indices.push(viaAction[id]!);
-    return run.finish('violation', { violation: { property, trace: rebuildTrace(model, viaAction[id]!, indices.reverse()) } });
+    return stoppedBy === undefined ? run.finish('ok', { memory }) : run.finish('incomplete', { stoppedBy, memory });
   };
 
   let level: (S | undefined)[] = [];
@@ -44,55 +63,83 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
     run.statesGenerated++;
     const discovery = run.discover(s);
     if (discovery === Discovery.Seen) continue;
-    if (discovery === Discovery.OverLimit) return run.finish('incomplete', { stoppedBy: 'maxStates' });
-    const id = record(-1, i);
+    if (discovery === Discovery.OverLimit) return finish('maxStates');
+    const id = run.distinctStates - 1;
+    trail.set(id, -1, i);
     const broken = brokenInvariant(model, s);
-    if (broken !== undefined) return violation(broken, id);
+    if (broken !== undefined) found ??= { property: broken, id };
     level.push(s);
   }
+  if (found !== undefined) return finish();
+
+  let nextLevel: S[] = [];
+  let parent = 0;
+  let overLimit = false;
+  const visit = (t: S, action: number): void => {
+    run.statesGenerated++;
+    const discovery = run.discover(t);
+    if (discovery === Discovery.Seen) return;
+    if (discovery === Discovery.OverLimit) {
+      overLimit = true;
+      return;
+    }
+    const tid = run.distinctStates - 1;
+    trail.set(tid, parent, action);
+    if (found === undefined) {
+      const broken = brokenInvariant(model, t);
+      if (broken !== undefined) found = { property: broken, id: tid };
+    }
+    nextLevel.push(t);
+  };
+  let emitted = 0;
+  const emit = (t: S, action: number, kind: number): void => {
+    emitted++;
+    run.coverage.firedKind(kind);
+    visit(t, action);
+  };
+  const countOnly = (): void => void emitted++;
 
   let levelStartId = 0;
   let sinceClock = 0;
   while (level.length > 0) {
-    const nextLevel: S[] = [];
+    nextLevel = [];
     let cutOffByDepth = false;
     for (let i = 0; i < level.length; i++) {
       const s = level[i]!;
       level[i] = undefined;
-      const id = levelStartId + i;
-      const actions = model.actions(s);
-      if (actions.length === 0 && !options.deadlockAllowed) return violation(DEADLOCK, id);
-      if (run.depth >= maxDepth) {
-        cutOffByDepth ||= actions.length > 0;
-        continue;
-      }
-      for (let j = 0; j < actions.length; j++) {
-        const action = actions[j]!;
-        const t = model.next(s, action);
-        run.statesGenerated++;
-        run.coverage.fired(action);
-        const discovery = run.discover(t);
-        if (discovery === Discovery.Seen) continue;
-        if (discovery === Discovery.OverLimit) return run.finish('incomplete', { stoppedBy: 'maxStates' });
-        const tid = record(id, j);
-        const broken = brokenInvariant(model, t);
-        if (broken !== undefined) {
-          run.depth++;
-          return violation(broken, tid);
+      parent = levelStartId + i;
+      if (model.successors !== undefined) {
+        emitted = 0;
+        model.successors(s, run.depth < maxDepth ? emit : countOnly);
+        if (emitted === 0 && !options.deadlockAllowed) found ??= { property: DEADLOCK, id: parent };
+        cutOffByDepth ||= run.depth >= maxDepth && emitted > 0;
+      } else {
+        const actions = model.actions(s);
+        if (actions.length === 0 && !options.deadlockAllowed) found ??= { property: DEADLOCK, id: parent };
+        if (run.depth >= maxDepth) {
+          cutOffByDepth ||= actions.length > 0;
+        } else {
+          for (let j = 0; j < actions.length; j++) {
+            const action = actions[j]!;
+            run.coverage.fired(action);
+            visit(model.next(s, action), j);
+          }
         }
-        nextLevel.push(t);
       }
+      if (overLimit) return finish('maxStates');
       if (++sinceClock === CLOCK_EVERY) {
         sinceClock = 0;
-        if (run.clock.check(() => run.progress(level.length - i - 1 + nextLevel.length))) {
-          return run.finish('incomplete', { stoppedBy: 'maxSeconds' });
-        }
+        if (run.clock.check(() => run.progress(level.length - i - 1 + nextLevel.length))) return finish('maxSeconds');
       }
     }
-    if (cutOffByDepth) return run.finish('incomplete', { stoppedBy: 'maxDepth' });
+    if (found !== undefined) {
+      if (nextLevel.length > 0) run.depth++;
+      return finish();
+    }
+    if (cutOffByDepth) return finish('maxDepth');
     levelStartId += level.length;
     level = nextLevel;
     if (level.length > 0) run.depth++;
   }
-  return run.finish('ok');
+  return finish();
 }

@@ -107,10 +107,23 @@ function hashObject(o: Record<string, unknown>): void {
  * Writes the fingerprint of `value` into `out[0]` (high word) and `out[1]` (low word).
  * Allocation-free apart from `Object.keys`.
  */
-export function fingerprintInto(value: unknown, out: Uint32Array): void {
+export function fingerprintInto(value: unknown, out: Int32Array | Uint32Array): void {
   lane1 = 0x9747b28c;
   lane2 = 0x1b873593;
   hashValue(value);
+  finish(out);
+}
+
+/** The fingerprint of `words[0 .. length)`, a model's packed state (see Model.pack). */
+export function fingerprintWords(words: Int32Array, length: number, out: Int32Array | Uint32Array): void {
+  lane1 = 0x2545f491;
+  lane2 = 0x7f4a7c15;
+  mix(length);
+  for (let i = 0; i < length; i++) mix(words[i]!);
+  finish(out);
+}
+
+function finish(out: Int32Array | Uint32Array): void {
   const high = finalMix(lane1);
   out[0] = high;
   out[1] = finalMix(lane2 ^ high);

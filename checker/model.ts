@@ -4,6 +4,9 @@
 // class instance, undefined field or function inside a state, so one fingerprint, one
 // deep-equal and one ITF encoder serve every model.
 
+/** The most words `Model.pack` may write. */
+export const PACK_WORDS = 256;
+
 export interface Property<S> {
   readonly name: string;
   readonly description: string;
@@ -25,6 +28,16 @@ export interface Model<S, A> {
   readonly actionKinds: readonly string[];
   /** Safety properties checked on every reachable state. */
   readonly invariants: readonly Property<S>[];
+  /**
+   * Optional fast path for `actions` + `next`: calls `emit(t, i, kind)` for the successor `t` by
+   * the i-th enabled action, in the order of `actions(s)`, where `kind` indexes `actionKinds`.
+   */
+  successors?(s: S, emit: (t: S, action: number, kind: number) => void): void;
+  /**
+   * Optional fast path for fingerprints: writes `s` as 32-bit integers into `words` (room for
+   * PACK_WORDS) and returns how many it wrote. Equal words must mean equal states.
+   */
+  pack?(s: S, words: Int32Array): number;
   /** Symmetry reduction: a representative of the class of `s`. */
   canonical?(s: S): S;
   /**

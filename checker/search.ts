@@ -1,7 +1,7 @@
 // What every search strategy shares: options, the result, coverage counts, the clock that
 // enforces the time limit and paces progress reports, the visited set, and the trace rebuild.
-import { fingerprintInto } from './fingerprint.ts';
-import type { Model } from './model.ts';
+import { fingerprintInto, fingerprintWords } from './fingerprint.ts';
+import { PACK_WORDS, type Model } from './model.ts';
 import { VisitedSet } from './visited.ts';
 
 /** The name under which a reachable state without enabled actions is reported. */
@@ -43,6 +43,8 @@ export interface Result {
   readonly violation?: Violation;
   /** Set when status is incomplete. */
   readonly stoppedBy?: Limit;
+  /** Bytes of the visited set, and of what is kept per state to rebuild traces. */
+  readonly memory?: { readonly visitedBytes: number; readonly traceBytes: number };
 }
 
 export interface Progress {
@@ -79,6 +81,20 @@ class CoverageCounter<A> {
     const i = this.indexOfKind.get(kind);
     if (i === undefined) throw new Error(`action kind ${JSON.stringify(kind)} is not among the model's actionKinds`);
     this.counts[i]!++;
+  }
+
+  /** Counts one successor of the kind `actionKinds[kind]`. */
+  firedKind(kind: number): void {
+    this.counts[kind]!++;
+  }
+
+  /** Adds counts made elsewhere, in the order of actionKinds. */
+  add(counts: readonly number[]): void {
+    counts.forEach((n, i) => (this.counts[i]! += n));
+  }
+
+  get raw(): readonly number[] {
+    return this.counts;
   }
 
   result(): Coverage {
@@ -122,7 +138,9 @@ export class SearchRun<S, A> {
   readonly visited = new VisitedSet();
   statesGenerated = 0;
   depth = 0;
-  private readonly fingerprint = new Uint32Array(2);
+  /** The last fingerprint `discover` computed: (high, low). */
+  readonly fingerprint = new Int32Array(2);
+  private readonly fingerprintOf: (s: S, out: Int32Array) => void;
   private readonly maxStates: number;
 
   constructor(
@@ -132,6 +150,7 @@ export class SearchRun<S, A> {
     this.clock = new Clock(options);
     this.coverage = new CoverageCounter(model);
     this.maxStates = options.maxStates ?? Infinity;
+    this.fingerprintOf = stateFingerprint(model);
   }
 
   get distinctStates(): number {
@@ -140,9 +159,8 @@ export class SearchRun<S, A> {
 
   /** Records `s` as visited when it is new, unless the distinct-state limit is reached. */
   discover(s: S): Discovery {
-    const model = this.model;
     const fingerprint = this.fingerprint;
-    fingerprintInto(model.canonical === undefined ? s : model.canonical(s), fingerprint);
+    this.fingerprintOf(s, fingerprint);
     if (this.visited.size >= this.maxStates) {
       return this.visited.has(fingerprint[0]!, fingerprint[1]!) ? Discovery.Seen : Discovery.OverLimit;
     }
@@ -153,7 +171,7 @@ export class SearchRun<S, A> {
     return { distinctStates: this.distinctStates, statesGenerated: this.statesGenerated, queue, depth: this.depth };
   }
 
-  finish(status: Status, extra: Pick<Result, 'violation' | 'stoppedBy'> = {}): Result {
+  finish(status: Status, extra: Pick<Result, 'violation' | 'stoppedBy' | 'memory'> = {}): Result {
     return {
       status,
       distinctStates: this.distinctStates,
@@ -164,6 +182,21 @@ export class SearchRun<S, A> {
       ...extra,
     };
   }
+}
+
+/**
+ * The fingerprint function of `model`'s states: of the canonical representative under symmetry,
+ * over the packed words when the model packs its states.
+ */
+export function stateFingerprint<S>(model: Model<S, unknown>): (s: S, out: Int32Array) => void {
+  const m = model as Required<Model<S, unknown>>;
+  if (model.pack !== undefined) {
+    const words = new Int32Array(PACK_WORDS);
+    return model.canonical === undefined
+      ? (s, out) => fingerprintWords(words, m.pack(s, words), out)
+      : (s, out) => fingerprintWords(words, m.pack(m.canonical(s), words), out);
+  }
+  return model.canonical === undefined ? (s, out) => fingerprintInto(s, out) : (s, out) => fingerprintInto(m.canonical(s), out);
 }
 
 /** The name of the first invariant `s` breaks, if any. */

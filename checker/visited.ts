@@ -1,19 +1,21 @@
 // The set of states seen so far, as 64-bit fingerprints only: memory per state stays at a
 // few bytes whatever the size of the states. Open addressing with linear probing over
-// interleaved (high, low) words; (0, 0) marks an empty slot.
+// interleaved (high, low) words; (0, 0) marks an empty slot. The capacity need not be a power
+// of two, so the table can grow by half and stay between 10 and 15 bytes per fingerprint.
 
-const MAX_LOAD = 0.5;
+const MAX_LOAD = 0.8;
+const GROWTH = 1.5;
 
 export class VisitedSet {
-  private table: Uint32Array;
-  private mask: number;
+  private table: Int32Array;
+  private capacity: number;
+  private limit: number;
   private count = 0;
 
   constructor(initialCapacity = 1 << 16) {
-    let capacity = 16;
-    while (capacity < initialCapacity) capacity *= 2;
-    this.table = new Uint32Array(capacity * 2);
-    this.mask = capacity - 1;
+    this.capacity = Math.max(16, Math.ceil(initialCapacity));
+    this.table = new Int32Array(this.capacity * 2);
+    this.limit = Math.floor(this.capacity * MAX_LOAD);
   }
 
   get size(): number {
@@ -26,18 +28,23 @@ export class VisitedSet {
 
   /** Adds the fingerprint (high, low); true when it was not there before. */
   add(high: number, low: number): boolean {
-    if (this.count + 1 > (this.mask + 1) * MAX_LOAD) this.grow();
+    if (this.count >= this.limit) this.grow();
+    high |= 0;
+    low |= 0;
     // The one fingerprint that looks like an empty slot is folded onto a neighbour.
     if (high === 0 && low === 0) low = 1;
     const at = this.probe(high, low);
-    if (this.table[at] !== 0 || this.table[at + 1] !== 0) return false;
-    this.table[at] = high;
-    this.table[at + 1] = low;
+    const table = this.table;
+    if (table[at] !== 0 || table[at + 1] !== 0) return false;
+    table[at] = high;
+    table[at + 1] = low;
     this.count++;
     return true;
   }
 
   has(high: number, low: number): boolean {
+    high |= 0;
+    low |= 0;
     if (high === 0 && low === 0) low = 1;
     const at = this.probe(high, low);
     return this.table[at] !== 0 || this.table[at + 1] !== 0;
@@ -46,24 +53,31 @@ export class VisitedSet {
   /** The table index of (high, low), or of the empty slot where it belongs. */
   private probe(high: number, low: number): number {
     const table = this.table;
-    const mask = this.mask;
-    let slot = (low ^ Math.imul(high, 0x9e3779b1)) & mask;
+    const capacity = this.capacity;
+    // Maps the 32 mixed bits onto [0, capacity) by multiplication (exact below 2^53).
+    let slot = Math.floor(((low ^ Math.imul(high, 0x9e3779b1)) >>> 0) * capacity / 4294967296);
     for (;;) {
       const at = slot * 2;
       const h = table[at]!;
       const l = table[at + 1]!;
       if ((h === high && l === low) || (h === 0 && l === 0)) return at;
-      slot = (slot + 1) & mask;
+      if (++slot === capacity) slot = 0;
     }
   }
 
   private grow(): void {
     const old = this.table;
-    this.table = new Uint32Array(old.length * 2);
-    this.mask = old.length - 1;
-    this.count = 0;
+    this.capacity = Math.ceil(this.capacity * GROWTH);
+    this.table = new Int32Array(this.capacity * 2);
+    this.limit = Math.floor(this.capacity * MAX_LOAD);
     for (let at = 0; at < old.length; at += 2) {
-      if (old[at] !== 0 || old[at + 1] !== 0) this.add(old[at]!, old[at + 1]!);
+      const high = old[at]!;
+      const low = old[at + 1]!;
+      if (high !== 0 || low !== 0) {
+        const to = this.probe(high, low);
+        this.table[to] = high;
+        this.table[to + 1] = low;
+      }
     }
   }
 }
