@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { bfs } from '../../checker/bfs.ts';
 import type { Model } from '../../checker/model.ts';
 import { twoPhaseEntry } from '../../specs/two-phase/entry.ts';
+import { Msg, RmState, TmState } from './index.ts';
 
 const allProperties = twoPhaseEntry.properties.map((p) => p.name);
 const build = (resourceManagers: number) => twoPhaseEntry.build({ resourceManagers }, allProperties);
@@ -91,12 +92,39 @@ describe('two-phase commit', () => {
 
   it('holds TPTypeOK and TCConsistent only for states of the right shape', () => {
     const [typeOk, consistent] = twoPhaseEntry.build({ resourceManagers: 2 }, allProperties).invariants;
-    const good = { msgs: [-2, 0, 1], rmState: [2, 1], tmPrepared: [0, 1], tmState: 1 };
+    // rm1 committed, rm2 prepared; Commit and both Prepared messages sent.
+    const good = { msgs: Msg.Commit | 0b11, rmState: RmState.Committed | (RmState.Prepared << 2), tmPrepared: 0b11, tmState: TmState.Committed };
     expect(typeOk!.holds(good)).toBe(true);
-    expect(typeOk!.holds({ ...good, rmState: [2, 7] })).toBe(false);
-    expect(typeOk!.holds({ ...good, tmPrepared: [1, 0] })).toBe(false);
-    expect(typeOk!.holds({ ...good, msgs: [5] })).toBe(false);
+    expect(typeOk!.holds({ ...good, rmState: 1 << 4 })).toBe(false);
+    expect(typeOk!.holds({ ...good, tmPrepared: 0b100 })).toBe(false);
+    expect(typeOk!.holds({ ...good, msgs: 0b100 })).toBe(false);
+    expect(typeOk!.holds({ ...good, tmState: 3 })).toBe(false);
     expect(consistent!.holds(good)).toBe(true);
-    expect(consistent!.holds({ ...good, rmState: [2, 3] })).toBe(false);
+    expect(consistent!.holds({ ...good, rmState: RmState.Committed | (RmState.Aborted << 2) })).toBe(false);
+  });
+
+  it.each([
+    [3, undefined],
+    [3, 'commit-without-all-prepared'],
+  ] as const)('gives through its successors fast path exactly what actions and next give (N=%i, mutant %s)', (resourceManagers, mutant) => {
+    const model = twoPhaseEntry.build(mutant === undefined ? { resourceManagers } : { resourceManagers, mutant }, allProperties);
+    const kinds = model.actionKinds;
+    const seen = new Set<string>();
+    const queue = [...model.init()];
+    for (let i = 0; i < queue.length; i++) {
+      const s = queue[i];
+      const slow = model.actions(s).map((a, j) => ({ t: model.next(s, a), action: j, kind: model.kind(a) }));
+      const fast: typeof slow = [];
+      model.successors!(s, (t, action, kind) => fast.push({ t, action, kind: kinds[kind]! }));
+      expect(fast).toEqual(slow);
+      for (const { t } of slow) {
+        const key = JSON.stringify(t);
+        if (!seen.has(key)) {
+          seen.add(key);
+          queue.push(t);
+        }
+      }
+    }
+    expect(seen.size).toBeGreaterThan(100);
   });
 });

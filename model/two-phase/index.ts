@@ -2,7 +2,9 @@
 // (RMs) and a set of messages that only grows. Receiving a message is enabled by its presence
 // in the set, so a message can be received any number of times.
 //
-// Enums are small integers inside states (cheap to hash); `view` gives the names back.
+// The state is four small integers (sets of RMs as bit sets, rmState two bits per RM): cheap to
+// copy, hash and compare, which makes this model the engine's speed yardstick. `view` gives the
+// TLA+ names back for traces.
 import type { Model, Property } from '../../checker/model.ts';
 
 export const RmState = { Working: 0, Prepared: 1, Committed: 2, Aborted: 3 } as const;
@@ -10,19 +12,29 @@ export const TmState = { Init: 0, Committed: 1, Aborted: 2 } as const;
 const rmStateNames = ['working', 'prepared', 'committed', 'aborted'];
 const tmStateNames = ['init', 'committed', 'aborted'];
 
-/** A message is a number: Prepared from rm i is i; Commit and Abort are negative. */
-export const Msg = { Commit: -2, Abort: -1 } as const;
+/** Messages as members of the `msgs` bit set: Prepared from rm i is bit i. */
+export const Msg = { Commit: 1 << 30, Abort: 1 << 29, prepared: (rm: number) => 1 << rm } as const;
+export const MAX_RESOURCE_MANAGERS = 12;
 
-/** Keys in alphabetical order, so fingerprinting takes its no-sort path. */
 export interface TwoPhaseState {
-  /** Sorted, without repeats. */
-  readonly msgs: readonly number[];
-  /** rmState[i] is the RmState of rm i. */
-  readonly rmState: readonly number[];
-  /** The RMs whose Prepared message the TM has received: sorted, without repeats. */
-  readonly tmPrepared: readonly number[];
+  /** The set of messages sent (see Msg). */
+  readonly msgs: number;
+  /** Two bits per RM: the RmState of rm i is rmStateOf(s, i). */
+  readonly rmState: number;
+  /** The set of RMs whose Prepared message the TM has received: bit i for rm i. */
+  readonly tmPrepared: number;
   readonly tmState: number;
 }
+
+export function rmStateOf(s: TwoPhaseState, rm: number): number {
+  return (s.rmState >>> (2 * rm)) & 3;
+}
+
+function withRmState(rmState: number, rm: number, value: number): number {
+  return (rmState & ~(3 << (2 * rm))) | (value << (2 * rm));
+}
+
+const has = (set: number, member: number) => (set & member) !== 0;
 
 export const actionKinds = [
   'TMCommit',
@@ -34,6 +46,8 @@ export const actionKinds = [
   'RMRcvAbortMsg',
 ] as const;
 export type ActionKind = (typeof actionKinds)[number];
+/** Indices into actionKinds, for the `successors` fast path. */
+const Kind = { TMCommit: 0, TMAbort: 1, TMRcvPrepared: 2, RMPrepare: 3, RMChooseToAbort: 4, RMRcvCommitMsg: 5, RMRcvAbortMsg: 6 } as const;
 
 export interface TwoPhaseAction {
   readonly kind: ActionKind;
@@ -55,25 +69,12 @@ export function rmName(rm: number): string {
   return `rm${rm + 1}`;
 }
 
-/** The sorted set `set` with `x` added; `set` itself when `x` is already in it. */
-function withMember(set: readonly number[], x: number): readonly number[] {
-  let at = 0;
-  while (at < set.length && set[at]! < x) at++;
-  if (set[at] === x) return set;
-  return [...set.slice(0, at), x, ...set.slice(at)];
-}
-
-function withRmState(rmState: readonly number[], rm: number, value: number): readonly number[] {
-  const copy = rmState.slice();
-  copy[rm] = value;
-  return copy;
-}
-
 export function twoPhaseModel(
   params: TwoPhaseParams,
   invariants: readonly Property<TwoPhaseState>[],
 ): Model<TwoPhaseState, TwoPhaseAction> {
   const n = params.resourceManagers;
+  const allRms = (1 << n) - 1;
   const commitNeedsAllPrepared = params.mutant !== 'commit-without-all-prepared';
   const tmAction = (kind: ActionKind): TwoPhaseAction => ({ kind, rm: -1, label: kind });
   const rmAction = (kind: ActionKind, rm: number): TwoPhaseAction => ({ kind, rm, label: `${kind}(${rmName(rm)})` });
@@ -87,24 +88,42 @@ export function twoPhaseModel(
     rcvAbort: rmAction('RMRcvAbortMsg', rm),
   }));
 
+  // The guards and effects, shared by `actions`/`next` and the `successors` fast path.
+  const canCommit = (s: TwoPhaseState) => s.tmState === TmState.Init && (s.tmPrepared === allRms || !commitNeedsAllPrepared);
+  const canRcvPrepared = (s: TwoPhaseState, rm: number) => s.tmState === TmState.Init && has(s.msgs, Msg.prepared(rm));
+  const isWorking = (s: TwoPhaseState, rm: number) => rmStateOf(s, rm) === RmState.Working;
+  const tmCommitNext = ({ msgs, rmState, tmPrepared }: TwoPhaseState): TwoPhaseState => ({ msgs: msgs | Msg.Commit, rmState, tmPrepared, tmState: TmState.Committed });
+  const tmAbortNext = ({ msgs, rmState, tmPrepared }: TwoPhaseState): TwoPhaseState => ({ msgs: msgs | Msg.Abort, rmState, tmPrepared, tmState: TmState.Aborted });
+  const tmRcvPreparedNext = ({ msgs, rmState, tmPrepared, tmState }: TwoPhaseState, rm: number): TwoPhaseState => ({ msgs, rmState, tmPrepared: tmPrepared | (1 << rm), tmState });
+  const rmPrepareNext = ({ msgs, rmState, tmPrepared, tmState }: TwoPhaseState, rm: number): TwoPhaseState => ({
+    msgs: msgs | Msg.prepared(rm),
+    rmState: withRmState(rmState, rm, RmState.Prepared),
+    tmPrepared,
+    tmState,
+  });
+  const rmBecomes = ({ msgs, rmState, tmPrepared, tmState }: TwoPhaseState, rm: number, value: number): TwoPhaseState => ({
+    msgs,
+    rmState: withRmState(rmState, rm, value),
+    tmPrepared,
+    tmState,
+  });
+
   return {
     actionKinds,
     invariants,
 
-    init: () => [{ msgs: [], rmState: new Array<number>(n).fill(RmState.Working), tmPrepared: [], tmState: TmState.Init }],
+    init: () => [{ msgs: 0, rmState: 0, tmPrepared: 0, tmState: TmState.Init }],
 
     actions(s) {
       const enabled: TwoPhaseAction[] = [];
-      const tmInit = s.tmState === TmState.Init;
-      if (tmInit && (s.tmPrepared.length === n || !commitNeedsAllPrepared)) enabled.push(tmCommit);
-      if (tmInit) enabled.push(tmAbort);
-      const commitSent = s.msgs.includes(Msg.Commit);
-      const abortSent = s.msgs.includes(Msg.Abort);
+      if (canCommit(s)) enabled.push(tmCommit);
+      if (s.tmState === TmState.Init) enabled.push(tmAbort);
+      const commitSent = has(s.msgs, Msg.Commit);
+      const abortSent = has(s.msgs, Msg.Abort);
       for (let rm = 0; rm < n; rm++) {
         const a = perRm[rm]!;
-        const working = s.rmState[rm] === RmState.Working;
-        if (tmInit && s.msgs.includes(rm)) enabled.push(a.rcvPrepared);
-        if (working) enabled.push(a.prepare, a.chooseToAbort);
+        if (canRcvPrepared(s, rm)) enabled.push(a.rcvPrepared);
+        if (isWorking(s, rm)) enabled.push(a.prepare, a.chooseToAbort);
         if (commitSent) enabled.push(a.rcvCommit);
         if (abortSent) enabled.push(a.rcvAbort);
       }
@@ -112,34 +131,60 @@ export function twoPhaseModel(
     },
 
     next(s, a) {
-      const { msgs, rmState, tmPrepared, tmState } = s;
       switch (a.kind) {
         case 'TMCommit':
-          return { msgs: withMember(msgs, Msg.Commit), rmState, tmPrepared, tmState: TmState.Committed };
+          return tmCommitNext(s);
         case 'TMAbort':
-          return { msgs: withMember(msgs, Msg.Abort), rmState, tmPrepared, tmState: TmState.Aborted };
+          return tmAbortNext(s);
         case 'TMRcvPrepared':
-          return { msgs, rmState, tmPrepared: withMember(tmPrepared, a.rm), tmState };
+          return tmRcvPreparedNext(s, a.rm);
         case 'RMPrepare':
-          return { msgs: withMember(msgs, a.rm), rmState: withRmState(rmState, a.rm, RmState.Prepared), tmPrepared, tmState };
+          return rmPrepareNext(s, a.rm);
         case 'RMChooseToAbort':
         case 'RMRcvAbortMsg':
-          return { msgs, rmState: withRmState(rmState, a.rm, RmState.Aborted), tmPrepared, tmState };
+          return rmBecomes(s, a.rm, RmState.Aborted);
         case 'RMRcvCommitMsg':
-          return { msgs, rmState: withRmState(rmState, a.rm, RmState.Committed), tmPrepared, tmState };
+          return rmBecomes(s, a.rm, RmState.Committed);
       }
+    },
+
+    successors(s, emit) {
+      let i = 0;
+      if (canCommit(s)) emit(tmCommitNext(s), i++, Kind.TMCommit);
+      if (s.tmState === TmState.Init) emit(tmAbortNext(s), i++, Kind.TMAbort);
+      const commitSent = has(s.msgs, Msg.Commit);
+      const abortSent = has(s.msgs, Msg.Abort);
+      for (let rm = 0; rm < n; rm++) {
+        if (canRcvPrepared(s, rm)) emit(tmRcvPreparedNext(s, rm), i++, Kind.TMRcvPrepared);
+        if (isWorking(s, rm)) {
+          emit(rmPrepareNext(s, rm), i++, Kind.RMPrepare);
+          emit(rmBecomes(s, rm, RmState.Aborted), i++, Kind.RMChooseToAbort);
+        }
+        if (commitSent) emit(rmBecomes(s, rm, RmState.Committed), i++, Kind.RMRcvCommitMsg);
+        if (abortSent) emit(rmBecomes(s, rm, RmState.Aborted), i++, Kind.RMRcvAbortMsg);
+      }
+    },
+
+    pack(s, words) {
+      words[0] = s.msgs;
+      words[1] = s.rmState;
+      words[2] = s.tmPrepared;
+      words[3] = s.tmState;
+      return 4;
     },
 
     label: (a) => a.label,
     kind: (a) => a.kind,
 
-    view: (s) => ({
-      rmState: Object.fromEntries(s.rmState.map((v, rm) => [rmName(rm), rmStateNames[v] ?? v])),
-      tmState: tmStateNames[s.tmState] ?? s.tmState,
-      tmPrepared: s.tmPrepared.map(rmName),
-      msgs: s.msgs.map((m) =>
-        m === Msg.Commit ? { type: 'Commit' } : m === Msg.Abort ? { type: 'Abort' } : { type: 'Prepared', rm: rmName(m) },
-      ),
-    }),
+    view: (s) => {
+      const rms = Array.from({ length: n }, (_, rm) => rm);
+      const prepared = rms.filter((rm) => has(s.msgs, Msg.prepared(rm))).map((rm) => ({ type: 'Prepared', rm: rmName(rm) }));
+      return {
+        rmState: Object.fromEntries(rms.map((rm) => [rmName(rm), rmStateNames[rmStateOf(s, rm)]])),
+        tmState: tmStateNames[s.tmState] ?? s.tmState,
+        tmPrepared: rms.filter((rm) => has(s.tmPrepared, 1 << rm)).map(rmName),
+        msgs: [...(has(s.msgs, Msg.Commit) ? [{ type: 'Commit' }] : []), ...(has(s.msgs, Msg.Abort) ? [{ type: 'Abort' }] : []), ...prepared],
+      };
+    },
   };
 }

@@ -1,5 +1,5 @@
 // How a spec file selects the two-phase commit model: { "model": "two-phase", "resourceManagers": N }.
-import { mutants, twoPhaseModel, type TwoPhaseParams } from '../../model/two-phase/index.ts';
+import { MAX_RESOURCE_MANAGERS, mutants, twoPhaseModel, type TwoPhaseParams } from '../../model/two-phase/index.ts';
 import type { ModelEntry } from '../registry.ts';
 import { twoPhaseProperties } from './properties.ts';
 
@@ -9,7 +9,7 @@ export const twoPhaseEntry: ModelEntry<TwoPhaseParams> = {
   properties: twoPhaseProperties(1).map(({ name, description }) => ({ name, description })),
 
   readParams(fields) {
-    const resourceManagers = fields.int('resourceManagers', 1, 12);
+    const resourceManagers = fields.int('resourceManagers', 1, MAX_RESOURCE_MANAGERS);
     const mutant = fields.has('mutant') ? fields.oneOf('mutant', mutants) : undefined;
     return mutant === undefined ? { resourceManagers } : { resourceManagers, mutant };
   },

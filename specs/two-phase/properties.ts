@@ -1,28 +1,29 @@
 // The invariants of TwoPhase.tla (TPTypeOK) and of the TCommit spec it implements (TCConsistent).
 import type { Property } from '../../checker/model.ts';
-import { Msg, RmState, TmState, type TwoPhaseState } from '../../model/two-phase/index.ts';
+import { Msg, RmState, TmState, rmStateOf, type TwoPhaseState } from '../../model/two-phase/index.ts';
 
-function isSortedSetOf(list: readonly number[], isMember: (x: number) => boolean): boolean {
-  return list.every((x, i) => Number.isInteger(x) && isMember(x) && (i === 0 || list[i - 1]! < x));
-}
+const isSmallInt = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) < 2 ** 31;
 
 export function twoPhaseProperties(resourceManagers: number): readonly Property<TwoPhaseState>[] {
-  const isRm = (x: number) => x >= 0 && x < resourceManagers;
+  const allRms = (1 << resourceManagers) - 1;
+  const rms = Array.from({ length: resourceManagers }, (_, rm) => rm);
+  const isSetOfRms = (set: number) => isSmallInt(set) && (set & ~allRms) === 0;
   return [
     {
       name: 'TPTypeOK',
       description: 'every variable holds a value of its type',
+      // Each RM's two bits always name an RmState; what can go wrong is a bit outside the ranges.
       holds: (s) =>
-        s.rmState.length === resourceManagers &&
-        s.rmState.every((v) => v === RmState.Working || v === RmState.Prepared || v === RmState.Committed || v === RmState.Aborted) &&
+        isSmallInt(s.rmState) &&
+        s.rmState < 4 ** resourceManagers &&
         (s.tmState === TmState.Init || s.tmState === TmState.Committed || s.tmState === TmState.Aborted) &&
-        isSortedSetOf(s.tmPrepared, isRm) &&
-        isSortedSetOf(s.msgs, (m) => m === Msg.Commit || m === Msg.Abort || isRm(m)),
+        isSetOfRms(s.tmPrepared) &&
+        isSetOfRms(s.msgs & ~(Msg.Commit | Msg.Abort)),
     },
     {
       name: 'TCConsistent',
       description: 'no resource manager commits while another aborts',
-      holds: (s) => !(s.rmState.includes(RmState.Aborted) && s.rmState.includes(RmState.Committed)),
+      holds: (s) => !(rms.some((rm) => rmStateOf(s, rm) === RmState.Aborted) && rms.some((rm) => rmStateOf(s, rm) === RmState.Committed)),
     },
   ];
 }
