@@ -4,7 +4,7 @@
 // first violation found has a shortest trace. The level in which it is found is finished before
 // reporting, so the counts are those of whole levels, as the parallel search reports them.
 import type { Model } from './model.ts';
-import { DEADLOCK, Discovery, SearchRun, brokenInvariant, rebuildTrace, type Result, type SearchOptions } from './search.ts';
+import { DEADLOCK, Discovery, SearchRun, brokenInvariant, rebuildTrace, successorsOf, type Result, type SearchOptions } from './search.ts';
 
 /** Expansions between two looks at the clock. */
 const CLOCK_EVERY = 256;
@@ -42,6 +42,7 @@ export class Trail {
 
 export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
   const run = new SearchRun(model, options);
+  const successors = successorsOf(model);
   const maxDepth = options.maxDepth ?? Infinity;
   const trail = new Trail();
   // The first violation in discovery order: the property and the state id.
@@ -108,24 +109,10 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
       const s = level[i]!;
       level[i] = undefined;
       parent = levelStartId + i;
-      if (model.successors !== undefined) {
-        emitted = 0;
-        model.successors(s, run.depth < maxDepth ? emit : countOnly);
-        if (emitted === 0 && !options.deadlockAllowed) found ??= { property: DEADLOCK, id: parent };
-        cutOffByDepth ||= run.depth >= maxDepth && emitted > 0;
-      } else {
-        const actions = model.actions(s);
-        if (actions.length === 0 && !options.deadlockAllowed) found ??= { property: DEADLOCK, id: parent };
-        if (run.depth >= maxDepth) {
-          cutOffByDepth ||= actions.length > 0;
-        } else {
-          for (let j = 0; j < actions.length; j++) {
-            const action = actions[j]!;
-            run.coverage.fired(action);
-            visit(model.next(s, action), j);
-          }
-        }
-      }
+      emitted = 0;
+      successors(s, run.depth < maxDepth ? emit : countOnly);
+      if (emitted === 0 && !options.deadlockAllowed) found ??= { property: DEADLOCK, id: parent };
+      cutOffByDepth ||= run.depth >= maxDepth && emitted > 0;
       if (overLimit) return finish('maxStates');
       if (++sinceClock === CLOCK_EVERY) {
         sinceClock = 0;

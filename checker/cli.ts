@@ -1,16 +1,19 @@
 // The txcheck command line. `main` takes its arguments and output channels as parameters so
 // tests can run it in-process; the entry guard at the bottom wires it to the real process.
 import { mkdirSync, realpathSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { basename, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Fields, InputError } from '../specs/fields.ts';
+import { modelRecipe } from '../specs/build.ts';
 import { loadSpecFile, parseSpec, readRunOptions, temporalProperties, type RunOptions, type Spec } from '../specs/load.ts';
 import { bfs } from './bfs.ts';
 import { compareCommand, mutantsCommand } from './compare.ts';
 import { listText } from './list.ts';
 import { type Lasso, type LivenessResult, checkLiveness, describeFairness } from './liveness.ts';
 import type { Model } from './model.ts';
+import { parallelBfs } from './parallel/bfs.ts';
 import { randomSearch } from './random.ts';
 import { DEADLOCK, type Progress, type Result, type Trace } from './search.ts';
 import { renderHtml } from './report/html.ts';
@@ -58,6 +61,7 @@ Options of check (they override the spec's own defaults):
   --max-depth N           most actions from an initial state (random: walk length)
   --max-states N          most distinct states
   --max-seconds N         most seconds
+  --workers N             worker threads (default: the number of cores); 1 searches in this thread
   -o, --out FILE          where to write a counterexample (default out/<spec>.<property>.itf.json)
   --shrink                shrink the counterexample before writing it (see shrink)
   --json                  print one JSON object at the end, nothing else on stdout
@@ -76,6 +80,7 @@ const optionSpecs = {
   'max-depth': { type: 'string' },
   'max-states': { type: 'string' },
   'max-seconds': { type: 'string' },
+  workers: { type: 'string' },
   out: { type: 'string', short: 'o' },
   json: { type: 'boolean' },
   variants: { type: 'string' },
@@ -123,7 +128,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     if (extra.length > 0) throw new InputError(COMMAND_LINE, extra[0]!, 'nothing more after the file (see txcheck --help)');
     const other = Object.keys(flags).find((name) => !(spec.flags as readonly string[]).includes(name));
     if (other !== undefined) throw new InputError(COMMAND_LINE, `--${other}`, `no such option for ${spec.name} (only ${spec.flags.map((f) => `--${f}`).join(', ')})`);
-    return spec.run(file, flags, io);
+    return await spec.run(file, flags, io);
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
     io.err(`${e.message}\n`);
@@ -148,7 +153,7 @@ function variantsCommand(command: 'compare' | 'mutants', files: readonly string[
 function runOptions(spec: Spec, flags: Flags): RunOptions {
   const given: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(flags)) {
-    if (typeof value === 'string' && name !== 'out' && name !== 'variants') given[`--${name}`] = /^-?\d+$/.test(value) ? Number(value) : value;
+    if (typeof value === 'string' && name !== 'out' && name !== 'variants' && name !== 'workers') given[`--${name}`] = /^-?\d+$/.test(value) ? Number(value) : value;
   }
   const fields = new Fields(COMMAND_LINE, given);
   const fromFlags = readRunOptions(fields, (o) => o.flag);
@@ -157,9 +162,19 @@ function runOptions(spec: Spec, flags: Flags): RunOptions {
   return options.strategy === 'random' ? { maxDepth: DEFAULT_WALK_DEPTH, ...options } : options;
 }
 
-function check(file: string, flags: Flags, io: Io): number {
+const MAX_WORKERS = 256;
+
+/** --workers: a run option, not a spec field, since it says how to search and not what. */
+function workersOption(flags: Flags): number {
+  if (flags.workers === undefined) return availableParallelism();
+  const fields = new Fields(COMMAND_LINE, { '--workers': /^-?\d+$/.test(flags.workers) ? Number(flags.workers) : flags.workers });
+  return fields.int('--workers', 1, MAX_WORKERS);
+}
+
+async function check(file: string, flags: Flags, io: Io): Promise<number> {
   const spec = loadSpecFile(file);
   const options = runOptions(spec, flags);
+  const workers = workersOption(flags);
   if (spec.liveness.length > 0 && options.strategy === 'random') {
     throw new InputError(COMMAND_LINE, '--strategy', '"bfs": the spec checks liveness, which needs the whole state graph', '"random"');
   }
@@ -168,7 +183,9 @@ function check(file: string, flags: Flags, io: Io): number {
   const searchOptions = { ...options, deadlockAllowed: spec.deadlockAllowed, onProgress: io.errIsTTY ? progress.show : undefined };
   let result =
     options.strategy === 'bfs'
-      ? bfs(model, searchOptions)
+      ? workers === 1
+        ? bfs(model, searchOptions)
+        : await parallelBfs(model, modelRecipe(spec), { ...searchOptions, workers })
       : randomSearch(model, { ...searchOptions, maxDepth: options.maxDepth ?? DEFAULT_WALK_DEPTH });
   progress.clear();
   // Liveness is checked once every invariant holds in every reachable state.
@@ -208,8 +225,8 @@ function check(file: string, flags: Flags, io: Io): number {
     lassoFiles.set(property, write(property, lasso, `${lasso.goal} fails on a fair run: after ${lasso.loop} steps it ${cycle} (${spec.file})`));
   }
 
-  if (flags.json === true) io.out(`${JSON.stringify(jsonSummary(spec, result, options, traceFile, live, lassoFiles, shrunkFrom))}\n`);
-  else io.out(textSummary(spec, options, model, result, traceFile, live, lassoFiles, shrunkFrom));
+  if (flags.json === true) io.out(`${JSON.stringify(jsonSummary(spec, result, options, workers, traceFile, live, lassoFiles, shrunkFrom))}\n`);
+  else io.out(textSummary(spec, options, workers, model, result, traceFile, live, lassoFiles, shrunkFrom));
   const status = overallStatus(result, live);
   return status === 'ok' ? ExitCode.Ok : status === 'violation' ? ExitCode.Violation : ExitCode.Incomplete;
 }
@@ -245,12 +262,13 @@ function jsonSummary(
   spec: Spec,
   result: Result,
   options: RunOptions,
+  workers: number,
   traceFile: string | undefined,
   live: LivenessResult | undefined,
   lassoFiles: ReadonlyMap<string, string>,
   shrunkFrom: number | undefined,
 ): unknown {
-  const { distinctStates, statesGenerated, depth, seconds, coverage, violation } = result;
+  const { distinctStates, statesGenerated, depth, seconds, coverage, violation, memory } = result;
   const stoppedBy = result.stoppedBy ?? live?.stoppedBy;
   const lasso = live?.verdicts.find((v) => v.lasso !== undefined);
   return {
@@ -261,7 +279,9 @@ function jsonSummary(
     seconds,
     coverage,
     strategy: options.strategy,
+    workers,
     ...(options.strategy === 'random' ? { seed: options.seed } : {}),
+    ...(memory === undefined ? {} : { memory }),
     ...(stoppedBy === undefined ? {} : { stoppedBy }),
     ...(violation === undefined
       ? {}
@@ -303,6 +323,7 @@ class ProgressLine {
 function textSummary(
   spec: Spec,
   options: RunOptions,
+  workers: number,
   model: Model<unknown, unknown>,
   result: Result,
   traceFile: string | undefined,
@@ -311,7 +332,8 @@ function textSummary(
   shrunkFrom: number | undefined,
 ): string {
   const lines: string[] = [];
-  const searched = options.strategy === 'random' ? `random walks, seed ${options.seed}` : 'breadth-first';
+  const threads = workers === 1 ? '' : `, ${workers} workers`;
+  const searched = `${options.strategy === 'random' ? `random walks, seed ${options.seed}` : 'breadth-first'}${threads}`;
   lines.push(`${TOOL}: ${spec.file} (model ${spec.entry.name}, ${searched})`);
   lines.push(`Checking ${spec.properties.join(', ') || 'no invariants'}; deadlock ${spec.deadlockAllowed ? 'allowed' : 'reported'}.`);
   if (spec.liveness.length > 0) {
@@ -522,11 +544,11 @@ interface Command {
   readonly name: string;
   /** The options it takes. */
   readonly flags: readonly (keyof Flags)[];
-  run(file: string, flags: Flags, io: Io): number;
+  run(file: string, flags: Flags, io: Io): number | Promise<number>;
 }
 
 const commands: readonly Command[] = [
-  { name: 'check', flags: ['strategy', 'seed', 'walks', 'max-depth', 'max-states', 'max-seconds', 'out', 'json', 'shrink'], run: check },
+  { name: 'check', flags: ['strategy', 'seed', 'walks', 'max-depth', 'max-states', 'max-seconds', 'workers', 'out', 'json', 'shrink'], run: check },
   { name: 'replay', flags: ['json'], run: replayCommand },
   { name: 'show', flags: ['format'], run: showCommand },
   { name: 'report', flags: ['out'], run: reportCommand },

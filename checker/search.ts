@@ -199,6 +199,22 @@ export function stateFingerprint<S>(model: Model<S, unknown>): (s: S, out: Int32
   return model.canonical === undefined ? (s, out) => fingerprintInto(s, out) : (s, out) => fingerprintInto(m.canonical(s), out);
 }
 
+export type Emit<S> = (t: S, action: number, kind: number) => void;
+
+/** `model.successors`, or the same built from `actions` and `next` when the model has no fast path. */
+export function successorsOf<S, A>(model: Model<S, A>): (s: S, emit: Emit<S>) => void {
+  if (model.successors !== undefined) return (s, emit) => model.successors!(s, emit);
+  const indexOfKind = new Map(model.actionKinds.map((kind, i) => [kind, i]));
+  return (s, emit) => {
+    const actions = model.actions(s);
+    for (let j = 0; j < actions.length; j++) {
+      const kind = indexOfKind.get(model.kind(actions[j]!));
+      if (kind === undefined) throw new Error(`action kind ${JSON.stringify(model.kind(actions[j]!))} is not among the model's actionKinds`);
+      emit(model.next(s, actions[j]!), j, kind);
+    }
+  };
+}
+
 /** The name of the first invariant `s` breaks, if any. */
 export function brokenInvariant<S>(model: Model<S, unknown>, s: S): string | undefined {
   for (const p of model.invariants) if (!p.holds(s)) return p.name;

@@ -1,0 +1,168 @@
+// Breadth-first search on worker threads, level by level (see protocol.ts). The coordinator
+// routes the workers' buffers, merges each new level's keys into global ranks, keeps the trail
+// of parent ranks and actions, and rebuilds a counterexample as the one-thread search does. The
+// ranks are the ids the one-thread search gives, so the counts, the verdict and the trace do
+// not depend on the number of workers.
+import { Worker } from 'node:worker_threads';
+import { Trail } from '../bfs.ts';
+import type { Model } from '../model.ts';
+import { DEADLOCK, SearchRun, rebuildTrace, type Limit, type Result, type SearchOptions } from '../search.ts';
+import type { Held, Command, Decided, Expanded, ModelRecipe, Released, WorkerSetup } from './protocol.ts';
+
+const start = new URL('./start.mjs', import.meta.url);
+const entry = new URL('./worker.ts', import.meta.url).href;
+
+class WorkerHandle {
+  private readonly worker: Worker;
+  private pending: { resolve: (v: unknown) => void; reject: (e: unknown) => void } | undefined;
+  private failure: unknown;
+
+  constructor(setup: WorkerSetup) {
+    this.worker = new Worker(start, { argv: [entry], workerData: setup });
+    this.worker.on('message', (m) => this.settle((p) => p.resolve(m)));
+    this.worker.on('error', (e) => this.fail(e));
+    this.worker.on('exit', (code) => this.fail(new Error(`parallel search: a worker exited with code ${code}`)));
+  }
+
+  /** Sends `command`, handing over `buffers`, and resolves with the worker's answer. */
+  request<T>(command: Command, buffers: readonly (Int32Array | Uint8Array | null)[] = []): Promise<T> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    return new Promise<T>((resolve, reject) => {
+      this.pending = { resolve: resolve as (v: unknown) => void, reject };
+      this.worker.postMessage(command, buffers.flatMap((b) => (b === null ? [] : [b.buffer as ArrayBuffer])));
+    });
+  }
+
+  terminate(): Promise<number> {
+    this.failure ??= new Error('parallel search: stopped');
+    return this.worker.terminate();
+  }
+
+  private fail(e: unknown): void {
+    this.failure ??= e;
+    this.settle((p) => p.reject(e));
+  }
+
+  private settle(with_: (p: NonNullable<WorkerHandle['pending']>) => void): void {
+    const p = this.pending;
+    this.pending = undefined;
+    if (p !== undefined) with_(p);
+  }
+}
+
+export interface ParallelOptions extends SearchOptions {
+  readonly workers: number;
+}
+
+export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe, options: ParallelOptions): Promise<Result> {
+  const run = new SearchRun(model, options);
+  const n = options.workers;
+  const maxDepth = options.maxDepth ?? Infinity;
+  const maxStates = options.maxStates ?? Infinity;
+  const workers = Array.from({ length: n }, (_, me) => new WorkerHandle({ recipe, workers: n, me, deadlockAllowed: options.deadlockAllowed }));
+  const all = <T>(f: (w: WorkerHandle, i: number) => Promise<T>) => Promise.all(workers.map(f));
+  const trail = new Trail();
+  let distinct = 0;
+  let visitedBytes = 0;
+
+  const finish = (status: 'ok' | 'violation' | 'incomplete', extra: { found?: { property: string; id: number }; stoppedBy?: Limit }): Result => {
+    const memory = { visitedBytes, traceBytes: trail.bytes };
+    const counts = { distinctStates: distinct };
+    if (extra.found !== undefined) {
+      const { init, actions } = trail.path(extra.found.id);
+      return { ...run.finish('violation', { violation: { property: extra.found.property, trace: rebuildTrace(model, init, actions) }, memory }), ...counts };
+    }
+    return { ...run.finish(status, { memory, ...(extra.stoppedBy === undefined ? {} : { stoppedBy: extra.stoppedBy }) }), ...counts };
+  };
+
+  try {
+    run.statesGenerated += model.init().length;
+    let expanded = await all((w) => w.request<Expanded>({ type: 'seed' }));
+    let seeding = true;
+    // The id of the first state of the level just expanded.
+    let expandedStart = 0;
+    for (;;) {
+      for (const e of expanded) {
+        run.statesGenerated += e.statesGenerated;
+        run.coverage.add(e.coverage);
+      }
+      const decided = await all((w, to) => w.request<Decided>({ type: 'decide', inboxes: expanded.map((e) => e.outboxes[to]!) }, expanded.map((e) => e.outboxes[to]!)));
+      const released = await all((w, to) => w.request<Released>({ type: 'release', winners: decided.map((d) => d.winners[to]!) }, decided.map((d) => d.winners[to]!)));
+      const held = await all((w, to) => w.request<Held>({ type: 'hold', states: released.map((r) => r.states[to]!) }, released.map((r) => r.states[to]!)));
+      const newStart = distinct;
+      const parentBase = seeding ? 0 : expandedStart;
+      const ranks = mergeRanks(held, (rank, parentRank, action) => trail.set(newStart + rank, seeding ? -1 : parentBase + parentRank, action));
+      const size = ranks.reduce((k, r) => k + r.length, 0);
+      distinct += size;
+      visitedBytes = held.reduce((b, a) => b + a.visitedBytes, 0);
+      if (size > 0 && !seeding) run.depth++;
+
+      // The first event a one-thread search meets: least key (parent rank, action), where a
+      // deadlock of a state of rank r comes before its successors, as key (r, -1).
+      let found: { property: string; id: number; parentRank: number; action: number } | undefined;
+      const consider = (property: string, id: number, parentRank: number, action: number) => {
+        if (found === undefined || parentRank < found.parentRank || (parentRank === found.parentRank && action < found.action)) {
+          found = { property, id, parentRank, action };
+        }
+      };
+      for (const e of expanded) if (e.deadlock !== -1) consider(DEADLOCK, expandedStart + e.deadlock, e.deadlock, -1);
+      held.forEach((a, w) => {
+        if (a.violation !== null) {
+          const i = a.violation.index;
+          consider(a.violation.property, newStart + ranks[w]![i]!, a.parentRanks[i]!, a.actions[i]!);
+        }
+      });
+      if (distinct > maxStates) {
+        // As one thread would: stop at the first state beyond the limit, with what came before it.
+        const beyond = trail.parentOf[maxStates]! - (seeding ? 0 : expandedStart);
+        const before = found !== undefined && (found.property === DEADLOCK ? found.parentRank <= beyond : found.id < maxStates);
+        distinct = maxStates;
+        return before ? finish('violation', { found }) : finish('incomplete', { stoppedBy: 'maxStates' });
+      }
+      if (found !== undefined) return finish('violation', { found });
+      if (size === 0) return finish('ok', {});
+      if (run.clock.check(() => ({ distinctStates: distinct, statesGenerated: run.statesGenerated, queue: size, depth: run.depth }))) {
+        return finish('incomplete', { stoppedBy: 'maxSeconds' });
+      }
+      seeding = false;
+      expandedStart = newStart;
+      const cut = run.depth >= maxDepth;
+      expanded = await all((w, i) => w.request<Expanded>({ type: 'expand', ranks: ranks[i]!, cut }, [ranks[i]!]));
+      if (cut) {
+        const deadlock = expanded.map((e) => e.deadlock).filter((r) => r !== -1);
+        if (deadlock.length > 0) return finish('violation', { found: { property: DEADLOCK, id: expandedStart + Math.min(...deadlock) } });
+        return expanded.some((e) => e.cutOff) ? finish('incomplete', { stoppedBy: 'maxDepth' }) : finish('ok', {});
+      }
+    }
+  } finally {
+    await all((w) => w.terminate());
+  }
+}
+
+/**
+ * Merges the workers' key-sorted lists into one order and returns each worker's global ranks;
+ * `record(rank, parentRank, action)` is called for every state of the level.
+ */
+function mergeRanks(held: readonly Held[], record: (rank: number, parentRank: number, action: number) => void): Int32Array[] {
+  const ranks = held.map((a) => new Int32Array(a.parentRanks.length));
+  const next = held.map(() => 0);
+  for (let rank = 0; ; rank++) {
+    let best = -1;
+    for (let w = 0; w < held.length; w++) {
+      const i = next[w]!;
+      const a = held[w]!;
+      if (i === a.parentRanks.length) continue;
+      if (best === -1) {
+        best = w;
+        continue;
+      }
+      const b = held[best]!;
+      const j = next[best]!;
+      if (a.parentRanks[i]! < b.parentRanks[j]! || (a.parentRanks[i] === b.parentRanks[j] && a.actions[i]! < b.actions[j]!)) best = w;
+    }
+    if (best === -1) return ranks;
+    const i = next[best]!++;
+    ranks[best]![i] = rank;
+    record(rank, held[best]!.parentRanks[i]!, held[best]!.actions[i]!);
+  }
+}

@@ -1,0 +1,15 @@
+// Builds the model a spec describes, from the spec's file name and JSON value alone, so a worker
+// thread can build the same model as the thread that loaded the spec.
+import type { Model } from '../checker/model.ts';
+import type { ModelRecipe } from '../checker/parallel/protocol.ts';
+import { parseSpec, type Spec } from './load.ts';
+
+export function buildModel(file: string, raw: unknown): Model<unknown, unknown> {
+  const spec = parseSpec(file, raw, '');
+  return spec.entry.build(spec.params, spec.properties);
+}
+
+/** How another thread builds the model of `spec`. */
+export function modelRecipe(spec: Spec): ModelRecipe {
+  return { module: new URL('./build.ts', import.meta.url).href, name: buildModel.name, args: [spec.file, spec.raw] };
+}
