@@ -204,10 +204,28 @@ describe('random search', () => {
   });
 
   it('with a different seed takes other walks', async () => {
-    const run = async (seed: string) => JSON.parse((await txcheck('check', tp3, '--strategy', 'random', '--seed', seed, '--walks', '20', '--json')).out);
+    const run = async (seed: string) => JSON.parse((await txcheck('check', tp3, '--strategy', 'random', '--seed', seed, '--walks', '20', '--workers', '1', '--json')).out);
     const [a, b] = [await run('1'), await run('2')];
-    expect(a.status).toBe('ok');
     expect(a.statesGenerated === b.statesGenerated && a.distinctStates === b.distinctStates).toBe(false);
+  });
+
+  it('claims nothing without a violation: exit 3, incomplete, stopped by the walk count', async () => {
+    const json = await txcheck('check', tp3, '--strategy', 'random', '--walks', '20', '--workers', '1', '--json');
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.out)).toMatchObject({ status: 'incomplete', stoppedBy: 'walks' });
+    const text = await txcheck('check', tp3, '--strategy', 'random', '--walks', '20', '--max-depth', '5', '--workers', '1');
+    expect(text.code).toBe(3);
+    expect(text.out).toContain('Result: incomplete. No violation found in 20 walks of up to 5 steps');
+  });
+
+  it('finds the same least violating walk, with the same trace file, on 1 and on 2 workers', async () => {
+    const args = ['check', mutant, '--strategy', 'random', '--seed', '5', '--walks', '300', '--max-depth', '20', '--json'];
+    const one = await txcheck(...args, '--workers', '1', '--out', join(dir, 'w1.itf.json'));
+    const two = await txcheck(...args, '--workers', '2', '--out', join(dir, 'w2.itf.json'));
+    expect(one.code).toBe(1);
+    expect(two.code).toBe(1);
+    expect(JSON.parse(two.out).violation).toMatchObject({ walk: JSON.parse(one.out).violation.walk });
+    expect(readFileSync(join(dir, 'w1.itf.json')).equals(readFileSync(join(dir, 'w2.itf.json')))).toBe(true);
   });
 });
 

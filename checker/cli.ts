@@ -6,15 +6,12 @@ import { basename, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Fields, InputError } from '../specs/fields.ts';
-import { modelRecipe } from '../specs/build.ts';
 import { loadSpecFile, parseSpec, readRunOptions, temporalProperties, type RunOptions, type Spec } from '../specs/load.ts';
-import { bfs } from './bfs.ts';
 import { compareCommand, mutantsCommand } from './compare.ts';
+import { DEFAULT_WALK_DEPTH, explore } from './explore.ts';
 import { listText } from './list.ts';
 import { type Lasso, type LivenessResult, checkLiveness, describeFairness } from './liveness.ts';
 import type { Model } from './model.ts';
-import { parallelBfs } from './parallel/bfs.ts';
-import { randomSearch } from './random.ts';
 import { DEADLOCK, type Progress, type Result, type Trace } from './search.ts';
 import { renderHtml } from './report/html.ts';
 import { renderMermaid } from './report/mermaid.ts';
@@ -34,7 +31,6 @@ const ExitCode = { Ok: 0, Violation: 1, BadInput: 2, Incomplete: 3 } as const;
 
 const COMMAND_LINE = 'command line';
 const DEFAULT_WALKS = 1000;
-const DEFAULT_WALK_DEPTH = 100;
 
 const help = `${TOOL}: an explicit-state model checker
 
@@ -180,13 +176,7 @@ async function check(file: string, flags: Flags, io: Io): Promise<number> {
   }
   const model = spec.entry.build(spec.params, spec.properties);
   const progress = new ProgressLine(io);
-  const searchOptions = { ...options, deadlockAllowed: spec.deadlockAllowed, onProgress: io.errIsTTY ? progress.show : undefined };
-  let result =
-    options.strategy === 'bfs'
-      ? workers === 1
-        ? bfs(model, searchOptions)
-        : await parallelBfs(model, modelRecipe(spec), { ...searchOptions, workers })
-      : randomSearch(model, { ...searchOptions, maxDepth: options.maxDepth ?? DEFAULT_WALK_DEPTH });
+  let result = await explore(spec, model, options, workers, io.errIsTTY ? progress.show : undefined);
   progress.clear();
   // Liveness is checked once every invariant holds in every reachable state.
   const live =
@@ -354,9 +344,12 @@ function textSummary(
     lines.push(...livenessLines(spec, model, result, live, lassoFiles));
   } else if (result.status === 'ok') {
     lines.push(
-      options.strategy === 'bfs'
-        ? `Result: ok. ${spec.properties.join(' and ') || 'No invariant'} hold${spec.properties.length === 1 ? 's' : ''} in all ${count(result.distinctStates)} reachable states.`
-        : `Result: ok within the bounds: no violation in ${count(options.walks)} walks of up to ${options.maxDepth} steps (random walks do not cover every state).`,
+      `Result: ok. ${spec.properties.join(' and ') || 'No invariant'} hold${spec.properties.length === 1 ? 's' : ''} in all ${count(result.distinctStates)} reachable states.`,
+    );
+  } else if (result.stoppedBy === 'walks') {
+    lines.push(
+      `Result: incomplete. No violation found in ${count(options.walks)} walks of up to ${options.maxDepth} steps; ` +
+        'random walks do not cover every state, so nothing is claimed.',
     );
   } else if (result.status === 'incomplete') {
     lines.push(

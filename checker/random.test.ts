@@ -39,6 +39,15 @@ describe('random walks', () => {
     expect({ ...again, seconds: 0 }).toEqual({ ...first, seconds: 0 });
   });
 
+  it('runs every stride-th walk from firstWalk, and stops before the walk stopAt gives', () => {
+    const all = randomSearch(grid, options);
+    const walk = all.violation!.walk!;
+    const evens = randomSearch(grid, { ...options, firstWalk: walk % 2, stride: 2, walks: options.walks / 2 });
+    expect(evens.violation).toEqual(all.violation);
+    const before = randomSearch(grid, { ...options, stopAt: () => walk });
+    expect(before).toMatchObject({ status: 'incomplete', stoppedBy: 'walks' });
+  });
+
   it('reruns the violating walk alone, with the same trace', () => {
     const first = randomSearch(grid, options);
     const walk = first.violation!.walk!;
@@ -58,10 +67,10 @@ describe('random walks', () => {
     const deadlock = randomSearch(stuck, { ...options, walks: 1 });
     expect(deadlock.violation?.property).toBe(DEADLOCK);
     expect(deadlock.violation?.trace.actions).toEqual(['right', 'right', 'right']);
-    expect(randomSearch(stuck, { ...options, deadlockAllowed: true, walks: 1 }).status).toBe('ok');
+    expect(randomSearch(stuck, { ...options, deadlockAllowed: true, walks: 1 })).toMatchObject({ status: 'incomplete', stoppedBy: 'walks' });
 
     const short = randomSearch({ ...grid, invariants: [] }, { ...options, walks: 10, maxDepth: 5 });
-    expect(short).toMatchObject({ status: 'ok', depth: 5, statesGenerated: 60 });
+    expect(short).toMatchObject({ status: 'incomplete', stoppedBy: 'walks', depth: 5, statesGenerated: 60 });
 
     const capped = randomSearch({ ...grid, invariants: [] }, { ...options, maxStates: 30 });
     expect(capped).toMatchObject({ status: 'incomplete', stoppedBy: 'maxStates', distinctStates: 30 });

@@ -1,16 +1,22 @@
 // Random walks. Walk i of seed s draws from a generator seeded by walkSeed(s, i) alone, so any
-// walk can be rerun by itself and the same seed always gives the same result.
+// walk can be rerun by itself and the same seed always gives the same result. Walks never
+// cover every state, so a run without a violation ends incomplete, stopped by its walk count.
 import seedrandom from 'seedrandom';
 import type { Model } from './model.ts';
 import { DEADLOCK, Discovery, SearchRun, brokenInvariant, rebuildTrace, type Result, type SearchOptions } from './search.ts';
 
 export interface RandomOptions extends SearchOptions {
   readonly seed: number;
+  /** How many walks to run. */
   readonly walks: number;
   /** The most actions per walk. */
   readonly maxDepth: number;
-  /** The index of the first walk; walks firstWalk .. firstWalk + walks - 1 are run. */
+  /** The index of the first walk. */
   readonly firstWalk?: number;
+  /** The distance between the indices of two walks run one after the other (default 1). */
+  readonly stride?: number;
+  /** The least walk index not worth running any more (another thread found a violation before it). */
+  readonly stopAt?: () => number;
 }
 
 function walkSeed(seed: number, walk: number): string {
@@ -21,8 +27,11 @@ export function randomSearch<S, A>(model: Model<S, A>, options: RandomOptions): 
   const run = new SearchRun(model, options);
   const inits = model.init();
   const firstWalk = options.firstWalk ?? 0;
+  const stride = options.stride ?? 1;
 
-  for (let walk = firstWalk; walk < firstWalk + options.walks; walk++) {
+  for (let k = 0; k < options.walks; k++) {
+    const walk = firstWalk + k * stride;
+    if (options.stopAt !== undefined && walk >= options.stopAt()) break;
     const random = seedrandom(walkSeed(options.seed, walk));
     const initIndex = Math.floor(random() * inits.length);
     const chosen: number[] = [];
@@ -51,5 +60,5 @@ export function randomSearch<S, A>(model: Model<S, A>, options: RandomOptions): 
     }
     if (run.clock.check(() => run.progress(0))) return run.finish('incomplete', { stoppedBy: 'maxSeconds' });
   }
-  return run.finish('ok');
+  return run.finish('incomplete', { stoppedBy: 'walks' });
 }

@@ -8,7 +8,8 @@ import { VisitedSet } from './visited.ts';
 export const DEADLOCK = 'Deadlock';
 
 export type Status = 'ok' | 'violation' | 'incomplete';
-export type Limit = 'maxStates' | 'maxDepth' | 'maxSeconds';
+/** What stopped a search before it could claim anything: a bound, or (random) the walk count. */
+export type Limit = 'maxStates' | 'maxDepth' | 'maxSeconds' | 'walks';
 
 export interface Trace {
   /** The states from an initial state to the last one, in the model's own representation. */

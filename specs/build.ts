@@ -1,7 +1,7 @@
 // Builds the model a spec describes, from the spec's file name and JSON value alone, so a worker
 // thread can build the same model as the thread that loaded the spec.
 import type { Model } from '../checker/model.ts';
-import type { ModelRecipe } from '../checker/parallel/protocol.ts';
+import type { ModelRecipe } from '../checker/parallel/recipe.ts';
 import { parseSpec, type Spec } from './load.ts';
 
 export function buildModel(file: string, raw: unknown): Model<unknown, unknown> {

@@ -3,52 +3,14 @@
 // of parent ranks and actions, and rebuilds a counterexample as the one-thread search does. The
 // ranks are the ids the one-thread search gives, so the counts, the verdict and the trace do
 // not depend on the number of workers.
-import { Worker } from 'node:worker_threads';
 import { Trail } from '../bfs.ts';
 import type { Model } from '../model.ts';
 import { DEADLOCK, SearchRun, rebuildTrace, type Limit, type Result, type SearchOptions } from '../search.ts';
-import type { Held, Command, Decided, Expanded, ModelRecipe, Released, WorkerSetup } from './protocol.ts';
+import { WorkerHandle } from './handle.ts';
+import type { Decided, Expanded, Held, Released } from './protocol.ts';
+import type { ModelRecipe } from './recipe.ts';
 
-const start = new URL('./start.mjs', import.meta.url);
-const entry = new URL('./worker.ts', import.meta.url).href;
-
-class WorkerHandle {
-  private readonly worker: Worker;
-  private pending: { resolve: (v: unknown) => void; reject: (e: unknown) => void } | undefined;
-  private failure: unknown;
-
-  constructor(setup: WorkerSetup) {
-    this.worker = new Worker(start, { argv: [entry], workerData: setup });
-    this.worker.on('message', (m) => this.settle((p) => p.resolve(m)));
-    this.worker.on('error', (e) => this.fail(e));
-    this.worker.on('exit', (code) => this.fail(new Error(`parallel search: a worker exited with code ${code}`)));
-  }
-
-  /** Sends `command`, handing over `buffers`, and resolves with the worker's answer. */
-  request<T>(command: Command, buffers: readonly (Int32Array | Uint8Array | null)[] = []): Promise<T> {
-    if (this.failure !== undefined) return Promise.reject(this.failure);
-    return new Promise<T>((resolve, reject) => {
-      this.pending = { resolve: resolve as (v: unknown) => void, reject };
-      this.worker.postMessage(command, buffers.flatMap((b) => (b === null ? [] : [b.buffer as ArrayBuffer])));
-    });
-  }
-
-  terminate(): Promise<number> {
-    this.failure ??= new Error('parallel search: stopped');
-    return this.worker.terminate();
-  }
-
-  private fail(e: unknown): void {
-    this.failure ??= e;
-    this.settle((p) => p.reject(e));
-  }
-
-  private settle(with_: (p: NonNullable<WorkerHandle['pending']>) => void): void {
-    const p = this.pending;
-    this.pending = undefined;
-    if (p !== undefined) with_(p);
-  }
-}
+const bfsWorker = new URL('./worker.ts', import.meta.url);
 
 export interface ParallelOptions extends SearchOptions {
   readonly workers: number;
@@ -59,7 +21,7 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
   const n = options.workers;
   const maxDepth = options.maxDepth ?? Infinity;
   const maxStates = options.maxStates ?? Infinity;
-  const workers = Array.from({ length: n }, (_, me) => new WorkerHandle({ recipe, workers: n, me, deadlockAllowed: options.deadlockAllowed }));
+  const workers = Array.from({ length: n }, (_, me) => new WorkerHandle(bfsWorker, { recipe, workers: n, me, deadlockAllowed: options.deadlockAllowed }));
   const all = <T>(f: (w: WorkerHandle, i: number) => Promise<T>) => Promise.all(workers.map(f));
   const trail = new Trail();
   let distinct = 0;

@@ -9,12 +9,7 @@
 // these). hold: each owner takes its chosen states in key order, checks their invariants
 // and reports their keys, from which the coordinator merges the global ranks of the new level.
 
-/** How a worker builds the same model as the coordinator: `(await import(module))[name](...args)`. */
-export interface ModelRecipe {
-  readonly module: string;
-  readonly name: string;
-  readonly args: readonly unknown[];
-}
+import type { ModelRecipe } from './recipe.ts';
 
 export interface WorkerSetup {
   readonly recipe: ModelRecipe;

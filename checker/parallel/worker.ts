@@ -2,17 +2,16 @@
 // its index modulo the number of workers, and holds and expands the states it owns.
 import { deserialize, serialize } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Model } from '../model.ts';
 import { brokenInvariant, stateFingerprint, successorsOf } from '../search.ts';
 import { VisitedSet } from '../visited.ts';
 import { FingerprintIndex } from './fingerprint-index.ts';
 import { IntList } from './int-list.ts';
+import { buildModel } from './recipe.ts';
 import { type Held, type Command, type Decided, type Expanded, RECORD, type Released, type WorkerSetup } from './protocol.ts';
 
 const setup = workerData as WorkerSetup;
 const { workers, me, deadlockAllowed } = setup;
-const builder = (await import(setup.recipe.module))[setup.recipe.name] as (...args: readonly unknown[]) => Model<unknown, unknown>;
-const model = builder(...setup.recipe.args);
+const model = await buildModel(setup.recipe);
 const fingerprintOf = stateFingerprint(model);
 const successors = successorsOf(model);
 const fingerprint = new Int32Array(2);
