@@ -1,0 +1,127 @@
+// npm run bench: the reference workloads, each in a fresh process so its peak memory is its
+// own. Prints a table and writes the same rows as JSON. The bench measures; it never fails.
+//
+//   npm run bench -- [--only NAME[,NAME...]] [--out FILE]
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { explore } from '../explore.ts';
+import { loadSpecFile, type RunOptions } from '../../specs/load.ts';
+
+interface Workload {
+  readonly name: string;
+  readonly spec: string;
+  readonly workers: number;
+  readonly options?: Partial<RunOptions>;
+  /** The workload whose seconds the speed-up divides. */
+  readonly baseline?: string;
+}
+
+const SWARM = { strategy: 'random', walks: 500_000, maxDepth: 20, seed: 1 } as const;
+
+const workloads: readonly Workload[] = [
+  { name: 'tp8-bfs-1', spec: 'specs/two-phase/tp8.json', workers: 1 },
+  { name: 'tp8-bfs-2', spec: 'specs/two-phase/tp8.json', workers: 2, baseline: 'tp8-bfs-1' },
+  { name: 'tp3-swarm-1', spec: 'specs/two-phase/tp3.json', workers: 1, options: SWARM },
+  { name: 'tp3-swarm-2', spec: 'specs/two-phase/tp3.json', workers: 2, options: SWARM, baseline: 'tp3-swarm-1' },
+  { name: 'kafka-bfs-1', spec: 'specs/kafka/bench.json', workers: 1 },
+  { name: 'kafka-bfs-2', spec: 'specs/kafka/bench.json', workers: 2, baseline: 'kafka-bfs-1' },
+  { name: 'tp3-first-cex-1', spec: 'specs/two-phase/tp3-commit-early.json', workers: 1 },
+  { name: 'tp3-first-cex-2', spec: 'specs/two-phase/tp3-commit-early.json', workers: 2 },
+  { name: 'kafka-first-cex-1', spec: 'specs/kafka/bench-timeout.json', workers: 1 },
+  { name: 'kafka-first-cex-2', spec: 'specs/kafka/bench-timeout.json', workers: 2 },
+];
+
+interface Row {
+  readonly workload: string;
+  readonly workers: number;
+  readonly status: string;
+  readonly distinct: number;
+  readonly generated: number;
+  readonly seconds: number;
+  readonly statesPerSecond: number;
+  readonly visitedBytesPerState?: number;
+  readonly traceBytesPerState?: number;
+  readonly peakRssMB: number;
+  speedUp?: number;
+}
+
+/** In the child process: runs one workload and prints its row as JSON. */
+async function measure(w: Workload): Promise<Row> {
+  const spec = loadSpecFile(w.spec);
+  const model = spec.entry.build(spec.params, spec.properties);
+  const options = { strategy: 'bfs' as const, seed: 0, walks: 1000, ...spec.defaults, ...w.options };
+  // Wall time from before the workers start to the result, as a user waits for it.
+  const start = performance.now();
+  const result = await explore(spec, model, options, w.workers);
+  const seconds = (performance.now() - start) / 1000;
+  const perState = (bytes: number | undefined) => (bytes === undefined ? undefined : round(bytes / result.distinctStates));
+  return {
+    workload: w.name,
+    workers: w.workers,
+    status: result.violation === undefined ? result.status : `${result.status} ${result.violation.property} (${result.violation.trace.actions.length} steps)`,
+    distinct: result.distinctStates,
+    generated: result.statesGenerated,
+    seconds: round(seconds),
+    statesPerSecond: Math.round(result.statesGenerated / seconds),
+    visitedBytesPerState: perState(result.memory?.visitedBytes),
+    traceBytesPerState: perState(result.memory?.traceBytes),
+    peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
+  };
+}
+
+const round = (x: number) => Math.round(x * 100) / 100;
+
+function table(rows: readonly Row[]): string {
+  const head = ['workload', 'workers', 'distinct', 'generated', 'seconds', 'states/s', 'visited B/state', 'trace B/state', 'peak RSS MB', 'speed-up', 'result'];
+  const cells = rows.map((r) => [
+    r.workload,
+    String(r.workers),
+    r.distinct.toLocaleString('en-US'),
+    r.generated.toLocaleString('en-US'),
+    r.seconds.toFixed(2),
+    r.statesPerSecond.toLocaleString('en-US'),
+    r.visitedBytesPerState?.toFixed(1) ?? '-',
+    r.traceBytesPerState?.toFixed(1) ?? '-',
+    String(r.peakRssMB),
+    r.speedUp === undefined ? '' : `${r.speedUp.toFixed(2)}x`,
+    r.status,
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const line = (c: readonly string[]) => `| ${c.map((x, i) => x.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { only: { type: 'string' }, out: { type: 'string' }, child: { type: 'string' } } });
+  if (values.child !== undefined) {
+    process.stdout.write(`${JSON.stringify(await measure(workloads.find((w) => w.name === values.child)!))}\n`);
+    return;
+  }
+  const only = values.only?.split(',');
+  const unknown = only?.find((name) => !workloads.some((w) => w.name === name));
+  if (unknown !== undefined) {
+    process.stderr.write(`command line: --only: expected workload names from ${workloads.map((w) => w.name).join(', ')}, got ${JSON.stringify(unknown)}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const chosen = workloads.filter((w) => only === undefined || only.includes(w.name));
+  const rows: Row[] = [];
+  for (const w of chosen) {
+    process.stderr.write(`${w.name}...\n`);
+    const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', w.name], { encoding: 'utf8', maxBuffer: 1 << 24 });
+    const row = JSON.parse(out.trim().split('\n').at(-1)!) as Row;
+    const base = rows.find((r) => r.workload === w.baseline);
+    if (base !== undefined) row.speedUp = round(base.seconds / row.seconds);
+    rows.push(row);
+  }
+  process.stdout.write(`${table(rows)}\n`);
+  const file = values.out ?? 'out/bench.json';
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify({ node: process.version, rows }, null, 2)}\n`);
+  process.stdout.write(`Written to ${file}\n`);
+}
+
+await main();
