@@ -6,6 +6,7 @@ import { basename, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Fields, InputError } from '../specs/fields.ts';
+import { modelOf } from '../specs/build.ts';
 import { loadSpecFile, parseSpec, readRunOptions, temporalProperties, type RunOptions, type Spec } from '../specs/load.ts';
 import { compareCommand, mutantsCommand } from './compare.ts';
 import { DEFAULT_WALK_DEPTH, explore } from './explore.ts';
@@ -174,7 +175,7 @@ async function check(file: string, flags: Flags, io: Io): Promise<number> {
   if (spec.liveness.length > 0 && options.strategy === 'random') {
     throw new InputError(COMMAND_LINE, '--strategy', '"bfs": the spec checks liveness, which needs the whole state graph', '"random"');
   }
-  const model = spec.entry.build(spec.params, spec.properties);
+  const model = modelOf(spec);
   const progress = new ProgressLine(io);
   let result = await explore(spec, model, options, workers, io.errIsTTY ? progress.show : undefined);
   progress.clear();

@@ -4,9 +4,15 @@ import type { Model } from '../checker/model.ts';
 import type { ModelRecipe } from '../checker/parallel/recipe.ts';
 import { parseSpec, type Spec } from './load.ts';
 
+/** The model `spec` describes, with its symmetry reduction when the spec asks for it. */
+export function modelOf(spec: Spec): Model<unknown, unknown> {
+  const model = spec.entry.build(spec.params, spec.properties);
+  if (!spec.symmetry) return model;
+  return { ...model, canonical: spec.entry.canonical!(spec.params) as (s: unknown) => unknown };
+}
+
 export function buildModel(file: string, raw: unknown): Model<unknown, unknown> {
-  const spec = parseSpec(file, raw, '');
-  return spec.entry.build(spec.params, spec.properties);
+  return modelOf(parseSpec(file, raw, ''));
 }
 
 /** How another thread builds the model of `spec`. */

@@ -58,6 +58,8 @@ export interface Spec {
   /** The weakly fair action classes liveness is checked under; given whenever liveness is. */
   readonly fairness: readonly Fairness[];
   readonly deadlockAllowed: boolean;
+  /** Explore one representative per class of states that differ only by interchangeable parts. */
+  readonly symmetry: boolean;
   /** "holds", or the property a shipped spec is expected to violate. */
   readonly expect?: string;
   readonly defaults: Partial<RunOptions>;
@@ -80,6 +82,8 @@ export function parseSpec(file: string, value: unknown, path: string): Spec {
   if (livenessNames.length === 0 && fields.has('liveness')) fields.fail('liveness', `nothing: model ${entry.name} has no liveness properties`);
   const liveness = fields.stringList('liveness', livenessNames, []);
   const deadlockAllowed = fields.bool('deadlock', false);
+  const symmetry = fields.bool('symmetry', false);
+  if (symmetry && entry.canonical === undefined) fields.fail('symmetry', `false (model ${entry.name} has no symmetry reduction)`, symmetry);
   const expect = fields.has('expect') ? fields.oneOf('expect', ['holds', ...propertyNames, DEADLOCK, ...liveness]) : undefined;
   const defaults = readRunOptions(fields, (o) => o.name);
   if (liveness.length > 0 && defaults.strategy === 'random') fields.fail('strategy', '"bfs" (liveness needs the whole state graph)', 'random');
@@ -96,6 +100,7 @@ export function parseSpec(file: string, value: unknown, path: string): Spec {
     liveness,
     fairness,
     deadlockAllowed,
+    symmetry,
     defaults,
     description,
     expect,

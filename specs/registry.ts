@@ -42,4 +42,10 @@ export interface ModelEntry<P = unknown> {
   withMutant?(spec: Readonly<Record<string, unknown>>, mutant: string): Record<string, unknown>;
   /** Reads the model's traces in its own terms for show and report; without it they are generic. */
   readonly render?: TraceRenderer;
+  /**
+   * For models with interchangeable parts: a representative of a state's class, which a spec
+   * with "symmetry": true uses as the model's `canonical`. The invariants must not tell the
+   * members of a class apart.
+   */
+  canonical?(params: P): (s: never) => unknown;
 }

@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { explore } from '../explore.ts';
+import { modelOf } from '../../specs/build.ts';
 import { loadSpecFile, type RunOptions } from '../../specs/load.ts';
 
 interface Workload {
@@ -51,7 +52,7 @@ interface Row {
 /** In the child process: runs one workload and prints its row as JSON. */
 async function measure(w: Workload): Promise<Row> {
   const spec = loadSpecFile(w.spec);
-  const model = spec.entry.build(spec.params, spec.properties);
+  const model = modelOf(spec);
   const options = { strategy: 'bfs' as const, seed: 0, walks: 1000, ...spec.defaults, ...w.options };
   // Wall time from before the workers start to the result, as a user waits for it.
   const start = performance.now();

@@ -1,5 +1,6 @@
 // How a spec file selects the two-phase commit model: { "model": "two-phase", "resourceManagers": N }.
 import { MAX_RESOURCE_MANAGERS, mutants, twoPhaseModel, type TwoPhaseParams } from '../../model/two-phase/index.ts';
+import { twoPhaseCanonical } from '../../model/two-phase/symmetry.ts';
 import type { ModelEntry } from '../registry.ts';
 import { twoPhaseProperties } from './properties.ts';
 
@@ -24,4 +25,6 @@ export const twoPhaseEntry: ModelEntry<TwoPhaseParams> = {
     const invariants = twoPhaseProperties(params.resourceManagers).filter((p) => properties.includes(p.name));
     return twoPhaseModel(params, invariants);
   },
+
+  canonical: (params) => twoPhaseCanonical(params.resourceManagers),
 };
