@@ -254,6 +254,7 @@ describe('bad input', () => {
     ['an unknown mutant', () => ['check', file('mutant.json', spec({ mutant: 'x' }))], 'mutant.json', ': mutant: expected one of'],
     ['a flag value that is not a number', () => ['check', tp3, '--max-states', 'lots'], 'command line', ': --max-states: expected an integer'],
     ['a flag value out of range', () => ['check', tp3, '--walks', '0'], 'command line', ': --walks: expected an integer from 1'],
+    ['no workers', () => ['check', tp3, '--workers', '0'], 'command line', ': --workers: expected an integer from 1 to 256, got 0'],
     ['an unknown flag', () => ['check', tp3, '--frobnicate'], 'command line', ': --frobnicate: expected a known option'],
     ['an unknown command', () => ['verify', tp3], 'command line', ': command: expected check, replay, show, '],
     ['a missing spec argument', () => ['check'], 'command line', ': check: expected a spec file'],

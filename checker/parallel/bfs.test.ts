@@ -1,0 +1,47 @@
+// The parallel search must give what the one-thread search gives: counts, verdict and trace.
+import { describe, expect, it } from 'vitest';
+import { buildModel, modelRecipe } from '../../specs/build.ts';
+import { loadSpecFile, parseSpec } from '../../specs/load.ts';
+import { bfs } from '../bfs.ts';
+import type { SearchOptions } from '../search.ts';
+import { parallelBfs } from './bfs.ts';
+
+const twoPhase = (resourceManagers: number, extra: Record<string, unknown> = {}) => ({ model: 'two-phase', resourceManagers, ...extra });
+const mutant = { mutant: 'commit-without-all-prepared' };
+
+/** The parts of a result that must not depend on the number of threads. */
+async function onOneAndTwo(raw: Record<string, unknown>, limits: Partial<SearchOptions> = {}) {
+  const spec = parseSpec('spec.json', raw, '');
+  const options = { deadlockAllowed: spec.deadlockAllowed, ...limits };
+  const { seconds: _a, memory: _b, ...one } = bfs(buildModel(spec.file, spec.raw), options);
+  const { seconds: _c, memory: _d, ...two } = await parallelBfs(buildModel(spec.file, spec.raw), modelRecipe(spec), { ...options, workers: 2 });
+  return { one, two };
+}
+
+describe('parallel breadth-first search', () => {
+  it.each([
+    ['TwoPhase N=3', twoPhase(3)],
+    ['TwoPhase N=5', twoPhase(5)],
+    ['the commit-early mutant, N=4', twoPhase(4, mutant)],
+    ['the commit-early mutant under symmetry, N=5', twoPhase(5, { ...mutant, symmetry: true })],
+    ['a Kafka spec that holds', loadSpecFile('specs/kafka/commit-abort.json').raw],
+    ['a Kafka spec that fails', loadSpecFile('specs/kafka/bench-timeout.json').raw],
+  ])('on 2 workers gives the counts, verdict and trace of one thread: %s', async (_name, raw) => {
+    const { one, two } = await onOneAndTwo(raw);
+    expect(two).toEqual(one);
+  });
+
+  it('stops at the same limits as one thread', async () => {
+    const states = await onOneAndTwo(twoPhase(4), { maxStates: 100 });
+    expect(states.two).toMatchObject({ status: 'incomplete', stoppedBy: 'maxStates', distinctStates: 100 });
+    expect(states.one).toMatchObject({ status: 'incomplete', stoppedBy: 'maxStates', distinctStates: 100 });
+    const depth = await onOneAndTwo(twoPhase(4), { maxDepth: 3 });
+    expect(depth.two).toEqual(depth.one);
+  });
+
+  it('reports the deadlock one thread reports', async () => {
+    const { one, two } = await onOneAndTwo({ ...loadSpecFile('specs/kafka/commit-abort.json').raw, deadlock: false });
+    expect(one.violation?.property).toBe('Deadlock');
+    expect(two).toEqual(one);
+  });
+});
