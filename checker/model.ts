@@ -38,6 +38,8 @@ export interface Model<S, A> {
    * PACK_WORDS) and returns how many it wrote. Equal words must mean equal states.
    */
   pack?(s: S, words: Int32Array): number;
+  /** Optional, with `pack`: the state whose packed words are `words`; lets states cross threads as integers. */
+  unpack?(words: Int32Array): S;
   /** Symmetry reduction: a representative of the class of `s`. */
   canonical?(s: S): S;
   /**

@@ -2,6 +2,7 @@
 // its index modulo the number of workers, and holds and expands the states it owns.
 import { deserialize, serialize } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
+import { PACK_WORDS } from '../model.ts';
 import { brokenInvariant, stateFingerprint, successorsOf } from '../search.ts';
 import { VisitedSet } from '../visited.ts';
 import { FingerprintIndex } from './fingerprint-index.ts';
@@ -154,13 +155,36 @@ let choicesHeldBy: IntList[] = [];
 let ownWinners: Int32Array = new Int32Array(0);
 let ownReleased: unknown[] = [];
 
+const packed = new Int32Array(PACK_WORDS);
+
+/** States as bytes: packed words, each state's preceded by its length, when the model packs and unpacks. */
+function encode(states: readonly unknown[]): Uint8Array {
+  if (model.pack === undefined || model.unpack === undefined) return new Uint8Array(serialize(states));
+  const words = new IntList(states.length * 8);
+  for (const s of states) {
+    const length = model.pack(s, packed);
+    words.push(length);
+    for (let i = 0; i < length; i++) words.push(packed[i]!);
+  }
+  const taken = words.take();
+  return new Uint8Array(taken.buffer, taken.byteOffset, taken.byteLength);
+}
+
+function decode(bytes: Uint8Array): unknown[] {
+  if (model.pack === undefined || model.unpack === undefined) return deserialize(bytes) as unknown[];
+  const words = new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+  const states: unknown[] = [];
+  for (let at = 0; at < words.length; at += 1 + words[at]!) states.push(model.unpack(words.subarray(at + 1, at + 1 + words[at]!)));
+  return states;
+}
+
 /** Hands the winning candidates to their owners. */
 function release(winnerLists: readonly (Int32Array | null)[]): Released {
   const states = winnerLists.map((w) => Array.from(w ?? ownWinners, (c) => candidates[c]));
   candidates = [];
   ownReleased = states[me]!;
-  // Serialized here, the states pass through the coordinator as bytes it need not decode.
-  return { states: states.map((s, to) => (to === me ? null : new Uint8Array(serialize(s)))) };
+  // Encoded here, the states pass through the coordinator as bytes it need not decode.
+  return { states: states.map((s, to) => (to === me ? null : encode(s))) };
 }
 
 /** Takes the states of this level's choices, in key order, and checks their invariants. */
@@ -169,7 +193,7 @@ function hold(statesFrom: readonly (Uint8Array | null)[]): Held {
   const stateOf = new Array<unknown>(count);
   statesFrom.forEach((states, from) => {
     const choices = choicesHeldBy[from]!;
-    const list = states === null ? ownReleased : (deserialize(states) as unknown[]);
+    const list = states === null ? ownReleased : decode(states);
     list.forEach((s, k) => (stateOf[choices.get(k)] = s));
   });
   ownReleased = [];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bfs } from '../../checker/bfs.ts';
-import type { Model } from '../../checker/model.ts';
+import { type Model, PACK_WORDS } from '../../checker/model.ts';
 import { twoPhaseEntry } from '../../specs/two-phase/entry.ts';
 import { Msg, RmState, TmState } from './index.ts';
 
@@ -117,6 +117,8 @@ describe('two-phase commit', () => {
       const fast: typeof slow = [];
       model.successors!(s, (t, action, kind) => fast.push({ t, action, kind: kinds[kind]! }));
       expect(fast).toEqual(slow);
+      const words = new Int32Array(PACK_WORDS);
+      expect(model.unpack!(words.subarray(0, model.pack!(s, words)))).toEqual(s);
       for (const { t } of slow) {
         const key = JSON.stringify(t);
         if (!seen.has(key)) {

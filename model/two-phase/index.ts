@@ -173,6 +173,8 @@ export function twoPhaseModel(
       return 4;
     },
 
+    unpack: (words) => ({ msgs: words[0]!, rmState: words[1]!, tmPrepared: words[2]!, tmState: words[3]! }),
+
     label: (a) => a.label,
     kind: (a) => a.kind,
 
