@@ -84,22 +84,54 @@ function hashValue(v: unknown): void {
   }
 }
 
+// States repeat a few object shapes (key lists) over and over: each shape's key order and key
+// hashes are worked out once. What is cached depends on the key names alone, so every thread
+// computes the same fingerprints.
+interface Shape {
+  readonly keys: readonly string[];
+  /** Indices into `keys`, in sorted key order. */
+  readonly order: Int32Array;
+  /** The hash of each key name, in sorted key order. */
+  readonly hashes: Int32Array;
+}
+
+const shapesByFirstKey = new Map<string, Shape[]>();
+/** Objects used as maps could have endless shapes: past this many per first key, none is kept. */
+const MAX_SHAPES = 64;
+
+function shapeOf(keys: readonly string[]): Shape {
+  let shapes = shapesByFirstKey.get(keys[0]!);
+  if (shapes === undefined) shapesByFirstKey.set(keys[0]!, (shapes = []));
+  search: for (const shape of shapes) {
+    if (shape.keys.length !== keys.length) continue;
+    for (let i = 1; i < keys.length; i++) if (shape.keys[i] !== keys[i]) continue search;
+    return shape;
+  }
+  const order = Int32Array.from(keys.map((_, i) => i).sort((a, b) => (keys[a]! < keys[b]! ? -1 : 1)));
+  const outer1 = lane1;
+  const outer2 = lane2;
+  const hashes = order.map((i) => {
+    lane1 = 0x3c6ef372;
+    lane2 = 0;
+    hashString(keys[i]!);
+    return finalMix(lane1);
+  });
+  lane1 = outer1;
+  lane2 = outer2;
+  const shape = { keys: [...keys], order, hashes };
+  if (shapes.length < MAX_SHAPES) shapes.push(shape);
+  return shape;
+}
+
 function hashObject(o: Record<string, unknown>): void {
   const keys = Object.keys(o);
-  let sorted = true;
-  for (let i = 1; i < keys.length; i++) {
-    if (keys[i - 1]! > keys[i]!) {
-      sorted = false;
-      break;
-    }
-  }
-  if (!sorted) keys.sort();
   mix(Tag.Object);
   mix(keys.length);
+  if (keys.length === 0) return;
+  const { order, hashes } = shapeOf(keys);
   for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
-    hashString(key);
-    hashValue(o[key]);
+    mix(hashes[i]!);
+    hashValue(o[keys[order[i]!]!]);
   }
 }
 
