@@ -49,8 +49,12 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
         run.coverage.add(e.coverage);
       }
       const decided = await all((w, to) => w.request<Decided>({ type: 'decide', inboxes: expanded.map((e) => e.outboxes[to]!) }, expanded.map((e) => e.outboxes[to]!)));
-      const released = await all((w, to) => w.request<Released>({ type: 'release', winners: decided.map((d) => d.winners[to]!) }, decided.map((d) => d.winners[to]!)));
-      const held = await all((w, to) => w.request<Held>({ type: 'hold', states: released.map((r) => r.states[to]!) }, released.map((r) => r.states[to]!)));
+      const give = rebalance(workers.map((_, h) => decided.reduce((k, d) => k + d.counts[h]!, 0)));
+      const released = await all((w, h) => w.request<Released>({ type: 'release', winners: decided.map((d) => d.winners[h]!), give: give[h]! }, decided.map((d) => d.winners[h]!)));
+      const held = await all((w, to) => {
+        const given = released.map((r) => r.given[to]!);
+        return w.request<Held>({ type: 'hold', given }, given.flatMap((g) => (g === null ? [] : [g.states, g.parentRanks, g.actions])));
+      });
       const newStart = distinct;
       const parentBase = seeding ? 0 : expandedStart;
       const ranks = mergeRanks(held, (rank, parentRank, action) => trail.set(newStart + rank, seeding ? -1 : parentBase + parentRank, action));
@@ -99,6 +103,32 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
   } finally {
     await all((w) => w.terminate());
   }
+}
+
+/** Imbalance worth moving states for: above this share of the mean, plus a few states. */
+const TOLERANCE = 1.1;
+const FEW = 256;
+
+/**
+ * How many of its new states each worker hands to each other one (give[from][to]), so that no
+ * worker holds much more than its share.
+ */
+function rebalance(counts: readonly number[]): number[][] {
+  const n = counts.length;
+  const give = counts.map(() => new Array<number>(n).fill(0));
+  const share = Math.ceil(counts.reduce((a, b) => a + b, 0) / n);
+  const left = [...counts];
+  for (let from = 0; from < n; from++) {
+    if (left[from]! <= share * TOLERANCE + FEW) continue;
+    for (let to = 0; to < n && left[from]! > share; to++) {
+      const room = Math.min(share - left[to]!, left[from]! - share);
+      if (room <= 0) continue;
+      give[from]![to] = room;
+      left[from]! -= room;
+      left[to]! += room;
+    }
+  }
+  return give;
 }
 
 /**

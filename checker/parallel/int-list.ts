@@ -27,6 +27,10 @@ export class IntList {
     else this.items[i] = x;
   }
 
+  clear(): void {
+    this.length = 0;
+  }
+
   /** The items as an array of their own, for transfer. */
   take(): Int32Array {
     return this.items.slice(0, this.length);

@@ -4,10 +4,12 @@
 // their global rank, keeps one candidate per successor fingerprint and sends each candidate's
 // (fingerprint, key) to the fingerprint's owner, key = (parent rank, action index). decide:
 // each owner drops what it has visited and chooses, per fingerprint, the candidate with the
-// least key, as a one-thread search would have discovered it first. release: each worker sends
-// the chosen candidates it made to their owners (states cross threads serialized, so only
-// these). hold: each owner takes its chosen states in key order, checks their invariants
-// and reports their keys, from which the coordinator merges the global ranks of the new level.
+// least key, as a one-thread search would have discovered it first, and tells each worker
+// which of its candidates were chosen. release: each worker keeps its chosen candidates, but
+// for the few it hands to a worker with less work (states cross threads encoded, so only these
+// few). hold: each worker takes its states in key order, checks their invariants and reports
+// their keys, from which the coordinator merges the global ranks of the new level. Which worker
+// holds a state changes the speed only: keys, choices and ranks do not depend on it.
 
 import type { ModelRecipe } from './recipe.ts';
 
@@ -28,10 +30,20 @@ export type Command =
   | { readonly type: 'expand'; readonly ranks: Int32Array; readonly cut: boolean }
   /** Records from the other workers (index: sender; null for this worker itself). */
   | { readonly type: 'decide'; readonly inboxes: readonly (Int32Array | null)[] }
-  /** The indices of this worker's chosen candidates, from each owner (null for this worker itself). */
-  | { readonly type: 'release'; readonly winners: readonly (Int32Array | null)[] }
-  /** The chosen states from each holder, serialized, in the order of the lists sent to it (null for this worker itself). */
-  | { readonly type: 'hold'; readonly states: readonly (Uint8Array | null)[] };
+  /**
+   * The indices of this worker's chosen candidates, from each owner (null for this worker
+   * itself), and how many of them to hand to each worker.
+   */
+  | { readonly type: 'release'; readonly winners: readonly (Int32Array | null)[]; readonly give: readonly number[] }
+  /** What the other workers handed to this one (null: nothing, or this worker itself). */
+  | { readonly type: 'hold'; readonly given: readonly (Handed | null)[] };
+
+/** States handed from one worker to another, encoded, with their keys. */
+export interface Handed {
+  readonly states: Uint8Array;
+  readonly parentRanks: Int32Array;
+  readonly actions: Int32Array;
+}
 
 export interface Expanded {
   /** Records per owner; null for this worker itself, which keeps its own. */
@@ -48,11 +60,13 @@ export interface Expanded {
 export interface Decided {
   /** Chosen candidate indices per holder; null for this worker itself. */
   readonly winners: readonly (Int32Array | null)[];
+  /** How many candidates of each holder were chosen. */
+  readonly counts: readonly number[];
 }
 
 export interface Released {
-  /** Per owner, the states it chose, serialized (node:v8); null for this worker itself. */
-  readonly states: readonly (Uint8Array | null)[];
+  /** Per worker, the states handed to it; null when none. */
+  readonly given: readonly (Handed | null)[];
 }
 
 export interface Held {

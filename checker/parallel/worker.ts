@@ -1,5 +1,5 @@
 // One worker of the parallel BFS (see protocol.ts): owns the fingerprints whose high word is
-// its index modulo the number of workers, and holds and expands the states it owns.
+// its index modulo the number of workers, and holds and expands the states it made and won.
 import { deserialize, serialize } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PACK_WORDS } from '../model.ts';
@@ -8,7 +8,7 @@ import { VisitedSet } from '../visited.ts';
 import { FingerprintIndex } from './fingerprint-index.ts';
 import { IntList } from './int-list.ts';
 import { buildModel } from './recipe.ts';
-import { type Held, type Command, type Decided, type Expanded, RECORD, type Released, type WorkerSetup } from './protocol.ts';
+import { type Command, type Decided, type Expanded, type Handed, type Held, RECORD, type Released, type WorkerSetup } from './protocol.ts';
 
 const setup = workerData as WorkerSetup;
 const { workers, me, deadlockAllowed } = setup;
@@ -24,28 +24,27 @@ let held: unknown[] = [];
 // This level's candidates: the successors this worker made, one per fingerprint, in the order
 // made, which is key order.
 let candidates: unknown[] = [];
-let outboxes: IntList[] = [];
+const candidateParentRank = new IntList();
+const candidateAction = new IntList();
+const outboxes = Array.from({ length: workers }, () => new IntList());
 // Per fingerprint met this level: for one this worker owns, its choice; else the candidate.
 const levelIndex = new FingerprintIndex();
 
 // The owner's choices of this level, one per new fingerprint it owns: the least key met and
 // who made that candidate. A new fingerprint enters the visited set when first met, so a
 // fingerprint met again at this level is found in levelIndex.
-let choiceParentRank = new IntList();
-let choiceAction = new IntList();
-let choiceHolder = new IntList();
-let choiceCandidate = new IntList();
+const choiceParentRank = new IntList();
+const choiceAction = new IntList();
+const choiceHolder = new IntList();
+const choiceCandidate = new IntList();
 
 let coverage = model.actionKinds.map(() => 0);
 
 function startLevel(): void {
   candidates = [];
-  outboxes = Array.from({ length: workers }, () => new IntList());
+  // Lists are reused from level to level: big typed arrays made anew each time cost collections.
+  for (const list of [candidateParentRank, candidateAction, ...outboxes, choiceParentRank, choiceAction, choiceHolder, choiceCandidate]) list.clear();
   levelIndex.clear();
-  choiceParentRank = new IntList();
-  choiceAction = new IntList();
-  choiceHolder = new IntList();
-  choiceCandidate = new IntList();
 }
 
 function newChoice(high: number, low: number, parentRank: number, action: number, holder: number, candidate: number): void {
@@ -76,6 +75,8 @@ function offer(t: unknown, parentRank: number, action: number): void {
     out.push(candidates.length);
   }
   candidates.push(t);
+  candidateParentRank.push(parentRank);
+  candidateAction.push(action);
 }
 
 /** Takes a candidate from another worker when its fingerprint is new or its key is less. */
@@ -140,20 +141,15 @@ function decide(inboxes: readonly (Int32Array | null)[]): Decided {
     }
   });
   const winners = Array.from({ length: workers }, () => new IntList());
-  choicesHeldBy = Array.from({ length: workers }, () => new IntList());
-  for (let c = 0; c < choiceHolder.length; c++) {
-    winners[choiceHolder.get(c)]!.push(choiceCandidate.get(c));
-    choicesHeldBy[choiceHolder.get(c)]!.push(c);
-  }
+  for (let c = 0; c < choiceHolder.length; c++) winners[choiceHolder.get(c)]!.push(choiceCandidate.get(c));
   ownWinners = winners[me]!.take();
-  return { winners: winners.map((w, to) => (to === me ? null : w.take())) };
+  return { winners: winners.map((w, to) => (to === me ? null : w.take())), counts: winners.map((w) => w.length) };
 }
 
-/** Per holder, the choices whose candidate it holds, in the order of the winner list sent to it. */
-let choicesHeldBy: IntList[] = [];
-/** The candidates this worker won as its own owner. */
+/** The candidates this worker chose as its own owner. */
 let ownWinners: Int32Array = new Int32Array(0);
-let ownReleased: unknown[] = [];
+/** The chosen candidates this worker keeps, in key order. */
+let kept: Int32Array = new Int32Array(0);
 
 const packed = new Int32Array(PACK_WORDS);
 
@@ -178,41 +174,65 @@ function decode(bytes: Uint8Array): unknown[] {
   return states;
 }
 
-/** Hands the winning candidates to their owners. */
-function release(winnerLists: readonly (Int32Array | null)[]): Released {
-  const states = winnerLists.map((w) => Array.from(w ?? ownWinners, (c) => candidates[c]));
-  candidates = [];
-  ownReleased = states[me]!;
-  // Encoded here, the states pass through the coordinator as bytes it need not decode.
-  return { states: states.map((s, to) => (to === me ? null : encode(s))) };
+/** Keeps this worker's chosen candidates, but for the last ones, handed to the workers `give` names. */
+function release(winnerLists: readonly (Int32Array | null)[], give: readonly number[]): Released {
+  const lists = winnerLists.map((w) => w ?? ownWinners);
+  const mine = new Int32Array(lists.reduce((n, w) => n + w.length, 0));
+  let at = 0;
+  for (const w of lists) {
+    mine.set(w, at);
+    at += w.length;
+  }
+  // Candidates were made in key order, so their indices sort in key order.
+  mine.sort();
+  let end = mine.length;
+  const given = give.map((count) => {
+    if (count === 0) return null;
+    const handed = mine.subarray(end - count, end);
+    end -= count;
+    return {
+      states: encode(Array.from(handed, (c) => candidates[c])),
+      parentRanks: Int32Array.from(handed, (c) => candidateParentRank.get(c)),
+      actions: Int32Array.from(handed, (c) => candidateAction.get(c)),
+    };
+  });
+  kept = mine.subarray(0, end);
+  return { given };
 }
 
-/** Takes the states of this level's choices, in key order, and checks their invariants. */
-function hold(statesFrom: readonly (Uint8Array | null)[]): Held {
-  const count = choiceParentRank.length;
-  const stateOf = new Array<unknown>(count);
-  statesFrom.forEach((states, from) => {
-    const choices = choicesHeldBy[from]!;
-    const list = states === null ? ownReleased : decode(states);
-    list.forEach((s, k) => (stateOf[choices.get(k)] = s));
-  });
-  ownReleased = [];
-  const order = Array.from({ length: count }, (_, c) => c);
-  order.sort((x, y) => choiceParentRank.get(x) - choiceParentRank.get(y) || choiceAction.get(x) - choiceAction.get(y));
-  const parentRanks = new Int32Array(count);
-  const actions = new Int32Array(count);
+/** Takes the kept and the handed states in key order and checks their invariants. */
+function hold(given: readonly (Handed | null)[]): Held {
+  const handed = given.filter((h) => h !== null);
+  const count = kept.length + handed.reduce((n, h) => n + h.parentRanks.length, 0);
+  const states = new Array<unknown>(count);
+  const keyRanks = new Int32Array(count);
+  const keyActions = new Int32Array(count);
+  for (let i = 0; i < kept.length; i++) {
+    const c = kept[i]!;
+    states[i] = candidates[c];
+    keyRanks[i] = candidateParentRank.get(c);
+    keyActions[i] = candidateAction.get(c);
+  }
+  let at = kept.length;
+  for (const h of handed) {
+    for (const t of decode(h.states)) states[at++] = t;
+    keyRanks.set(h.parentRanks, at - h.parentRanks.length);
+    keyActions.set(h.actions, at - h.actions.length);
+  }
+  candidates = [];
+  let parentRanks = keyRanks;
+  let actions = keyActions;
+  held = states;
+  if (handed.length > 0) {
+    const order = Array.from({ length: count }, (_, i) => i).sort((x, y) => keyRanks[x]! - keyRanks[y]! || keyActions[x]! - keyActions[y]!);
+    held = order.map((i) => states[i]);
+    parentRanks = Int32Array.from(order, (i) => keyRanks[i]!);
+    actions = Int32Array.from(order, (i) => keyActions[i]!);
+  }
   let violation: Held['violation'] = null;
-  held = new Array(count);
-  for (let i = 0; i < count; i++) {
-    const c = order[i]!;
-    const s = stateOf[c];
-    held[i] = s;
-    parentRanks[i] = choiceParentRank.get(c);
-    actions[i] = choiceAction.get(c);
-    if (violation === null) {
-      const broken = brokenInvariant(model, s);
-      if (broken !== undefined) violation = { index: i, property: broken };
-    }
+  for (let i = 0; i < count && violation === null; i++) {
+    const broken = brokenInvariant(model, held[i]);
+    if (broken !== undefined) violation = { index: i, property: broken };
   }
   return { parentRanks, actions, violation, visitedBytes: visited.bytes };
 }
@@ -230,11 +250,11 @@ parentPort!.on('message', (command: Command) => {
       return post(decided, decided.winners);
     }
     case 'release': {
-      const released = release(command.winners);
-      return post(released, released.states);
+      const released = release(command.winners, command.give);
+      return post(released, released.given.flatMap((h) => (h === null ? [] : [h.states, h.parentRanks, h.actions])));
     }
     case 'hold': {
-      const keys = hold(command.states);
+      const keys = hold(command.given);
       return post(keys, [keys.parentRanks, keys.actions]);
     }
   }
