@@ -42,6 +42,8 @@ interface Row {
   readonly distinct: number;
   readonly generated: number;
   readonly seconds: number;
+  /** CPU time of every thread of the process: what the run cost, whatever else the machine ran. */
+  readonly cpuSeconds: number;
   readonly statesPerSecond: number;
   readonly visitedBytesPerState?: number;
   readonly traceBytesPerState?: number;
@@ -56,8 +58,10 @@ async function measure(w: Workload): Promise<Row> {
   const options = { strategy: 'bfs' as const, seed: 0, walks: 1000, ...spec.defaults, ...w.options };
   // Wall time from before the workers start to the result, as a user waits for it.
   const start = performance.now();
+  const cpuStart = process.cpuUsage();
   const result = await explore(spec, model, options, w.workers);
   const seconds = (performance.now() - start) / 1000;
+  const cpu = process.cpuUsage(cpuStart);
   const perState = (bytes: number | undefined) => (bytes === undefined ? undefined : round(bytes / result.distinctStates));
   return {
     workload: w.name,
@@ -66,6 +70,7 @@ async function measure(w: Workload): Promise<Row> {
     distinct: result.distinctStates,
     generated: result.statesGenerated,
     seconds: round(seconds),
+    cpuSeconds: round((cpu.user + cpu.system) / 1e6),
     statesPerSecond: Math.round(result.statesGenerated / seconds),
     visitedBytesPerState: perState(result.memory?.visitedBytes),
     traceBytesPerState: perState(result.memory?.traceBytes),
@@ -76,13 +81,14 @@ async function measure(w: Workload): Promise<Row> {
 const round = (x: number) => Math.round(x * 100) / 100;
 
 function table(rows: readonly Row[]): string {
-  const head = ['workload', 'workers', 'distinct', 'generated', 'seconds', 'states/s', 'visited B/state', 'trace B/state', 'peak RSS MB', 'speed-up', 'result'];
+  const head = ['workload', 'workers', 'distinct', 'generated', 'seconds', 'CPU s', 'states/s', 'visited B/state', 'trace B/state', 'peak RSS MB', 'speed-up', 'result'];
   const cells = rows.map((r) => [
     r.workload,
     String(r.workers),
     r.distinct.toLocaleString('en-US'),
     r.generated.toLocaleString('en-US'),
     r.seconds.toFixed(2),
+    r.cpuSeconds.toFixed(2),
     r.statesPerSecond.toLocaleString('en-US'),
     r.visitedBytesPerState?.toFixed(1) ?? '-',
     r.traceBytesPerState?.toFixed(1) ?? '-',

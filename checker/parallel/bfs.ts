@@ -7,6 +7,7 @@ import { Trail } from '../bfs.ts';
 import type { Model } from '../model.ts';
 import { DEADLOCK, SearchRun, rebuildTrace, type Limit, type Result, type SearchOptions } from '../search.ts';
 import { WorkerHandle } from './handle.ts';
+import { mergeByKey } from './merge.ts';
 import type { Decided, Expanded, Held, Released } from './protocol.ts';
 import type { ModelRecipe } from './recipe.ts';
 
@@ -136,25 +137,11 @@ function rebalance(counts: readonly number[]): number[][] {
  * `record(rank, parentRank, action)` is called for every state of the level.
  */
 function mergeRanks(held: readonly Held[], record: (rank: number, parentRank: number, action: number) => void): Int32Array[] {
-  const ranks = held.map((a) => new Int32Array(a.parentRanks.length));
-  const next = held.map(() => 0);
-  for (let rank = 0; ; rank++) {
-    let best = -1;
-    for (let w = 0; w < held.length; w++) {
-      const i = next[w]!;
-      const a = held[w]!;
-      if (i === a.parentRanks.length) continue;
-      if (best === -1) {
-        best = w;
-        continue;
-      }
-      const b = held[best]!;
-      const j = next[best]!;
-      if (a.parentRanks[i]! < b.parentRanks[j]! || (a.parentRanks[i] === b.parentRanks[j] && a.actions[i]! < b.actions[j]!)) best = w;
-    }
-    if (best === -1) return ranks;
-    const i = next[best]!++;
-    ranks[best]![i] = rank;
-    record(rank, held[best]!.parentRanks[i]!, held[best]!.actions[i]!);
-  }
+  const ranks = held.map((h) => new Int32Array(h.parentRanks.length));
+  let rank = 0;
+  mergeByKey(held, (w, i) => {
+    ranks[w]![i] = rank;
+    record(rank++, held[w]!.parentRanks[i]!, held[w]!.actions[i]!);
+  });
+  return ranks;
 }

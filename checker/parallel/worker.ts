@@ -7,6 +7,7 @@ import { brokenInvariant, stateFingerprint, successorsOf } from '../search.ts';
 import { VisitedSet } from '../visited.ts';
 import { FingerprintIndex } from './fingerprint-index.ts';
 import { IntList } from './int-list.ts';
+import { mergeByKey } from './merge.ts';
 import { buildModel } from './recipe.ts';
 import { type Command, type Decided, type Expanded, type Handed, type Held, RECORD, type Released, type WorkerSetup } from './protocol.ts';
 
@@ -224,10 +225,21 @@ function hold(given: readonly (Handed | null)[]): Held {
   let actions = keyActions;
   held = states;
   if (handed.length > 0) {
-    const order = Array.from({ length: count }, (_, i) => i).sort((x, y) => keyRanks[x]! - keyRanks[y]! || keyActions[x]! - keyActions[y]!);
-    held = order.map((i) => states[i]);
-    parentRanks = Int32Array.from(order, (i) => keyRanks[i]!);
-    actions = Int32Array.from(order, (i) => keyActions[i]!);
+    // Each part is in key order already: merge them.
+    const starts = [0];
+    const parts = [kept.length, ...handed.map((h) => h.parentRanks.length)].map((length) => {
+      const start = starts.at(-1)!;
+      starts.push(start + length);
+      return { parentRanks: keyRanks.subarray(start, start + length), actions: keyActions.subarray(start, start + length) };
+    });
+    held = [];
+    parentRanks = new Int32Array(count);
+    actions = new Int32Array(count);
+    mergeByKey(parts, (p, i) => {
+      parentRanks[held.length] = parts[p]!.parentRanks[i]!;
+      actions[held.length] = parts[p]!.actions[i]!;
+      held.push(states[starts[p]! + i]);
+    });
   }
   let violation: Held['violation'] = null;
   for (let i = 0; i < count && violation === null; i++) {
