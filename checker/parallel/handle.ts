@@ -1,5 +1,43 @@
-// A worker thread started on a TypeScript module (through start.mjs), with promise-based requests.
-import { Worker } from 'node:worker_threads';
+// A worker thread started on a TypeScript module (through start.mjs), with promise-based
+// requests; and, inside the worker, the loop that answers them.
+import { Worker, parentPort } from 'node:worker_threads';
+import { InputError } from '../../specs/fields.ts';
+
+/** An error on its way out of a worker: bad input keeps its fields, so it still reads as one line. */
+interface Failure {
+  readonly failure: { readonly message: string; readonly input?: readonly [string, string, string, string | undefined] };
+}
+
+function isFailure(m: unknown): m is Failure {
+  return typeof m === 'object' && m !== null && 'failure' in m;
+}
+
+function rebuild({ failure }: Failure): Error {
+  return failure.input === undefined ? new Error(failure.message) : new InputError(...failure.input);
+}
+
+export interface Reply {
+  readonly message: unknown;
+  /** Typed arrays handed over rather than copied. */
+  readonly transfer?: readonly (Int32Array | Uint8Array | null)[];
+}
+
+const buffers = (arrays: readonly (Int32Array | Uint8Array | null)[]) => arrays.flatMap((a) => (a === null ? [] : [a.buffer as ArrayBuffer]));
+
+/** In a worker: answers each request with `answer(request)`, or with the error it throws. */
+export function answerRequests<R>(answer: (request: R) => Reply): void {
+  parentPort!.on('message', (request: R) => {
+    let reply: Reply;
+    try {
+      reply = answer(request);
+    } catch (e) {
+      const input = e instanceof InputError ? ([e.file, e.field, e.expected, e.got] as const) : undefined;
+      parentPort!.postMessage({ failure: { message: e instanceof Error ? (e.stack ?? e.message) : String(e), input } } satisfies Failure);
+      return;
+    }
+    parentPort!.postMessage(reply.message, buffers(reply.transfer ?? []));
+  });
+}
 
 const start = new URL('./start.mjs', import.meta.url);
 
@@ -11,17 +49,17 @@ export class WorkerHandle {
 
   constructor(entry: URL, setup: unknown) {
     this.worker = new Worker(start, { argv: [entry.href], workerData: setup });
-    this.worker.on('message', (m) => this.settle((p) => p.resolve(m)));
+    this.worker.on('message', (m) => this.settle((p) => (isFailure(m) ? p.reject(rebuild(m)) : p.resolve(m))));
     this.worker.on('error', (e) => this.fail(e));
     this.worker.on('exit', (code) => this.fail(new Error(`parallel search: a worker exited with code ${code}`)));
   }
 
-  /** Sends `command`, handing over `buffers`, and resolves with the worker's answer. */
-  request<T>(command: unknown, buffers: readonly (Int32Array | Uint8Array | null)[] = []): Promise<T> {
+  /** Sends `command`, handing over `transfer`, and resolves with the worker's answer. */
+  request<T>(command: unknown, transfer: readonly (Int32Array | Uint8Array | null)[] = []): Promise<T> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     return new Promise<T>((resolve, reject) => {
       this.pending = { resolve: resolve as (v: unknown) => void, reject };
-      this.worker.postMessage(command, buffers.flatMap((b) => (b === null ? [] : [b.buffer as ArrayBuffer])));
+      this.worker.postMessage(command, buffers(transfer));
     });
   }
 

@@ -1,7 +1,8 @@
 // One walker of a swarm: runs the walks whose index is its own modulo the number of walkers.
-import { parentPort, workerData } from 'node:worker_threads';
+import { workerData } from 'node:worker_threads';
 import { randomSearch } from '../random.ts';
 import type { Result } from '../search.ts';
+import { type Reply, answerRequests } from './handle.ts';
 import { buildModel } from './recipe.ts';
 import type { SwarmSetup } from './swarm.ts';
 
@@ -9,7 +10,7 @@ const setup = workerData as SwarmSetup;
 const model = await buildModel(setup.recipe);
 const stopAt = new Int32Array(setup.stopAt);
 
-parentPort!.once('message', () => {
+answerRequests((): Reply => {
   const { walks, workers, me } = setup;
   const result: Result = randomSearch(model, {
     ...setup.options,
@@ -25,5 +26,5 @@ parentPort!.once('message', () => {
       if (Atomics.compareExchange(stopAt, 0, seen, walk) === seen) break;
     }
   }
-  parentPort!.postMessage(result);
+  return { message: result };
 });

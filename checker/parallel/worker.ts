@@ -1,11 +1,12 @@
 // One worker of the parallel BFS (see protocol.ts): owns the fingerprints whose high word is
 // its index modulo the number of workers, and holds and expands the states it made and won.
 import { deserialize, serialize } from 'node:v8';
-import { parentPort, workerData } from 'node:worker_threads';
+import { workerData } from 'node:worker_threads';
 import { PACK_WORDS } from '../model.ts';
 import { brokenInvariant, stateFingerprint, successorsOf } from '../search.ts';
 import { VisitedSet } from '../visited.ts';
 import { FingerprintIndex } from './fingerprint-index.ts';
+import { type Reply, answerRequests } from './handle.ts';
 import { IntList } from './int-list.ts';
 import { mergeByKey } from './merge.ts';
 import { buildModel } from './recipe.ts';
@@ -249,30 +250,25 @@ function hold(given: readonly (Handed | null)[]): Held {
   return { parentRanks, actions, violation, visitedBytes: visited.bytes };
 }
 
-parentPort!.on('message', (command: Command) => {
+answerRequests((command: Command): Reply => {
   switch (command.type) {
     case 'seed':
-      return post(seed(), []);
+      return { message: seed() };
     case 'expand': {
       const expanded = expand(command.ranks, command.cut);
-      return post(expanded, expanded.outboxes);
+      return { message: expanded, transfer: expanded.outboxes };
     }
     case 'decide': {
       const decided = decide(command.inboxes);
-      return post(decided, decided.winners);
+      return { message: decided, transfer: decided.winners };
     }
     case 'release': {
       const released = release(command.winners, command.give);
-      return post(released, released.given.flatMap((h) => (h === null ? [] : [h.states, h.parentRanks, h.actions])));
+      return { message: released, transfer: released.given.flatMap((h) => (h === null ? [] : [h.states, h.parentRanks, h.actions])) };
     }
     case 'hold': {
       const keys = hold(command.given);
-      return post(keys, [keys.parentRanks, keys.actions]);
+      return { message: keys, transfer: [keys.parentRanks, keys.actions] };
     }
   }
 });
-
-/** Posts `message`, handing over the buffers of `arrays` rather than copying them. */
-function post(message: Expanded | Decided | Released | Held, arrays: readonly (Int32Array | Uint8Array | null)[]): void {
-  parentPort!.postMessage(message, arrays.flatMap((a) => (a === null ? [] : [a.buffer as ArrayBuffer])));
-}
