@@ -2,81 +2,10 @@
 // states are ids (discovery order), edges live in typed arrays (target, action index, label id),
 // and per state only its BFS parent, its depth and a few mark bits are stored. Full states exist
 // only while they wait in the frontier; a trace is rebuilt by re-running action indices.
+import { FingerprintMap } from './fingerprint-map.ts';
 import { fingerprintInto } from './fingerprint.ts';
+import { IntList } from './int-list.ts';
 import type { Model } from './model.ts';
-
-/** A growable list of 32-bit integers. */
-class IntList {
-  private data: Int32Array;
-  length = 0;
-
-  constructor(capacity = 1 << 12) {
-    this.data = new Int32Array(capacity);
-  }
-
-  push(v: number): void {
-    if (this.length === this.data.length) {
-      const bigger = new Int32Array(this.data.length * 2);
-      bigger.set(this.data);
-      this.data = bigger;
-    }
-    this.data[this.length++] = v;
-  }
-
-  /** The values, trimmed to their length. */
-  freeze(): Int32Array {
-    return this.data.slice(0, this.length);
-  }
-}
-
-/** Fingerprint to state id, by open addressing over (high, low, id) triples; id -1 marks a free slot. */
-class FingerprintIds {
-  private table = new Int32Array(3 << 12).fill(-1);
-  private mask = (1 << 12) - 1;
-  size = 0;
-
-  get bytes(): number {
-    return this.table.byteLength;
-  }
-
-  /** The id of (high, low), or -1. */
-  find(high: number, low: number): number {
-    return this.table[this.probe(high, low) + 2]!;
-  }
-
-  /** The id of (high, low); a new id (the current size) when it was not there. */
-  idOf(high: number, low: number): number {
-    if (this.size + 1 > (this.mask + 1) / 2) this.grow();
-    const at = this.probe(high, low);
-    const id = this.table[at + 2]!;
-    if (id !== -1) return id;
-    this.table[at] = high;
-    this.table[at + 1] = low;
-    this.table[at + 2] = this.size;
-    return this.size++;
-  }
-
-  private probe(high: number, low: number): number {
-    const table = this.table;
-    let slot = (low ^ Math.imul(high, 0x9e3779b1)) & this.mask;
-    for (;;) {
-      const at = slot * 3;
-      if (table[at + 2] === -1 || (table[at] === high && table[at + 1] === low)) return at;
-      slot = (slot + 1) & this.mask;
-    }
-  }
-
-  private grow(): void {
-    const old = this.table;
-    this.table = new Int32Array(old.length * 2).fill(-1);
-    this.mask = this.mask * 2 + 1;
-    for (let at = 0; at < old.length; at += 3) {
-      if (old[at + 2] === -1) continue;
-      const to = this.probe(old[at]!, old[at + 1]!);
-      this.table.set(old.subarray(at, at + 3), to);
-    }
-  }
-}
 
 export interface StateGraph {
   readonly states: number;
@@ -117,7 +46,7 @@ export function exploreGraph<S, A>(model: Model<S, A>, predicates: readonly ((s:
   const start = performance.now();
   const maxStates = options.maxStates ?? Infinity;
   const maxMs = (options.maxSeconds ?? Infinity) * 1000;
-  const ids = new FingerprintIds();
+  const ids = new FingerprintMap();
   const fingerprint = new Uint32Array(2);
   const parentOf = new IntList();
   const viaAction = new IntList();
@@ -137,7 +66,7 @@ export function exploreGraph<S, A>(model: Model<S, A>, predicates: readonly ((s:
     fingerprintInto(model.canonical === undefined ? s : model.canonical(s), fingerprint);
     const before = ids.size;
     if (before >= maxStates) {
-      const seen = ids.find(fingerprint[0]! | 0, fingerprint[1]! | 0);
+      const seen = ids.get(fingerprint[0]! | 0, fingerprint[1]! | 0);
       return seen === -1 ? -2 : seen;
     }
     const id = ids.idOf(fingerprint[0]! | 0, fingerprint[1]! | 0);
@@ -194,7 +123,7 @@ export function exploreGraph<S, A>(model: Model<S, A>, predicates: readonly ((s:
   }
   edgeStart.push(edgeTarget.length);
 
-  const arrays = [edgeStart, edgeTarget, edgeAction, edgeLabel, parentOf, viaAction, depth, marks].map((l) => l.freeze());
+  const arrays = [edgeStart, edgeTarget, edgeAction, edgeLabel, parentOf, viaAction, depth, marks].map((l) => l.take());
   const [starts, targets, actionIdx, labelIdx, parents, via, depths, markBits] = arrays as [Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array];
   return {
     graph: {
@@ -205,7 +134,7 @@ export function exploreGraph<S, A>(model: Model<S, A>, predicates: readonly ((s:
       edgeAction: actionIdx,
       edgeLabel: labelIdx,
       labels: [...labelIds.keys()],
-      labelKind: labelKind.freeze(),
+      labelKind: labelKind.take(),
       parentOf: parents,
       viaAction: via,
       depth: depths,

@@ -5,9 +5,9 @@ import { workerData } from 'node:worker_threads';
 import { PACK_WORDS } from '../model.ts';
 import { brokenInvariant, stateFingerprint, successorsOf } from '../search.ts';
 import { VisitedSet } from '../visited.ts';
-import { FingerprintIndex } from './fingerprint-index.ts';
+import { FingerprintMap } from '../fingerprint-map.ts';
 import { type Reply, answerRequests } from './handle.ts';
-import { IntList } from './int-list.ts';
+import { IntList } from '../int-list.ts';
 import { mergeByKey } from './merge.ts';
 import { buildModel } from './recipe.ts';
 import { type Command, type Decided, type Expanded, type Handed, type Held, RECORD, type Released, type WorkerSetup } from './protocol.ts';
@@ -30,7 +30,7 @@ const candidateParentRank = new IntList();
 const candidateAction = new IntList();
 const outboxes = Array.from({ length: workers }, () => new IntList());
 // Per fingerprint met this level: for one this worker owns, its choice; else the candidate.
-const levelIndex = new FingerprintIndex();
+const levelIndex = new FingerprintMap();
 
 // The owner's choices of this level, one per new fingerprint it owns: the least key met and
 // who made that candidate. A new fingerprint enters the visited set when first met, so a

@@ -1,4 +1,4 @@
-// A growable list of 32-bit integers in a typed array, handed to other threads without copying.
+// A growable list of 32-bit integers in a typed array.
 
 export class IntList {
   private items: Int32Array;
@@ -31,7 +31,7 @@ export class IntList {
     this.length = 0;
   }
 
-  /** The items as an array of their own, for transfer. */
+  /** The items as an array of their own, trimmed to the length (and free to hand to another thread). */
   take(): Int32Array {
     return this.items.slice(0, this.length);
   }
