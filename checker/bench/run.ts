@@ -31,8 +31,8 @@ const workloads: readonly Workload[] = [
   { name: 'kafka-bfs-2', spec: 'specs/kafka/bench.json', workers: 2, baseline: 'kafka-bfs-1' },
   { name: 'tp3-first-cex-1', spec: 'specs/two-phase/tp3-commit-early.json', workers: 1 },
   { name: 'tp3-first-cex-2', spec: 'specs/two-phase/tp3-commit-early.json', workers: 2 },
-  { name: 'kafka-first-cex-1', spec: 'specs/kafka/bench-timeout.json', workers: 1 },
-  { name: 'kafka-first-cex-2', spec: 'specs/kafka/bench-timeout.json', workers: 2 },
+  { name: 'kafka-first-cex-1', spec: 'specs/kafka/stale-end-txn.json', workers: 1 },
+  { name: 'kafka-first-cex-2', spec: 'specs/kafka/stale-end-txn.json', workers: 2 },
 ];
 
 interface Row {

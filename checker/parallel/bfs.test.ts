@@ -25,7 +25,7 @@ describe('parallel breadth-first search', () => {
     ['the commit-early mutant, N=4', twoPhase(4, mutant)],
     ['the commit-early mutant under symmetry, N=5', twoPhase(5, { ...mutant, symmetry: true })],
     ['a Kafka spec that holds', loadSpecFile('specs/kafka/commit-abort.json').raw],
-    ['a Kafka spec that fails', loadSpecFile('specs/kafka/bench-timeout.json').raw],
+    ['a Kafka spec that fails', loadSpecFile('specs/kafka/stale-end-txn.json').raw],
   ])('on 2 workers gives the counts, verdict and trace of one thread: %s', async (_name, raw) => {
     const { one, two } = await onOneAndTwo(raw);
     expect(two).toEqual(one);
