@@ -84,6 +84,9 @@ export function parseSpec(file: string, value: unknown, path: string): Spec {
   const deadlockAllowed = fields.bool('deadlock', false);
   const symmetry = fields.bool('symmetry', false);
   if (symmetry && entry.canonical === undefined) fields.fail('symmetry', `false (model ${entry.name} has no symmetry reduction)`, symmetry);
+  // Liveness goals and per-action fairness name parts one by one (a partition, a transactional.id):
+  // on a graph of representatives, a run would switch between the parts a goal follows.
+  if (symmetry && liveness.length > 0) fields.fail('symmetry', 'false with "liveness" (liveness is checked on the unreduced state graph)', symmetry);
   const expect = fields.has('expect') ? fields.oneOf('expect', ['holds', ...propertyNames, DEADLOCK, ...liveness]) : undefined;
   const defaults = readRunOptions(fields, (o) => o.name);
   if (liveness.length > 0 && defaults.strategy === 'random') fields.fail('strategy', '"bfs" (liveness needs the whole state graph)', 'random');

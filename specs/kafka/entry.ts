@@ -4,6 +4,7 @@ import type { ModelEntry } from '../registry.ts';
 import { type RequestHandlers, defaultHandlers } from '../../model/kafka/handlers.ts';
 import { loadOverrides } from './overrides.ts';
 import { kafkaModel } from '../../model/kafka/index.ts';
+import { kafkaCanonical } from '../../model/kafka/symmetry.ts';
 import type { App, InstanceStart, KafkaConfig, Rules } from '../../model/kafka/config.ts';
 import { generationNames, generations, mutantNames, switchDescriptions, switchNames } from '../../model/kafka/variants.ts';
 import type { FaultBudget } from '../../model/kafka/state.ts';
@@ -111,4 +112,7 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
   },
 
   render: kafkaRenderer,
+
+  // The data partitions are interchangeable (__consumer_offsets is not renamed).
+  canonical: (config) => kafkaCanonical(config) as (s: never) => unknown,
 };

@@ -1,0 +1,257 @@
+// Symmetry reduction for the Kafka model: the data partitions are interchangeable. Nothing in the
+// protocol, the producers' choices (a record may go to any partition) or the safety properties
+// singles one out, so a state stands for every state that renames them. The group's
+// __consumer_offsets partition (after the data partitions with the transform app) is not renamed.
+//
+// A renaming is applied everywhere a data partition appears: the partitions array, each
+// producer's bitmasks (added, pendingAdd, its in-flight request), nextSeq, its connections to the
+// leaders and its batches, the coordinator's transaction partition sets (memory and log), the
+// consumers' positions and deliveries, the leaders' nodes in the network (channels re-sorted by
+// (from, to, conn)) and every message that names partitions (a bitmask for AddPartitionsToTxn and
+// AddOffsetsToTxn, one partition for Produce, WriteTxnMarkers and TxnOffsetCommit), the requests
+// a leader holds included.
+//
+// The representative: each data partition gets a signature that moves with it under any renaming
+// (a hash of what the state says about it alone); only the renamings that sort the signatures
+// are candidates, and the least candidate in a fixed structural order is the representative.
+// The candidate set is the same for every member of a class, so the choice is canonical; hash
+// collisions only add candidates.
+import type { KafkaConfig } from './config.ts';
+import {
+  type Channel,
+  type Consumer,
+  type Coordinator,
+  type Message,
+  type Partition,
+  type Producer,
+  type State,
+  type TxnRequestSlot,
+  Api,
+  LEADER_BASE,
+} from './state.ts';
+
+/** A renaming of the data partitions: partition p becomes perm[p]. */
+export type Renaming = readonly number[];
+
+function renameIndex(perm: Renaming, p: number): number {
+  return p >= 0 && p < perm.length ? perm[p]! : p;
+}
+
+function renameMask(perm: Renaming, mask: number): number {
+  const low = (1 << perm.length) - 1;
+  let out = mask & ~low;
+  for (let p = 0; p < perm.length; p++) if ((mask & (1 << p)) !== 0) out |= 1 << perm[p]!;
+  return out;
+}
+
+function renameNode(perm: Renaming, node: number): number {
+  const p = node - LEADER_BASE;
+  return p >= 0 && p < perm.length ? LEADER_BASE + perm[p]! : node;
+}
+
+/** How a message or request slot carries partitions: 1 a bitmask, 2 one partition, 0 none. */
+function partitionsKind(api: number): 0 | 1 | 2 {
+  if (api === Api.AddPartitionsToTxn || api === Api.AddOffsetsToTxn) return 1;
+  if (api === Api.Produce || api === Api.WriteTxnMarkers || api === Api.TxnOffsetCommit) return 2;
+  return 0;
+}
+
+function renamePartitionsField(perm: Renaming, api: number, partitions: number): number {
+  const kind = partitionsKind(api);
+  return kind === 1 ? renameMask(perm, partitions) : kind === 2 ? renameIndex(perm, partitions) : partitions;
+}
+
+function renameMessage<M extends Message | TxnRequestSlot>(perm: Renaming, m: M): M {
+  const partitions = renamePartitionsField(perm, m.api, m.partitions);
+  return partitions === m.partitions ? m : { ...m, partitions };
+}
+
+/** `items` with entry p moved to perm[p] (entries past the renamed ones stay). */
+function moveEntries<T>(perm: Renaming, items: readonly T[], offset = 0): T[] {
+  const out = items.slice();
+  for (let p = 0; p < perm.length; p++) out[offset + perm[p]!] = items[offset + p]!;
+  return out;
+}
+
+function renameProducer(perm: Renaming, p: Producer): Producer {
+  return {
+    ...p,
+    added: renameMask(perm, p.added),
+    pendingAdd: renameMask(perm, p.pendingAdd),
+    request: p.request === null ? null : renameMessage(perm, p.request),
+    nextSeq: moveEntries(perm, p.nextSeq),
+    batches: p.batches.map((b) => ({ ...b, partition: renameIndex(perm, b.partition) })),
+    // Slot 0 is the coordinator, 1 + p leader p, the last one the group coordinator.
+    conns: moveEntries(perm, p.conns, 1),
+  };
+}
+
+function renameCoordinator(perm: Renaming, c: Coordinator): Coordinator {
+  return {
+    ...c,
+    metadata: c.metadata.map((md) => (md === null ? null : { ...md, partitions: renameMask(perm, md.partitions) })),
+    log: c.log.map((r) => (r === null ? null : { ...r, partitions: renameMask(perm, r.partitions) })),
+  };
+}
+
+function renamePartition(perm: Renaming, part: Partition): Partition {
+  if (part.held.length === 0) return part;
+  return { ...part, held: part.held.map((h) => ({ ...h, request: renameMessage(perm, h.request) })) };
+}
+
+function renameConsumer(perm: Renaming, c: Consumer): Consumer {
+  return {
+    ...c,
+    position: moveEntries(perm, c.position),
+    delivered: c.delivered.map((d) => ({ ...d, partition: renameIndex(perm, d.partition) })),
+  };
+}
+
+function compareChannels(a: Channel, b: Channel): number {
+  return a.from - b.from || a.to - b.to || a.conn - b.conn;
+}
+
+function renameNetwork(perm: Renaming, network: readonly Channel[]): Channel[] {
+  return network
+    .map((ch) => ({ ...ch, from: renameNode(perm, ch.from), to: renameNode(perm, ch.to), messages: ch.messages.map((m) => renameMessage(perm, m)) }))
+    .sort(compareChannels);
+}
+
+/** `s` with data partition p renamed perm[p] everywhere. */
+export function renamePartitions(s: State, perm: Renaming): State {
+  return {
+    ...s,
+    producers: s.producers.map((p) => renameProducer(perm, p)),
+    coordinator: renameCoordinator(perm, s.coordinator),
+    partitions: moveEntries(perm, s.partitions.map((part) => renamePartition(perm, part))),
+    consumers: s.consumers.map((c) => renameConsumer(perm, c)),
+    network: renameNetwork(perm, s.network),
+  };
+}
+
+// ---- The representative -----------------------------------------------------------------------
+
+function mix(h: number, v: number): number {
+  h = Math.imul(h ^ v, 0x01000193);
+  return h ^ (h >>> 15);
+}
+
+/** The size of a set of partitions: what a renaming preserves of it. */
+function popcount(mask: number): number {
+  let n = 0;
+  for (let m = mask; m !== 0; m &= m - 1) n++;
+  return n;
+}
+
+/**
+ * A hash of what `s` says about data partition p on its own, such that partition perm[p] of
+ * renamePartitions(s, perm) has the same one.
+ */
+function signatures(s: State, partitions: number): number[] {
+  const sig = new Array<number>(partitions).fill(0x811c9dc5);
+  for (let p = 0; p < partitions; p++) {
+    const part = s.partitions[p]!;
+    let h = mix(sig[p]!, part.log.length);
+    for (const b of part.log) h = mix(mix(mix(mix(h, b.kind), b.pid), b.epoch), mix(b.seq, b.ghostTxn * 64 + b.ghostRecord));
+    for (const e of part.producers) h = mix(mix(mix(h, e.pid), e.epoch), e.txnFirstOffset);
+    h = mix(mix(mix(h, part.verifications.length), part.held.length), part.nextGuard);
+    sig[p] = h;
+  }
+  for (const pr of s.producers) {
+    for (let p = 0; p < partitions; p++) {
+      const flags = ((pr.added >>> p) & 1) | (((pr.pendingAdd >>> p) & 1) << 1);
+      sig[p] = mix(mix(mix(sig[p]!, flags), pr.nextSeq[p]!), pr.conns[1 + p]!);
+    }
+    for (const b of pr.batches) if (b.partition < partitions) sig[b.partition] = mix(mix(sig[b.partition]!, b.status), b.seq);
+  }
+  const c = s.coordinator;
+  for (let t = 0; t < c.metadata.length; t++) {
+    const inMemory = c.metadata[t]?.partitions ?? 0;
+    const logged = c.log[t]?.partitions ?? 0;
+    for (let p = 0; p < partitions; p++) sig[p] = mix(sig[p]!, t * 4 + ((inMemory >>> p) & 1) * 2 + ((logged >>> p) & 1));
+  }
+  for (const consumer of s.consumers) {
+    for (let p = 0; p < partitions; p++) sig[p] = mix(sig[p]!, consumer.position[p]!);
+    for (const d of consumer.delivered) if (d.partition < partitions) sig[d.partition] = mix(sig[d.partition]!, d.offset);
+  }
+  for (const ch of s.network) {
+    const from = ch.from - LEADER_BASE;
+    const to = ch.to - LEADER_BASE;
+    let h = 0;
+    // A message's one partition is the leader's own; a set is told by its size only.
+    for (const m of ch.messages) h = mix(mix(h, m.api), (m.response ? 1 : 0) + 2 * (partitionsKind(m.api) === 1 ? popcount(m.partitions) : 0));
+    if (from >= 0 && from < partitions) sig[from] = mix(mix(mix(sig[from]!, 1), ch.to), mix(ch.conn, h));
+    if (to >= 0 && to < partitions) sig[to] = mix(mix(mix(sig[to]!, 2), ch.from), mix(ch.conn, h));
+  }
+  return sig;
+}
+
+/** A fixed total order on plain data (numbers, booleans, null, arrays, objects of one shape). */
+export function compareData(a: unknown, b: unknown): number {
+  if (a === b) return 0;
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  if (typeof a === 'boolean' && typeof b === 'boolean') return (a ? 1 : 0) - (b ? 1 : 0);
+  if (a === null || b === null) return a === null ? -1 : 1;
+  if (Array.isArray(a)) {
+    const bs = b as unknown[];
+    if (a.length !== bs.length) return a.length - bs.length;
+    for (let i = 0; i < a.length; i++) {
+      const d = compareData(a[i], bs[i]);
+      if (d !== 0) return d;
+    }
+    return 0;
+  }
+  const ao = a as Record<string, unknown>;
+  const bo = b as Record<string, unknown>;
+  for (const k in ao) {
+    const d = compareData(ao[k], bo[k]);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/** Every ordering of `items` that keeps `key` non-decreasing: the ties are tried in every order. */
+function sortedOrders(items: readonly number[], key: readonly number[]): number[][] {
+  const sorted = [...items].sort((x, y) => (key[x]! < key[y]! ? -1 : key[x]! > key[y]! ? 1 : 0));
+  let orders: number[][] = [[]];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j < sorted.length && key[sorted[j]!] === key[sorted[i]!]) j++;
+    const group = permutations(sorted.slice(i, j));
+    orders = orders.flatMap((o) => group.map((g) => [...o, ...g]));
+    i = j;
+  }
+  return orders;
+}
+
+export function permutations<T>(items: readonly T[]): T[][] {
+  if (items.length <= 1) return [items.slice()];
+  return items.flatMap((x, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [x, ...rest]));
+}
+
+/**
+ * The canonicalizer for `cfg`: a representative of a state's class under renamings of the data
+ * partitions. With `bySignature` false every renaming is a candidate (the plain minimum).
+ */
+export function kafkaCanonical(cfg: KafkaConfig, bySignature = true): (s: State) => State {
+  const partitions = cfg.partitions;
+  if (partitions <= 1) return (s) => s;
+  const indices = Array.from({ length: partitions }, (_, p) => p);
+  const all = permutations(indices);
+  return (s) => {
+    // An order lists the old partitions in their new places: order[q] becomes partition q.
+    const orders = bySignature ? sortedOrders(indices, signatures(s, partitions)) : all;
+    let best: State | null = null;
+    for (const order of orders) {
+      const perm = new Array<number>(partitions);
+      let identity = true;
+      order.forEach((p, q) => {
+        perm[p] = q;
+        if (p !== q) identity = false;
+      });
+      const candidate = identity ? s : renamePartitions(s, perm);
+      if (best === null || compareData(candidate, best) < 0) best = candidate;
+    }
+    return best!;
+  };
+}
