@@ -74,12 +74,4 @@ describe('TwoPhase symmetry', () => {
     expect(await main(['check', file, '--workers', '1', '--out', trace], io)).toBe(1);
     expect(await main(['replay', trace], io)).toBe(0);
   });
-
-  it('is refused, in one line, for a model without a symmetry reduction', async () => {
-    const file = join(dir, 'kafka-symmetry.json');
-    writeFileSync(file, JSON.stringify({ model: 'kafka', symmetry: true }));
-    let err = '';
-    expect(await main(['check', file], { out: () => {}, err: (t) => (err += t), errIsTTY: false })).toBe(2);
-    expect(err).toBe(`${file}: symmetry: expected false (model kafka has no symmetry reduction), got true\n`);
-  });
 });
