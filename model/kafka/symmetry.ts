@@ -66,31 +66,39 @@ function renameMessage<M extends Message | TxnRequestSlot>(perm: Renaming, m: M)
   return partitions === m.partitions ? m : { ...m, partitions };
 }
 
-/** `items` with entry p moved to perm[p] (entries past the renamed ones stay). */
-function moveEntries<T>(perm: Renaming, items: readonly T[], offset = 0): T[] {
+/** `items` with entry p moved to perm[p] (entries past the renamed ones stay); `items` itself when that changes nothing. */
+function moveEntries<T>(perm: Renaming, items: readonly T[], offset = 0): readonly T[] {
+  let moved = false;
+  for (let p = 0; p < perm.length && !moved; p++) moved = items[offset + perm[p]!] !== items[offset + p];
+  if (!moved) return items;
   const out = items.slice();
   for (let p = 0; p < perm.length; p++) out[offset + perm[p]!] = items[offset + p]!;
   return out;
 }
 
 function renameProducer(perm: Renaming, p: Producer): Producer {
+  const nextSeq = moveEntries(perm, p.nextSeq);
+  // Slot 0 is the coordinator, 1 + p leader p, the last one the group coordinator.
+  const conns = moveEntries(perm, p.conns, 1);
+  const request = p.request === null ? null : renameMessage(perm, p.request);
+  if (p.added === 0 && p.pendingAdd === 0 && request === p.request && nextSeq === p.nextSeq && conns === p.conns && p.batches.length === 0) return p;
   return {
     ...p,
     added: renameMask(perm, p.added),
     pendingAdd: renameMask(perm, p.pendingAdd),
-    request: p.request === null ? null : renameMessage(perm, p.request),
-    nextSeq: moveEntries(perm, p.nextSeq),
+    request,
+    nextSeq,
     batches: p.batches.map((b) => ({ ...b, partition: renameIndex(perm, b.partition) })),
-    // Slot 0 is the coordinator, 1 + p leader p, the last one the group coordinator.
-    conns: moveEntries(perm, p.conns, 1),
+    conns,
   };
 }
 
 function renameCoordinator(perm: Renaming, c: Coordinator): Coordinator {
+  if (c.metadata.every((md) => md === null || md.partitions === 0) && c.log.every((r) => r === null || r.partitions === 0)) return c;
   return {
     ...c,
-    metadata: c.metadata.map((md) => (md === null ? null : { ...md, partitions: renameMask(perm, md.partitions) })),
-    log: c.log.map((r) => (r === null ? null : { ...r, partitions: renameMask(perm, r.partitions) })),
+    metadata: c.metadata.map((md) => (md === null || md.partitions === 0 ? md : { ...md, partitions: renameMask(perm, md.partitions) })),
+    log: c.log.map((r) => (r === null || r.partitions === 0 ? r : { ...r, partitions: renameMask(perm, r.partitions) })),
   };
 }
 
@@ -100,11 +108,9 @@ function renamePartition(perm: Renaming, part: Partition): Partition {
 }
 
 function renameConsumer(perm: Renaming, c: Consumer): Consumer {
-  return {
-    ...c,
-    position: moveEntries(perm, c.position),
-    delivered: c.delivered.map((d) => ({ ...d, partition: renameIndex(perm, d.partition) })),
-  };
+  const position = moveEntries(perm, c.position);
+  if (position === c.position && c.delivered.length === 0) return c;
+  return { ...c, position, delivered: c.delivered.map((d) => ({ ...d, partition: renameIndex(perm, d.partition) })) };
 }
 
 function compareChannels(a: Channel, b: Channel): number {
@@ -143,14 +149,23 @@ function popcount(mask: number): number {
   return n;
 }
 
+/** The partitions a message or request slot names, as a bitmask. */
+function named(api: number, partitions: number): number {
+  const kind = partitionsKind(api);
+  return kind === 1 ? partitions : kind === 2 ? 1 << partitions : 0;
+}
+
 /**
  * A hash of what `s` says about data partition p on its own, such that partition perm[p] of
- * renamePartitions(s, perm) has the same one.
+ * renamePartitions(s, perm) has the same one; and the set of partitions the state mentions at
+ * all. Two partitions it does not mention are alike: swapping them changes nothing.
  */
-function signatures(s: State, partitions: number): number[] {
+function signatures(s: State, partitions: number): { sig: number[]; touched: number } {
   const sig = new Array<number>(partitions).fill(0x811c9dc5);
+  let touched = 0;
   for (let p = 0; p < partitions; p++) {
     const part = s.partitions[p]!;
+    if (part.log.length + part.producers.length + part.verifications.length + part.held.length + part.nextGuard !== 0) touched |= 1 << p;
     let h = mix(sig[p]!, part.log.length);
     for (const b of part.log) h = mix(mix(mix(mix(h, b.kind), b.pid), b.epoch), mix(b.seq, b.ghostTxn * 64 + b.ghostRecord));
     for (const e of part.producers) h = mix(mix(mix(h, e.pid), e.epoch), e.txnFirstOffset);
@@ -161,29 +176,50 @@ function signatures(s: State, partitions: number): number[] {
     for (let p = 0; p < partitions; p++) {
       const flags = ((pr.added >>> p) & 1) | (((pr.pendingAdd >>> p) & 1) << 1);
       sig[p] = mix(mix(mix(sig[p]!, flags), pr.nextSeq[p]!), pr.conns[1 + p]!);
+      if (pr.nextSeq[p] !== 0 || pr.conns[1 + p] !== 0) touched |= 1 << p;
     }
-    for (const b of pr.batches) if (b.partition < partitions) sig[b.partition] = mix(mix(sig[b.partition]!, b.status), b.seq);
+    touched |= pr.added | pr.pendingAdd | (pr.request === null ? 0 : named(pr.request.api, pr.request.partitions));
+    for (const b of pr.batches) {
+      touched |= 1 << b.partition;
+      if (b.partition < partitions) sig[b.partition] = mix(mix(sig[b.partition]!, b.status), b.seq);
+    }
   }
   const c = s.coordinator;
   for (let t = 0; t < c.metadata.length; t++) {
     const inMemory = c.metadata[t]?.partitions ?? 0;
     const logged = c.log[t]?.partitions ?? 0;
+    touched |= inMemory | logged;
     for (let p = 0; p < partitions; p++) sig[p] = mix(sig[p]!, t * 4 + ((inMemory >>> p) & 1) * 2 + ((logged >>> p) & 1));
   }
   for (const consumer of s.consumers) {
-    for (let p = 0; p < partitions; p++) sig[p] = mix(sig[p]!, consumer.position[p]!);
-    for (const d of consumer.delivered) if (d.partition < partitions) sig[d.partition] = mix(sig[d.partition]!, d.offset);
+    for (let p = 0; p < partitions; p++) {
+      sig[p] = mix(sig[p]!, consumer.position[p]!);
+      if (consumer.position[p] !== 0) touched |= 1 << p;
+    }
+    for (const d of consumer.delivered) {
+      touched |= 1 << d.partition;
+      if (d.partition < partitions) sig[d.partition] = mix(sig[d.partition]!, d.offset);
+    }
   }
   for (const ch of s.network) {
     const from = ch.from - LEADER_BASE;
     const to = ch.to - LEADER_BASE;
     let h = 0;
     // A message's one partition is the leader's own; a set is told by its size only.
-    for (const m of ch.messages) h = mix(mix(h, m.api), (m.response ? 1 : 0) + 2 * (partitionsKind(m.api) === 1 ? popcount(m.partitions) : 0));
-    if (from >= 0 && from < partitions) sig[from] = mix(mix(mix(sig[from]!, 1), ch.to), mix(ch.conn, h));
-    if (to >= 0 && to < partitions) sig[to] = mix(mix(mix(sig[to]!, 2), ch.from), mix(ch.conn, h));
+    for (const m of ch.messages) {
+      h = mix(mix(h, m.api), (m.response ? 1 : 0) + 2 * (partitionsKind(m.api) === 1 ? popcount(m.partitions) : 0));
+      touched |= named(m.api, m.partitions);
+    }
+    if (from >= 0 && from < partitions) {
+      sig[from] = mix(mix(mix(sig[from]!, 1), ch.to), mix(ch.conn, h));
+      touched |= 1 << from;
+    }
+    if (to >= 0 && to < partitions) {
+      sig[to] = mix(mix(mix(sig[to]!, 2), ch.from), mix(ch.conn, h));
+      touched |= 1 << to;
+    }
   }
-  return sig;
+  return { sig, touched };
 }
 
 /** A fixed total order on plain data (numbers, booleans, null, arrays, objects of one shape). */
@@ -210,14 +246,21 @@ export function compareData(a: unknown, b: unknown): number {
   return 0;
 }
 
-/** Every ordering of `items` that keeps `key` non-decreasing: the ties are tried in every order. */
-function sortedOrders(items: readonly number[], key: readonly number[]): number[][] {
-  const sorted = [...items].sort((x, y) => (key[x]! < key[y]! ? -1 : key[x]! > key[y]! ? 1 : 0));
+/**
+ * Every ordering of `items` that keeps `key` non-decreasing: the ties are tried in every order,
+ * but for ties among partitions outside `touched`, whose order makes no difference.
+ */
+function sortedOrders(items: readonly number[], { sig: key, touched }: { sig: readonly number[]; touched: number }): number[][] {
+  const sorted = [...items].sort((x, y) => key[x]! - key[y]!);
+  let ties = false;
+  for (let i = 1; i < sorted.length && !ties; i++) ties = key[sorted[i]!] === key[sorted[i - 1]!];
+  if (!ties) return [sorted];
   let orders: number[][] = [[]];
   for (let i = 0; i < sorted.length; ) {
     let j = i;
     while (j < sorted.length && key[sorted[j]!] === key[sorted[i]!]) j++;
-    const group = permutations(sorted.slice(i, j));
+    const tied = sorted.slice(i, j);
+    const group = tied.every((p) => (touched & (1 << p)) === 0) ? [tied] : permutations(tied);
     orders = orders.flatMap((o) => group.map((g) => [...o, ...g]));
     i = j;
   }
