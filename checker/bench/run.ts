@@ -29,6 +29,7 @@ const workloads: readonly Workload[] = [
   { name: 'tp3-swarm-2', spec: 'specs/two-phase/tp3.json', workers: 2, options: SWARM, baseline: 'tp3-swarm-1' },
   { name: 'kafka-bfs-1', spec: 'specs/kafka/bench.json', workers: 1 },
   { name: 'kafka-bfs-2', spec: 'specs/kafka/bench.json', workers: 2, baseline: 'kafka-bfs-1' },
+  { name: 'kafka-bfs-symmetry-1', spec: 'specs/kafka/bench-symmetry.json', workers: 1, baseline: 'kafka-bfs-1' },
   { name: 'tp3-first-cex-1', spec: 'specs/two-phase/tp3-commit-early.json', workers: 1 },
   { name: 'tp3-first-cex-2', spec: 'specs/two-phase/tp3-commit-early.json', workers: 2 },
   { name: 'kafka-first-cex-1', spec: 'specs/kafka/stale-end-txn.json', workers: 1 },
