@@ -70,11 +70,6 @@ export interface KafkaConfig {
   readonly handlers: RequestHandlers;
 }
 
-/** Producer instances are numbered transactional.id-major. */
-export function instanceIndex(cfg: KafkaConfig, txnId: number, instance: number): number {
-  return txnId * cfg.instancesPerId + instance;
-}
-
 /** Client transaction k of producer instance i. */
 export function clientTxnIndex(cfg: KafkaConfig, producer: number, k: number): number {
   return producer * cfg.transactionsPerInstance + k;
