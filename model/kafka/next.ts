@@ -32,6 +32,7 @@ export const ActionKind = {
   resendTxnMarker: 17,
   completeTransaction: 18,
   fetch: 19,
+  verificationTimeout: 20,
 } as const;
 export type ActionKind = (typeof ActionKind)[keyof typeof ActionKind];
 export const actionKindNames: readonly string[] = Object.keys(ActionKind);
@@ -87,6 +88,9 @@ export function enabledActions(cfg: KafkaConfig, s: State): Action[] {
     for (let q = 0; q < P; q++) if (coordinator.canRetryTxnMarker(s, t, q)) out.push(act(ActionKind.resendTxnMarker, t, q));
     if (coordinator.canCompleteTransaction(s, t)) out.push(act(ActionKind.completeTransaction, t));
   }
+  s.partitions.forEach((part, q) => {
+    for (const h of part.held) if (partition.canTimeOutVerification(s, q, h.guard, h.request.seq)) out.push(act(ActionKind.verificationTimeout, q, h.guard, h.request.seq));
+  });
   s.consumers.forEach((_, c) => {
     for (let q = 0; q < P; q++) if (consumer.canFetch(rules, s, c, q)) out.push(act(ActionKind.fetch, c, q));
   });
@@ -163,6 +167,8 @@ export function step(cfg: KafkaConfig, s: State, a: Action): State {
       return coordinator.completeTransaction(s, a.actor);
     case ActionKind.fetch:
       return consumer.fetch(rules, s, a.actor, a.target);
+    case ActionKind.verificationTimeout:
+      return partition.verificationTimeout(s, a.actor, a.target, a.conn);
   }
 }
 
@@ -223,5 +229,7 @@ export function actionLabel(cfg: KafkaConfig, a: Action): string {
       return `TC: completeTransaction(t${a.actor})`;
     case ActionKind.fetch:
       return `C${a.actor}: fetch(p${a.target})`;
+    case ActionKind.verificationTimeout:
+      return `${nodeName(cfg, LEADER_BASE + a.actor)}: verificationTimeout(attempt ${a.target}, seq ${a.conn})`;
   }
 }

@@ -2,7 +2,7 @@
 // (ProducerStateManager / ProducerAppendInfo), the high watermark and the LSO. One replica, so
 // the high watermark is the log end.
 import type { Rules } from './config.ts';
-import { reply, request, response, send } from './network.ts';
+import { hasMessage, reply, request, response, send } from './network.ts';
 import {
   type LogBatch,
   type Partition,
@@ -139,6 +139,26 @@ export function releaseHeld(s: State, p: number, resp: Response): { state: State
   const held = part.held[index]!;
   const state: State = { ...s, partitions: setAt(s.partitions, p, { ...part, held: part.held.filter((_, k) => k !== index) }) };
   return { state, held, connection: { from: held.from, to: LEADER_BASE + p, conn: held.conn } };
+}
+
+/**
+ * The verification of a held request was lost on its way to or from the coordinator: the
+ * leader's AddPartitionsToTxnManager times it out (NETWORK_EXCEPTION, which the client sees as
+ * NOT_ENOUGH_REPLICAS and retries).
+ */
+export function canTimeOutVerification(s: State, p: number, guard: number, seq: number): boolean {
+  const held = s.partitions[p]!.held.some((h) => h.guard === guard && h.request.seq === seq);
+  if (!held) return false;
+  return !hasMessage(
+    s.network,
+    (ch, m) => ch.conn === VERIFICATION_CONN && (ch.from === LEADER_BASE + p || ch.to === LEADER_BASE + p) && m.guard === guard && m.seq === seq,
+  );
+}
+
+export function verificationTimeout(s: State, p: number, guard: number, seq: number): State {
+  const lost = response(Api.AddPartitionsToTxn, { error: Err.NOT_COORDINATOR, guard, seq });
+  const released = releaseHeld(s, p, lost)!;
+  return answerClient(released.state, released.connection, released.held.request, Err.NOT_ENOUGH_REPLICAS);
 }
 
 /**

@@ -4,7 +4,7 @@ import { parseSpec, temporalProperties } from '../load.ts';
 import type { State } from '../../model/kafka/state.ts';
 import { BatchKind } from '../../model/kafka/state.ts';
 
-const defaultFairness = ['deliver', 'sendTxnRequest', 'sendProduce', 'resendTxnMarker', 'completeTransaction', 'fetch'];
+const defaultFairness = ['deliver', 'sendTxnRequest', 'sendProduce', 'resendTxnMarker', 'completeTransaction', 'verificationTimeout', 'fetch'];
 const all = ['TransactionsComplete', 'LsoAdvances', 'ConsumersProgress'];
 
 function check(spec: Record<string, unknown>) {
