@@ -64,7 +64,7 @@ Options of check (they override the spec's own defaults):
   --json                  print one JSON object at the end, nothing else on stdout
 
 Exit codes of check: 0 the properties hold within the bounds, 1 a violation was found,
-2 bad input or usage, 3 stopped at a limit before finishing.
+2 bad input or usage, 3 stopped at a limit before finishing, or random walks found nothing.
 Exit codes of replay: 0 the trace replays exactly and its violation shows again, 1 it does
 not, 2 bad input. compare: 0, or 3 when a limit left a verdict open. mutants: 0 when every
 mutant is killed, 1 when one survives.
