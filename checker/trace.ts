@@ -47,7 +47,7 @@ export function toItfValue(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(toItfValue);
   if (isPlainObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toItfValue(x)]));
   if (typeof v === 'string' || typeof v === 'boolean') return v;
-  // ITF has no null: a model's view must name an absent value (the Kafka view says "none").
+  // ITF has no null: a model's view must name an absent value (say, "none").
   throw new TypeError(`not plain data for ITF: ${v === null ? 'null' : typeof v}`);
 }
 

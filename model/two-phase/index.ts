@@ -56,8 +56,12 @@ export interface TwoPhaseAction {
   readonly label: string;
 }
 
-export const mutants = ['commit-without-all-prepared'] as const;
-export type Mutant = (typeof mutants)[number];
+/** Rules broken on purpose, each with what it breaks. */
+export const mutantDescriptions = {
+  'commit-without-all-prepared': 'the TM may commit before every RM has prepared',
+} as const;
+export type Mutant = keyof typeof mutantDescriptions;
+export const mutants = Object.keys(mutantDescriptions) as Mutant[];
 
 export interface TwoPhaseParams {
   readonly resourceManagers: number;

@@ -1,5 +1,5 @@
 // How a spec file selects the two-phase commit model: { "model": "two-phase", "resourceManagers": N }.
-import { MAX_RESOURCE_MANAGERS, mutants, twoPhaseModel, type TwoPhaseParams } from '../../model/two-phase/index.ts';
+import { MAX_RESOURCE_MANAGERS, mutantDescriptions, mutants, twoPhaseModel, type TwoPhaseParams } from '../../model/two-phase/index.ts';
 import { twoPhaseCanonical } from '../../model/two-phase/symmetry.ts';
 import type { ModelEntry } from '../registry.ts';
 import { twoPhaseProperties } from './properties.ts';
@@ -15,7 +15,7 @@ export const twoPhaseEntry: ModelEntry<TwoPhaseParams> = {
     return mutant === undefined ? { resourceManagers } : { resourceManagers, mutant };
   },
 
-  mutants: [{ name: 'commit-without-all-prepared', description: 'the TM may commit before every RM has prepared' }],
+  mutants: mutants.map((name) => ({ name, description: mutantDescriptions[name] })),
 
   withMutant(spec, mutant) {
     return { ...spec, mutant };
