@@ -2,6 +2,7 @@
 // under several variants) and `mutants` (every mutant of the model against some specs, until
 // one kills it).
 import { InputError } from '../specs/fields.ts';
+import { modelOf } from '../specs/build.ts';
 import { type Spec, parseSpec } from '../specs/load.ts';
 import { bfs } from './bfs.ts';
 import { DEADLOCK } from './search.ts';
@@ -36,7 +37,7 @@ export function verdictsOf(file: string, raw: Readonly<Record<string, unknown>>,
   let seconds = 0;
   for (;;) {
     const spec: Spec = parseSpec(file, { ...raw, properties: remaining }, '');
-    const result = bfs(spec.entry.build(spec.params, remaining), { deadlockAllowed, ...limits });
+    const result = bfs(modelOf(spec), { deadlockAllowed, ...limits });
     seconds += result.seconds;
     distinctStates = result.distinctStates;
     if (result.status === 'violation') {
@@ -88,7 +89,7 @@ export function killMatrix(specs: readonly { file: string; raw: Readonly<Record<
     for (const [i, { file, raw }] of specs.entries()) {
       if (holding[i]!.length === 0) continue;
       const spec = parseSpec(file, { ...entry.withMutant!(raw, name), properties: holding[i] }, '');
-      const result = bfs(spec.entry.build(spec.params, spec.properties), { deadlockAllowed: true, ...limits });
+      const result = bfs(modelOf(spec), { deadlockAllowed: true, ...limits });
       const violation = result.violation;
       if (violation !== undefined) return { mutant: name, killedBy: { property: violation.property, spec: file, length: violation.trace.actions.length } };
     }
