@@ -78,16 +78,12 @@ export interface FieldChange {
   readonly after?: string;
 }
 
-export interface ReportStep {
+export interface ReportStep extends StepMeaning {
   /** 0 is the initial state. */
   readonly step: number;
   /** The model's action label ('' at step 0). */
   readonly label: string;
-  readonly actor: string;
-  readonly action: string;
-  readonly changes: readonly string[];
   readonly diff: readonly FieldChange[];
-  readonly events: readonly DiagramEvent[];
   readonly tables: readonly Table[];
 }
 
