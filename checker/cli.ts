@@ -5,21 +5,22 @@ import { availableParallelism } from 'node:os';
 import { basename, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Fields, InputError } from '../specs/fields.ts';
+import { Fields, InputError } from './engine/input.ts';
 import { modelOf } from '../specs/build.ts';
 import { loadSpecFile, parseSpec, readRunOptions, temporalProperties, type RunOptions, type Spec } from '../specs/load.ts';
 import { compareCommand, mutantsCommand } from './compare.ts';
 import { DEFAULT_WALK_DEPTH, explore } from './explore.ts';
 import { listText } from './list.ts';
-import { type Lasso, type LivenessResult, checkLiveness, describeFairness } from './liveness.ts';
-import type { Model } from './model.ts';
-import { DEADLOCK, type Progress, type Result, type Trace } from './search.ts';
+import { type Lasso, type LivenessResult, checkLiveness, describeFairness } from './engine/liveness.ts';
+import type { Model } from './engine/model.ts';
+import { DEADLOCK, type Progress, type Result, type Trace } from './engine/search.ts';
 import { renderHtml } from './report/html.ts';
 import { renderMermaid } from './report/mermaid.ts';
 import { type Report, buildReport } from './report/report.ts';
 import { renderText } from './report/text.ts';
-import { shrink, violates } from './shrink.ts';
-import { TOOL, type TraceFile, initialStateOf, readTraceFile, replay, toItfValue, traceText, writeFileAtomic } from './trace.ts';
+import { shrink, violates } from './engine/shrink.ts';
+import { TOOL } from './version.ts';
+import { type TraceFile, initialStateOf, readTraceFile, replay, toItfValue, traceText, writeFileAtomic } from './engine/trace.ts';
 
 export interface Io {
   out(text: string): void;
@@ -185,7 +186,7 @@ async function check(file: string, flags: Flags, io: Io): Promise<number> {
       ? checkLiveness(model, temporalProperties(spec), { fairness: spec.fairness, maxStates: options.maxStates, maxSeconds: options.maxSeconds })
       : undefined;
 
-  const baseMeta = { spec: spec.raw, specFile: spec.file, strategy: options.strategy };
+  const baseMeta = { tool: TOOL, spec: spec.raw, specFile: spec.file, strategy: options.strategy };
   const written: string[] = [];
   const write = (property: string, trace: Trace | Lasso, description: string, extra: object = {}): string => {
     const defaultFile = `out/${spec.name}.${property}.itf.json`;
@@ -525,7 +526,7 @@ function shrinkCommand(file: string, flags: Flags, io: Io): number {
   const original = meta.shrunkFrom ?? before;
   const out = flags.out ?? file.replace(/(\.shrunk)?(\.itf)?\.json$/, '.shrunk.itf.json');
   const description = `${meta.property} violated after ${after} steps (shrunk from ${original} steps, ${meta.strategy} search of ${meta.specFile})`;
-  writeOutput(out, traceText(model, shrunk, { ...meta, description, shrunkFrom: original }));
+  writeOutput(out, traceText(model, shrunk, { tool: TOOL, ...meta, description, shrunkFrom: original }));
   if (flags.json === true) {
     io.out(`${JSON.stringify({ status: 'shrunk', property: meta.property, before, after, tried, traceFile: out })}\n`);
   } else {

@@ -1,11 +1,11 @@
 // Verdicts per property for one spec, and the two commands built on them: `compare` (one spec
 // under several variants) and `mutants` (every mutant of the model against some specs, until
 // one kills it).
-import { InputError } from '../specs/fields.ts';
+import { InputError } from './engine/input.ts';
 import { modelOf } from '../specs/build.ts';
 import { type Spec, parseSpec } from '../specs/load.ts';
-import { bfs } from './bfs.ts';
-import { DEADLOCK } from './search.ts';
+import { bfs } from './engine/bfs.ts';
+import { DEADLOCK } from './engine/search.ts';
 
 export type Verdict = { readonly status: 'holds' } | { readonly status: 'violated'; readonly length: number } | { readonly status: 'incomplete' };
 

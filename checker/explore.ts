@@ -2,12 +2,12 @@
 // this thread or as a swarm. Shared by the command line and the benchmark.
 import { modelRecipe } from '../specs/build.ts';
 import type { RunOptions, Spec } from '../specs/load.ts';
-import { bfs } from './bfs.ts';
-import type { Model } from './model.ts';
-import { parallelBfs } from './parallel/bfs.ts';
-import { swarmSearch } from './parallel/swarm.ts';
-import { randomSearch } from './random.ts';
-import type { Progress, Result } from './search.ts';
+import { bfs } from './engine/bfs.ts';
+import type { Model } from './engine/model.ts';
+import { parallelBfs } from './engine/parallel/bfs.ts';
+import { swarmSearch } from './engine/parallel/swarm.ts';
+import { randomSearch } from './engine/random.ts';
+import type { Progress, Result } from './engine/search.ts';
 
 export const DEFAULT_WALK_DEPTH = 100;
 

@@ -1,7 +1,7 @@
 // `txcheck list`: what a new user can name in a spec, one line each.
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { isPlainObject, readJsonFile } from '../specs/fields.ts';
+import { isPlainObject, readJsonFile } from './engine/input.ts';
 import { models } from '../specs/models.ts';
 import type { PropertyInfo } from '../specs/registry.ts';
 

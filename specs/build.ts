@@ -1,7 +1,7 @@
 // Builds the model a spec describes, from the spec's file name and JSON value alone, so a worker
 // thread can build the same model as the thread that loaded the spec.
-import type { Model } from '../checker/model.ts';
-import type { ModelRecipe } from '../checker/parallel/recipe.ts';
+import type { Model } from '../checker/engine/model.ts';
+import type { ModelRecipe } from '../checker/engine/parallel/recipe.ts';
 import { parseSpec, type Spec } from './load.ts';
 
 /** The model `spec` describes, with its symmetry reduction when the spec asks for it. */

@@ -1,9 +1,9 @@
 // Reading a spec file: the fields the spec layer owns, then the model's own parameters, then
 // a check that nothing unknown is left. Every error is one InputError line.
 import { basename } from 'node:path';
-import type { Fairness, TemporalProperty } from '../checker/liveness.ts';
-import { DEADLOCK } from '../checker/search.ts';
-import { Fields, InputError, describeValue, isPlainObject, readJsonFile } from './fields.ts';
+import type { Fairness, TemporalProperty } from '../checker/engine/liveness.ts';
+import { DEADLOCK } from '../checker/engine/search.ts';
+import { Fields, InputError, describeValue, isPlainObject, readJsonFile } from '../checker/engine/input.ts';
 import { models } from './models.ts';
 import type { ModelEntry } from './registry.ts';
 

@@ -1,8 +1,8 @@
 // What the spec layer needs from each model it can load. `models.ts` lists the entries.
-import type { Goal } from '../checker/liveness.ts';
-import type { Model } from '../checker/model.ts';
-import type { TraceRenderer } from '../checker/report/report.ts';
-import type { Fields } from './fields.ts';
+import type { Goal } from '../checker/engine/model.ts';
+import type { Model } from '../checker/engine/model.ts';
+import type { TraceRenderer } from '../checker/report/renderer.ts';
+import type { Fields } from '../checker/engine/input.ts';
 
 export interface PropertyInfo {
   readonly name: string;

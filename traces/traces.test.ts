@@ -3,7 +3,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { main } from '../checker/cli.ts';
-import { checkItf } from '../checker/itf.ts';
+import { checkItf } from '../checker/engine/itf.ts';
 
 const dir = new URL('.', import.meta.url).pathname;
 const traceFiles = readdirSync(dir)

@@ -1,8 +1,9 @@
 // `report`: one self-contained HTML file (no network, no library): the sequence diagram as an
 // inline SVG drawn here, a step list to click through, per step what changed, the state diff
 // and the model's tables (partition logs with HW and LSO), and the violation explained.
-import { TOOL } from '../trace.ts';
-import { type DiagramEvent, type Report, type ReportStep, type Table, describeChange, tableChanged } from './report.ts';
+import { TOOL } from '../version.ts';
+import { type Report, type ReportStep, describeChange, tableChanged } from './report.ts';
+import type { DiagramEvent, Table } from './renderer.ts';
 
 const esc = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 

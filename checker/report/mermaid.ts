@@ -1,6 +1,7 @@
 // `show --format mermaid`: a sequence diagram GitHub renders. Messages are drawn when they
 // arrive (with the step that sent them when that was earlier); local steps and faults are notes.
-import type { DiagramEvent, Report } from './report.ts';
+import type { Report } from './report.ts';
+import type { DiagramEvent } from './renderer.ts';
 
 const WRAP = 60;
 

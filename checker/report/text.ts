@@ -1,6 +1,7 @@
 // `show --format text`: one row per step (step, actor, action, what changed), the model's
 // focus tables (such as partition logs) where they changed and at the end, then the violation.
-import { type Report, type Table, tableChanged } from './report.ts';
+import { type Report, tableChanged } from './report.ts';
+import type { Table } from './renderer.ts';
 
 function tableLines(table: Table, indent: string): string[] {
   const widths = table.columns.map((c, i) => Math.max(c.length, ...table.rows.map((r) => (r.cells[i] ?? '').length)));

@@ -1,6 +1,6 @@
 // The bounds and protocol rules one model instance is built with.
-import type { RequestHandlers } from './handlers.ts';
-import type { FaultBudget } from './state.ts';
+import type { Connection } from './network.ts';
+import type { FaultBudget, Request, State } from './state.ts';
 
 /**
  * Named protocol switches. A generation (kafka-3.5, ...) is a preset of these; a mutant turns one
@@ -69,6 +69,18 @@ export interface KafkaConfig {
   /** The brokers' request handlers: the defaults, or a user-defined variant's overrides of them. */
   readonly handlers: RequestHandlers;
 }
+
+export interface HandlerContext {
+  readonly cfg: KafkaConfig;
+  /** The handlers of the generation the variant is based on. */
+  readonly base: RequestHandlers;
+}
+
+export type RequestHandler = (ctx: HandlerContext, s: State, connection: Connection, req: Request) => State;
+
+export const requestApis = ['InitProducerId', 'AddPartitionsToTxn', 'AddOffsetsToTxn', 'EndTxn', 'Produce', 'WriteTxnMarkers', 'TxnOffsetCommit'] as const;
+export type RequestApi = (typeof requestApis)[number];
+export type RequestHandlers = Readonly<Record<RequestApi, RequestHandler>>;
 
 /** Client transaction k of producer instance i. */
 export function clientTxnIndex(cfg: KafkaConfig, producer: number, k: number): number {

@@ -6,7 +6,7 @@
 // CompleteX), which is where clients meet CONCURRENT_TRANSACTIONS.
 import type { KafkaConfig, Rules } from './config.ts';
 import { noteEpochGrant, noteTxn } from './ghost.ts';
-import { hasMessage, reply, request, response, send } from './network.ts';
+import { type Connection, hasMessage, reply, request, response, send } from './network.ts';
 import {
   type Coordinator,
   type Request,
@@ -22,8 +22,6 @@ import {
   TxnState,
 } from './state.ts';
 import { bit, bits, setAt } from './util.ts';
-
-type From = { from: number; to: number; conn: number };
 
 export function emptyCoordinator(transactionalIds: number): Coordinator {
   const none = Array.from({ length: transactionalIds }, () => null);
@@ -91,7 +89,7 @@ function prepareEnd(s: State, txnId: number, md: TxnMetadata, commit: boolean, e
 }
 
 /** InitProducerId (TransactionCoordinator.handleInitProducerId, TV1; KIP-360 expected pid/epoch). */
-export function handleInitProducerId(cfg: KafkaConfig, s: State, channel: From, req: Request): State {
+export function handleInitProducerId(cfg: KafkaConfig, s: State, channel: Connection, req: Request): State {
   const t = req.txnId;
   const answer = (state: State, error: Err, pid = NO_PID, epoch = NO_EPOCH): State =>
     reply(state, channel, response(Api.InitProducerId, { txnId: t, error, pid, epoch }));
@@ -134,7 +132,7 @@ function producerCheck(rules: Rules, md: TxnMetadata | null, req: Request): Err 
  * AddPartitionsToTxn (handleAddPartitionsToTransaction), and AddOffsetsToTxn, which adds the
  * group's __consumer_offsets partition the same way.
  */
-export function handleAddPartitionsToTxn(rules: Rules, s: State, channel: From, req: Request): State {
+export function handleAddPartitionsToTxn(rules: Rules, s: State, channel: Connection, req: Request): State {
   if (req.verifyOnly) return handleVerifyPartitionsInTransaction(s, channel, req);
   const t = req.txnId;
   const md = s.coordinator.metadata[t] ?? null;
@@ -161,7 +159,7 @@ export function handleAddPartitionsToTxn(rules: Rules, s: State, channel: From, 
  * (KAFKA-14904). A partition not in the transaction is INVALID_TXN_STATE to 3.6 clients
  * (TRANSACTION_ABORTABLE from 3.8 on).
  */
-function handleVerifyPartitionsInTransaction(s: State, channel: From, req: Request): State {
+function handleVerifyPartitionsInTransaction(s: State, channel: Connection, req: Request): State {
   const md = s.coordinator.metadata[req.txnId] ?? null;
   let error: Err;
   if (md === null || md.pid !== req.pid) error = Err.INVALID_PRODUCER_ID_MAPPING;
@@ -172,7 +170,7 @@ function handleVerifyPartitionsInTransaction(s: State, channel: From, req: Reque
 }
 
 /** EndTxn (endTransaction, TV0/TV1: the epoch stays; markers carry it). */
-export function handleEndTxn(rules: Rules, s: State, channel: From, req: Request): State {
+export function handleEndTxn(rules: Rules, s: State, channel: Connection, req: Request): State {
   if (rules.tv2) return handleEndTxnV2(rules, s, channel, req);
   const t = req.txnId;
   const md = s.coordinator.metadata[t] ?? null;
@@ -202,7 +200,7 @@ export function handleEndTxn(rules: Rules, s: State, channel: From, req: Request
  * "epoch bump" writes an empty PrepareAbort at epoch + 1 (the client cannot know whether its
  * transaction was already ended). The pid/epoch/pending order of checks is the 4.0 one.
  */
-function handleEndTxnV2(rules: Rules, s: State, channel: From, req: Request): State {
+function handleEndTxnV2(rules: Rules, s: State, channel: Connection, req: Request): State {
   const t = req.txnId;
   const md = s.coordinator.metadata[t] ?? null;
   const answer = (state: State, error: Err): State => {

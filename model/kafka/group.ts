@@ -2,7 +2,7 @@
 // that bumps the generation), TxnOffsetCommit written to __consumer_offsets as a transactional
 // batch (made real by a COMMIT marker, dropped by ABORT), and OffsetFetch with requireStable.
 import type { Rules } from './config.ts';
-import type { Connection } from './handlers.ts';
+import type { Connection } from './network.ts';
 import {
   answerClient,
   appendNonTransactional,

@@ -1,30 +1,14 @@
-// The request handlers of the brokers, by Kafka API name: the surface a user-defined variant
-// overrides. An override receives the default handlers as `ctx.base`, so a small protocol change
-// can wrap the default instead of copying it.
-import type { KafkaConfig } from './config.ts';
+// The brokers' default request handlers, by Kafka API name: the surface a user-defined variant
+// overrides (the types are in config.ts). An override receives these defaults as `ctx.base`, so
+// a small protocol change can wrap the default instead of copying it.
+import type { RequestHandlers } from './config.ts';
 import * as coordinator from './coordinator.ts';
 import * as group from './group.ts';
 import * as partition from './partition.ts';
-import type { Request, State } from './state.ts';
 
-/** The connection a request arrived on; an answer goes back on it. */
-export interface Connection {
-  readonly from: number;
-  readonly to: number;
-  readonly conn: number;
-}
-
-export interface HandlerContext {
-  readonly cfg: KafkaConfig;
-  /** The handlers of the generation the variant is based on. */
-  readonly base: RequestHandlers;
-}
-
-export type RequestHandler = (ctx: HandlerContext, s: State, connection: Connection, req: Request) => State;
-
-export const requestApis = ['InitProducerId', 'AddPartitionsToTxn', 'AddOffsetsToTxn', 'EndTxn', 'Produce', 'WriteTxnMarkers', 'TxnOffsetCommit'] as const;
-export type RequestApi = (typeof requestApis)[number];
-export type RequestHandlers = Readonly<Record<RequestApi, RequestHandler>>;
+// What a user's override file needs to type its handlers.
+export type { HandlerContext, RequestApi, RequestHandler, RequestHandlers } from './config.ts';
+export type { Connection } from './network.ts';
 
 export const defaultHandlers: RequestHandlers = {
   InitProducerId: (ctx, s, c, req) => coordinator.handleInitProducerId(ctx.cfg, s, c, req),

@@ -1,5 +1,5 @@
 // kafkaModel(config): the Kafka transaction protocol as a Model for the engine.
-import type { Model, Property } from '../../checker/model.ts';
+import type { Model, Property } from '../../checker/engine/model.ts';
 import type { KafkaConfig } from './config.ts';
 import { initialConsumer } from './consumer.ts';
 import { emptyCoordinator } from './coordinator.ts';

@@ -38,11 +38,18 @@ export function connSlot(node: number): number {
   return node === TC_NODE ? 0 : 1 + node - LEADER_BASE;
 }
 
+/** The connection a request arrived on; an answer goes back on it. */
+export interface Connection {
+  readonly from: number;
+  readonly to: number;
+  readonly conn: number;
+}
+
 /**
  * A server answers on the connection the request came in on. If the client has since closed that
  * connection (after a timeout), the answer is lost with it.
  */
-export function reply(s: State, request: { from: number; to: number; conn: number }, response: Message): State {
+export function reply(s: State, request: Connection, response: Message): State {
   if (isProducerNode(request.from)) {
     const client = s.producers[request.from]!;
     if (client.conns[connSlot(request.to)] !== request.conn) return s;

@@ -1,11 +1,11 @@
 // The enabled actions of a state, in a fixed order, and the step each one takes.
-import type { KafkaConfig } from './config.ts';
+import type { KafkaConfig, RequestApi } from './config.ts';
 import * as consumer from './consumer.ts';
 import * as coordinator from './coordinator.ts';
 import * as group from './group.ts';
 import { canLose, lose, spend } from './faults.ts';
 import { isProducerNode, removeHead } from './network.ts';
-import { type RequestApi, defaultHandlers } from './handlers.ts';
+import { defaultHandlers } from './handlers.ts';
 import * as partition from './partition.ts';
 import { VERIFICATION_CONN } from './partition.ts';
 import * as producer from './producer.ts';

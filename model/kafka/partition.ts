@@ -2,7 +2,7 @@
 // (ProducerStateManager / ProducerAppendInfo), the high watermark and the LSO. One replica, so
 // the high watermark is the log end.
 import type { Rules } from './config.ts';
-import { hasMessage, reply, request, response, send } from './network.ts';
+import { type Connection, hasMessage, reply, request, response, send } from './network.ts';
 import {
   type LogBatch,
   type Partition,
@@ -64,7 +64,6 @@ function sequenceOk(entry: ProducerEntry, epoch: number, seq: number): boolean {
 }
 
 /** The connection a request arrived on. */
-type Connection = { from: number; to: number; conn: number };
 
 /** The leader's own connection to the coordinator for verification, apart from the marker channel. */
 export const VERIFICATION_CONN = -1;
@@ -258,7 +257,7 @@ function markerEpochOk(rules: Rules, entry: ProducerEntry, epoch: number): boole
 }
 
 /** WriteTxnMarkers for one partition (ProducerAppendInfo.appendEndTxnMarker, TV0/TV1 epoch rule). */
-export function handleWriteTxnMarkers(rules: Rules, s: State, channel: { from: number; to: number; conn: number }, req: Request): State {
+export function handleWriteTxnMarkers(rules: Rules, s: State, channel: Connection, req: Request): State {
   const p = req.partitions;
   const part = s.partitions[p]!;
   const entry = producerEntry(part, req.pid) ?? newEntry(req.pid);

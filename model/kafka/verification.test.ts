@@ -1,8 +1,8 @@
 // KIP-890 part 1: a leader holds a Produce while the coordinator verifies it; a verification
 // lost on the way is timed out, so the held Produce is answered and the client retries.
 import { describe, expect, it } from 'vitest';
-import { bfs } from '../../checker/bfs.ts';
-import type { Model } from '../../checker/model.ts';
+import { bfs } from '../../checker/engine/bfs.ts';
+import type { Model } from '../../checker/engine/model.ts';
 import { parseSpec } from '../../specs/load.ts';
 import { type State, Err } from './state.ts';
 

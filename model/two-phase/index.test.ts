@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { bfs } from '../../checker/bfs.ts';
-import { type Model, PACK_WORDS } from '../../checker/model.ts';
+import { bfs } from '../../checker/engine/bfs.ts';
+import { type Model, PACK_WORDS } from '../../checker/engine/model.ts';
 import { twoPhaseEntry } from '../../specs/two-phase/entry.ts';
 import { Msg, RmState, TmState } from './index.ts';
 

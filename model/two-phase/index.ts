@@ -5,7 +5,7 @@
 // The state is four small integers (sets of RMs as bit sets, rmState two bits per RM): cheap to
 // copy, hash and compare, which makes this model the engine's speed yardstick. `view` gives the
 // TLA+ names back for traces.
-import type { Model, Property } from '../../checker/model.ts';
+import type { Model, Property } from '../../checker/engine/model.ts';
 
 export const RmState = { Working: 0, Prepared: 1, Committed: 2, Aborted: 3 } as const;
 export const TmState = { Init: 0, Committed: 1, Aborted: 2 } as const;

@@ -2,9 +2,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bfs } from '../../checker/bfs.ts';
+import { bfs } from '../../checker/engine/bfs.ts';
 import { main } from '../../checker/cli.ts';
-import type { Model } from '../../checker/model.ts';
+import type { Model } from '../../checker/engine/model.ts';
 import { buildModel } from '../../specs/build.ts';
 import { type TwoPhaseState, rmStateOf } from './index.ts';
 

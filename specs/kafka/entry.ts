@@ -1,16 +1,16 @@
 // How a spec file selects the Kafka transaction model. The README documents every field.
-import type { Fields } from '../fields.ts';
+import type { Fields } from '../../checker/engine/input.ts';
 import type { ModelEntry } from '../registry.ts';
-import { type RequestHandlers, defaultHandlers } from '../../model/kafka/handlers.ts';
+import { defaultHandlers } from '../../model/kafka/handlers.ts';
 import { loadOverrides } from './overrides.ts';
 import { kafkaModel } from '../../model/kafka/index.ts';
 import { kafkaCanonical } from '../../model/kafka/symmetry.ts';
-import type { App, InstanceStart, KafkaConfig, Rules } from '../../model/kafka/config.ts';
+import type { App, InstanceStart, KafkaConfig, RequestHandlers, Rules } from '../../model/kafka/config.ts';
 import { generationNames, generations, mutantNames, switchDescriptions, switchNames } from '../../model/kafka/variants.ts';
 import type { FaultBudget } from '../../model/kafka/state.ts';
-import { kafkaLiveness } from './liveness.ts';
-import { kafkaProperties } from './properties.ts';
-import { kafkaRenderer } from './render.ts';
+import { kafkaLiveness } from '../../model/kafka/liveness.ts';
+import { kafkaProperties } from '../../model/kafka/properties.ts';
+import { kafkaRenderer } from '../../model/kafka/render.ts';
 
 const apps: readonly App[] = ['produce', 'consume-transform-produce'];
 const instanceStarts: readonly InstanceStart[] = ['anytime', 'after-crash'];

@@ -3,8 +3,9 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { require as loadTs } from 'tsx/cjs/api';
-import { type RequestApi, type RequestHandler, type RequestHandlers, defaultHandlers, requestApis } from '../../model/kafka/handlers.ts';
-import { type Fields, InputError } from '../fields.ts';
+import { type RequestApi, type RequestHandler, type RequestHandlers, requestApis } from '../../model/kafka/config.ts';
+import { defaultHandlers } from '../../model/kafka/handlers.ts';
+import { type Fields, InputError } from '../../checker/engine/input.ts';
 
 function firstLine(e: unknown): string {
   return (e instanceof Error ? e.message : String(e)).split('\n')[0]!;

@@ -2,7 +2,7 @@
 import { MAX_RESOURCE_MANAGERS, mutantDescriptions, mutants, twoPhaseModel, type TwoPhaseParams } from '../../model/two-phase/index.ts';
 import { twoPhaseCanonical } from '../../model/two-phase/symmetry.ts';
 import type { ModelEntry } from '../registry.ts';
-import { twoPhaseProperties } from './properties.ts';
+import { twoPhaseProperties } from '../../model/two-phase/properties.ts';
 
 export const twoPhaseEntry: ModelEntry<TwoPhaseParams> = {
   name: 'two-phase',

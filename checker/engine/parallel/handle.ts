@@ -1,7 +1,7 @@
 // A worker thread started on a TypeScript module (through start.mjs), with promise-based
 // requests; and, inside the worker, the loop that answers them.
 import { Worker, parentPort } from 'node:worker_threads';
-import { InputError } from '../../specs/fields.ts';
+import { InputError } from '../input.ts';
 
 /** An error on its way out of a worker: bad input keeps its fields, so it still reads as one line. */
 interface Failure {

@@ -1,7 +1,7 @@
 // The parallel search must give what the one-thread search gives: counts, verdict and trace.
 import { describe, expect, it } from 'vitest';
-import { buildModel, modelRecipe } from '../../specs/build.ts';
-import { loadSpecFile, parseSpec } from '../../specs/load.ts';
+import { buildModel, modelRecipe } from '../../../specs/build.ts';
+import { loadSpecFile, parseSpec } from '../../../specs/load.ts';
 import { bfs } from '../bfs.ts';
 import type { SearchOptions } from '../search.ts';
 import { parallelBfs } from './bfs.ts';

@@ -2,7 +2,7 @@
 // generation that had it holds, exhaustively, under the generation that fixed it.
 import { describe, expect, it } from 'vitest';
 import { compareVariants } from '../../checker/compare.ts';
-import { loadSpecFile } from '../load.ts';
+import { loadSpecFile } from '../../specs/load.ts';
 
 /** The verdict on `property` alone, per variant. */
 function statusOf(file: string, property: string, variants: string[]): Record<string, string> {

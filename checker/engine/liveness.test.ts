@@ -2,7 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type Fairness, type Goal, type TemporalProperty, checkLiveness, unfairOnCycle } from './liveness.ts';
+import { type Fairness, type TemporalProperty, checkLiveness, unfairOnCycle } from './liveness.ts';
+import type { Goal } from './model.ts';
 import type { Model } from './model.ts';
 import { readTraceFile, replay, writeTraceFile } from './trace.ts';
 

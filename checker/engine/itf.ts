@@ -2,7 +2,7 @@
 // fields: `#meta`, `params`, `vars`, `states`, `loop` at the top; in each state its `#meta`,
 // every variable and nothing but variables and parameters; values are booleans, strings, integers (or {"#bigint": "..."}), lists,
 // records, {"#tup"}, {"#set"}, {"#map"} and {"#unserializable"}. There is no null in ITF.
-import { InputError, describeValue, isPlainObject } from '../specs/fields.ts';
+import { InputError, describeValue, isPlainObject } from './input.ts';
 
 const TOP_LEVEL = ['#meta', 'params', 'vars', 'states', 'loop'];
 

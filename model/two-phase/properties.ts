@@ -1,6 +1,6 @@
 // The invariants of TwoPhase.tla (TPTypeOK) and of the TCommit spec it implements (TCConsistent).
-import type { Property } from '../../checker/model.ts';
-import { Msg, RmState, TmState, rmStateOf, type TwoPhaseState } from '../../model/two-phase/index.ts';
+import type { Property } from '../../checker/engine/model.ts';
+import { Msg, RmState, TmState, rmStateOf, type TwoPhaseState } from './index.ts';
 
 const isSmallInt = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) < 2 ** 31;
 

@@ -3,9 +3,9 @@
 // mutant on those specs.
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { bfs } from '../../checker/bfs.ts';
+import { bfs } from '../../checker/engine/bfs.ts';
 import { main } from '../../checker/cli.ts';
-import { loadSpecFile, parseSpec } from '../load.ts';
+import { loadSpecFile, parseSpec } from '../../specs/load.ts';
 import { mutantCases } from './mutants.ts';
 import { kafkaProperties } from './properties.ts';
 

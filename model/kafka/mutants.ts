@@ -1,6 +1,6 @@
 // One mutant per property at least: a rule broken on purpose, and the small spec in
 // specs/kafka/mutants/ (which holds as written) under which the checker catches it.
-import type { SwitchName } from '../../model/kafka/variants.ts';
+import type { SwitchName } from './variants.ts';
 
 export interface MutantCase {
   readonly mutant: SwitchName;

@@ -1,9 +1,9 @@
 // Kafka traces in Kafka's terms: each step as the RPC or call it is, what it changed in logs,
 // coordinator and clients, the partition logs with HW and LSO, and why a property broke. Reads
 // only the trace's states (the model's view), never the model's internals.
-import type { DiagramEvent, Explanation, StepMeaning, Table, TraceRenderer, View } from '../../checker/report/report.ts';
-import type { ChannelView, KafkaView, LogEntryView, MessageView, PartitionView, TransactionView } from '../../model/kafka/view.ts';
-import { txnStateName } from '../../model/kafka/state.ts';
+import type { DiagramEvent, Explanation, StepMeaning, Table, TraceRenderer, View } from '../../checker/report/renderer.ts';
+import type { ChannelView, KafkaView, LogEntryView, MessageView, PartitionView, TransactionView } from './view.ts';
+import { txnStateName } from './state.ts';
 import { VALID_PREVIOUS } from './properties.ts';
 
 const DELIVERY = /^(deliver|lose) (\S+)→([^#:]+)(?:#(\d+))?: (.+)$/;

@@ -13,6 +13,11 @@ export interface Property<S> {
   holds(s: S): boolean;
 }
 
+/** A temporal goal: `<>q` (eventually), or `p ~> q` (whenever p holds, q holds then or later). */
+export type Goal<S> =
+  | { readonly kind: 'eventually'; readonly label: string; readonly q: (s: S) => boolean }
+  | { readonly kind: 'leadsTo'; readonly label: string; readonly p: (s: S) => boolean; readonly q: (s: S) => boolean };
+
 export interface Model<S, A> {
   /** Initial states, in a fixed order. */
   init(): readonly S[];

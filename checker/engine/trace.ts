@@ -1,19 +1,18 @@
 // Counterexamples on disk in the Informal Trace Format (ITF, Apalache ADR-015), written
 // atomically, read back with one-line errors, and replayed against the model.
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { Fields, InputError, describeValue, isPlainObject, readJsonFile } from '../specs/fields.ts';
+import { Fields, InputError, describeValue, isPlainObject, readJsonFile } from './input.ts';
 import { deepEqual } from './fingerprint.ts';
 import { checkItf } from './itf.ts';
 import { type Fairness, type Lasso, type TemporalProperty, unfairOnCycle } from './liveness.ts';
 import type { Model } from './model.ts';
 import { DEADLOCK, type Trace } from './search.ts';
 
-const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
-export const TOOL = `txcheck ${packageJson.version}`;
-
 /** What a trace file says about where it came from. */
 export interface TraceMeta {
+  /** The tool and version that wrote the trace. */
+  readonly tool?: string;
   readonly spec: Readonly<Record<string, unknown>>;
   readonly specFile: string;
   readonly strategy: string;
@@ -68,7 +67,6 @@ export function toItf<S>(model: Model<S, unknown>, trace: Trace | Lasso, meta: T
     '#meta': {
       format: 'ITF',
       'format-description': 'https://apalache-mc.org/docs/adr/015adr-trace.html',
-      tool: TOOL,
       ...meta,
       ...lasso,
     },

@@ -1,9 +1,9 @@
 // Safety properties of the Kafka transaction model. They read the ghost history and the logs;
 // the protocol handlers never read the ghost fields these rely on.
-import type { Property } from '../../checker/model.ts';
-import { committedOffset } from '../../model/kafka/group.ts';
-import { batchOutcome, lastStableOffset } from '../../model/kafka/partition.ts';
-import { type LogBatch, type State, Api, BatchKind, Decision, NO_OFFSET, NO_STATE, Outcome, Told, TxnState } from '../../model/kafka/state.ts';
+import type { Property } from '../../checker/engine/model.ts';
+import { committedOffset } from './group.ts';
+import { batchOutcome, lastStableOffset } from './partition.ts';
+import { type LogBatch, type State, Api, BatchKind, Decision, NO_OFFSET, NO_STATE, Outcome, Told, TxnState } from './state.ts';
 
 /**
  * Calls `visit` for every transactional record (data or offset commit) with how its transaction

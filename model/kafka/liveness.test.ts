@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { checkLiveness } from '../../checker/liveness.ts';
-import { parseSpec, temporalProperties } from '../load.ts';
-import type { State } from '../../model/kafka/state.ts';
-import { BatchKind } from '../../model/kafka/state.ts';
+import { checkLiveness } from '../../checker/engine/liveness.ts';
+import { parseSpec, temporalProperties } from '../../specs/load.ts';
+import type { State } from './state.ts';
+import { BatchKind } from './state.ts';
 
 const defaultFairness = ['deliver', 'sendTxnRequest', 'sendProduce', 'resendTxnMarker', 'completeTransaction', 'verificationTimeout', 'fetch'];
 const all = ['TransactionsComplete', 'LsoAdvances', 'ConsumersProgress'];

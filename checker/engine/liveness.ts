@@ -12,12 +12,8 @@
 // can then visit every state and edge of the SCC); a state without successors is a fair one-state
 // cycle (stuttering). The counterexample is a lasso: a shortest prefix and a cycle.
 import { type StateGraph, exploreGraph } from './graph.ts';
-import type { Model } from './model.ts';
+import type { Goal, Model } from './model.ts';
 import { type Trace, rebuildTrace } from './search.ts';
-
-export type Goal<S> =
-  | { readonly kind: 'eventually'; readonly label: string; readonly q: (s: S) => boolean }
-  | { readonly kind: 'leadsTo'; readonly label: string; readonly p: (s: S) => boolean; readonly q: (s: S) => boolean };
 
 /** A named temporal property: the conjunction of its goals (one per parameter value). */
 export interface TemporalProperty<S> {

@@ -5,11 +5,10 @@
 // first record of an open transaction, so "the LSO eventually passes every offset below the HW"
 // is "every record at or above the LSO eventually falls below it". Records are named by their
 // client transaction (the ghost history index), of which the spec's bounds give a fixed number.
-import type { Goal } from '../../checker/liveness.ts';
-import type { KafkaConfig } from '../../model/kafka/config.ts';
-import { batchOutcome, isMarker, lastStableOffset } from '../../model/kafka/partition.ts';
-import { type State, BatchKind, Outcome, TxnState } from '../../model/kafka/state.ts';
-import type { LivenessInfo } from '../registry.ts';
+import type { Goal } from '../../checker/engine/model.ts';
+import type { KafkaConfig } from './config.ts';
+import { batchOutcome, isMarker, lastStableOffset } from './partition.ts';
+import { type State, BatchKind, Outcome, TxnState } from './state.ts';
 
 function clientTransactions(cfg: KafkaConfig): number {
   return cfg.transactionalIds * cfg.instancesPerId * cfg.transactionsPerInstance;
@@ -81,7 +80,14 @@ function consumersProgress(cfg: KafkaConfig): Goal<State>[] {
   return goals;
 }
 
-export const kafkaLiveness: readonly LivenessInfo<KafkaConfig>[] = [
+/** A liveness property: its goals for the model's bounds. */
+export interface KafkaLiveness {
+  readonly name: string;
+  readonly description: string;
+  goals(cfg: KafkaConfig): readonly Goal<unknown>[];
+}
+
+export const kafkaLiveness: readonly KafkaLiveness[] = [
   {
     name: 'TransactionsComplete',
     description: 'every Ongoing or Prepare* transaction at the coordinator eventually reaches CompleteCommit or CompleteAbort (per transactional.id)',

@@ -1,8 +1,8 @@
 // The Kafka renderer explains the counterexample of every property's mutant in Kafka's terms.
 import { describe, expect, it } from 'vitest';
-import { bfs } from '../../checker/bfs.ts';
-import { toItfValue } from '../../checker/trace.ts';
-import { loadSpecFile, parseSpec } from '../load.ts';
+import { bfs } from '../../checker/engine/bfs.ts';
+import { toItfValue } from '../../checker/engine/trace.ts';
+import { loadSpecFile, parseSpec } from '../../specs/load.ts';
 import { mutantCases } from './mutants.ts';
 import { kafkaRenderer } from './render.ts';
 
