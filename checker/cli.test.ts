@@ -8,10 +8,12 @@ const dir = mkdtempSync(join(tmpdir(), 'txcheck-cli-'));
 const tp3 = 'specs/two-phase/tp3.json';
 const mutant = 'specs/two-phase/tp3-commit-early.json';
 
+/** Runs the CLI; a check searches in this thread unless the test names its workers, so no result depends on the machine's cores. */
 async function txcheck(...argv: string[]) {
   let out = '';
   let err = '';
-  const code = await main(argv, { out: (t) => (out += t), err: (t) => (err += t), errIsTTY: false });
+  const args = argv[0] === 'check' && !argv.includes('--workers') ? [...argv, '--workers', '1'] : argv;
+  const code = await main(args, { out: (t) => (out += t), err: (t) => (err += t), errIsTTY: false });
   return { code, out, err };
 }
 

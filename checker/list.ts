@@ -1,11 +1,12 @@
 // `txcheck list`: what a new user can name in a spec, one line each.
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { isPlainObject, readJsonFile } from './engine/input.ts';
 import { models } from '../specs/models.ts';
 import type { PropertyInfo } from '../specs/registry.ts';
 
-const specsDir = new URL('../specs/', import.meta.url).pathname;
+const specsDir = fileURLToPath(new URL('../specs/', import.meta.url));
 
 function section(title: string, items: readonly PropertyInfo[] | undefined): string[] {
   if (items === undefined || items.length === 0) return [];

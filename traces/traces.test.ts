@@ -1,11 +1,12 @@
 // Every saved counterexample still replays step by step and still violates its property, and
 // shows in every format with the facts a reader needs.
 import { readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { main } from '../checker/cli.ts';
 import { checkItf } from '../checker/engine/itf.ts';
 
-const dir = new URL('.', import.meta.url).pathname;
+const dir = fileURLToPath(new URL('.', import.meta.url));
 const traceFiles = readdirSync(dir)
   .filter((f) => f.endsWith('.itf.json'))
   .sort();

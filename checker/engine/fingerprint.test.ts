@@ -26,6 +26,10 @@ function reverseKeys(v: unknown): unknown {
 }
 
 describe('fingerprint', () => {
+  it('runs its properties from the suite\'s fixed seed (checker/vitest.setup.ts)', () => {
+    expect(fc.readConfigureGlobal().seed).toBeTypeOf('number');
+  });
+
   it('does not depend on the order of object keys', () => {
     fc.assert(fc.property(plainData, (v) => fingerprintHex(v) === fingerprintHex(reverseKeys(v))));
   });

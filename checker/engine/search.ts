@@ -66,6 +66,8 @@ export interface SearchOptions {
   readonly onProgress?: (p: Progress) => void;
   /** The least time between two progress reports. */
   readonly progressEveryMs?: number;
+  /** The clock, in milliseconds (default performance.now); a test can pass a simulated one. */
+  readonly now?: () => number;
 }
 
 class CoverageCounter<A> {
@@ -106,18 +108,23 @@ class CoverageCounter<A> {
 }
 
 class Clock {
-  private readonly start = performance.now();
-  private lastProgress = this.start;
+  private readonly now: () => number;
+  private readonly start: number;
+  private lastProgress: number;
 
-  constructor(private readonly options: SearchOptions) {}
+  constructor(private readonly options: SearchOptions) {
+    this.now = options.now ?? (() => performance.now());
+    this.start = this.now();
+    this.lastProgress = this.start;
+  }
 
   get seconds(): number {
-    return (performance.now() - this.start) / 1000;
+    return (this.now() - this.start) / 1000;
   }
 
   /** True once the time limit has passed; reports progress when it is due. */
   check(progress: () => Omit<Progress, 'seconds' | 'statesPerSecond'>): boolean {
-    const now = performance.now();
+    const now = this.now();
     const { onProgress, progressEveryMs = 1000, maxSeconds } = this.options;
     if (onProgress !== undefined && now - this.lastProgress >= progressEveryMs) {
       this.lastProgress = now;

@@ -2,12 +2,13 @@
 // step shows that step's partition logs, and a screenshot is kept under out/.
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../cli.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
-const root = new URL('../../', import.meta.url).pathname;
+const root = fileURLToPath(new URL('../../', import.meta.url));
 const out = join(root, 'out');
 const traces = readdirSync(join(root, 'traces')).filter((f) => f.endsWith('.itf.json')).sort();
 
