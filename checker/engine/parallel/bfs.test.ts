@@ -31,6 +31,15 @@ describe('parallel breadth-first search', () => {
     expect(two).toEqual(one);
   });
 
+  it("counts TLC's published TwoPhase figures on 2 workers (3 RMs: 288 distinct, 1,146 generated; 6 RMs: 50,816 distinct)", async () => {
+    const count = async (n: number) => {
+      const spec = parseSpec('spec.json', twoPhase(n), '');
+      return parallelBfs(buildModel(spec.file, spec.raw), modelRecipe(spec), { deadlockAllowed: false, workers: 2 });
+    };
+    expect(await count(3)).toMatchObject({ status: 'ok', distinctStates: 288, statesGenerated: 1146 });
+    expect(await count(6)).toMatchObject({ status: 'ok', distinctStates: 50816 });
+  });
+
   it('stops at the same limits as one thread', async () => {
     const states = await onOneAndTwo(twoPhase(4), { maxStates: 100 });
     expect(states.two).toMatchObject({ status: 'incomplete', stoppedBy: 'maxStates', distinctStates: 100 });
