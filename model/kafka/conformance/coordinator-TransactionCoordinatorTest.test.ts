@@ -9,8 +9,16 @@ import { initial, kafkaConfig, labels, take, txn, withCoordinator } from './harn
 const producerId = 10;
 const producerEpoch = 1;
 
-describe('TransactionCoordinatorTest (apache/kafka 3.9 c821449f, kafka-3.6)', () => {
-  const cfg = kafkaConfig('kafka-3.6', { faults: { ...kafkaConfig('kafka-3.6').faults, transactionTimeouts: 1 } });
+// One transaction timeout allowed, so that the coordinator's timeout action can be taken.
+const withTimeout = (generation: string, rules = {}) => kafkaConfig(generation, { faults: { ...kafkaConfig(generation).faults, transactionTimeouts: 1 } }, rules);
+
+// The 3.5 and 3.9 test files agree on every case below (they differ in mocks and in
+// TRANSACTION_ABORTABLE, which 3.5 and 3.6 do not have).
+describe.each([
+  ['apache/kafka 3.5 1361d5cd, kafka-3.5', 'kafka-3.5'],
+  ['apache/kafka 3.9 c821449f, kafka-3.6', 'kafka-3.6'],
+])('TransactionCoordinatorTest (%s)', (_, generation) => {
+  const cfg = withTimeout(generation);
   const s0 = initial(cfg);
 
   it('shouldInitPidWithEpochZeroForNewTransactionalId', () => {
@@ -41,7 +49,7 @@ describe('TransactionCoordinatorTest (apache/kafka 3.9 c821449f, kafka-3.6)', ()
     expect(verify({ pid: 0, epoch: 0, state: TxnState.PrepareCommit, partitions: P0 }, 0)).toBe(Err.CONCURRENT_TRANSACTIONS);
   });
   it('testVerifyPartitionHandling (part: pending state ignored, partition absent)', () => {
-    // INVALID_TXN_STATE in the 3.6 test (c888ab9c); TRANSACTION_ABORTABLE from 3.8.
+    // INVALID_TXN_STATE in the 3.5 and 3.6 tests; TRANSACTION_ABORTABLE from 3.8.
     expect(verify({ pid: 0, epoch: 0, state: TxnState.Ongoing, partitions: 0, pendingState: TxnState.CompleteCommit }, 0)).toBe(Err.INVALID_TXN_STATE);
   });
 
@@ -335,5 +343,104 @@ describe('TransactionCoordinatorTest (stored 4.2-era version id 2751723026, kafk
     const { s, reply } = ask(cfg, s1, Api.AddPartitionsToTxn, { pid: producerId + 1, epoch: 0, partitions: P0 });
     expect(reply.error).toBe(Err.CONCURRENT_TRANSACTIONS);
     expect(txn(s, 0)!.pendingState).toBe(TxnState.CompleteCommit);
+  });
+});
+
+// KIP-98 as first shipped: no KIP-360 (InitProducerId carries no producer id), and the timeout
+// abort keeps the epoch (KAFKA-6119 came with 0.11.0.2 and 1.0).
+describe('TransactionCoordinatorTest (apache/kafka 0.11.0.0 e18335dd, kafka-0.11)', () => {
+  const cfg = withTimeout('kafka-0.11');
+  const s0 = initial(cfg);
+
+  it('shouldInitPidWithEpochZeroForNewTransactionalId', () => {
+    expect(ask(cfg, withCoordinator(s0, { nextPid: 5 }), Api.InitProducerId, {}).reply).toMatchObject({ error: Err.NONE, pid: 5, epoch: 0 });
+  });
+
+  it('shouldRespondWithInvalidPidMappingOnAddPartitionsToTransactionWhenTransactionalIdNotPresent', () => {
+    expect(ask(cfg, s0, Api.AddPartitionsToTxn, { pid: 0, epoch: 1, partitions: P0 }).reply.error).toBe(Err.INVALID_PRODUCER_ID_MAPPING);
+  });
+
+  it.each([
+    ['shouldRespondWithConcurrentTransactionsOnAddPartitionsWhenStateIsPrepareCommit', TxnState.PrepareCommit],
+    ['shouldRespondWithConcurrentTransactionOnAddPartitionsWhenStateIsPrepareAbort', TxnState.PrepareAbort],
+  ])('%s', (_, state) => {
+    expect(ask(cfg, at(s0, { pid: 0, epoch: 0, state }), Api.AddPartitionsToTxn, { pid: 0, epoch: 0, partitions: P0 }).reply.error).toBe(Err.CONCURRENT_TRANSACTIONS);
+  });
+
+  it.each([
+    ['shouldAppendNewMetadataToLogOnAddPartitionsWhenPartitionsAdded', TxnState.Empty],
+    ['shouldRespondWithSuccessOnAddPartitionsWhenStateIsOngoing', TxnState.Ongoing],
+    ['shouldRespondWithSuccessOnAddPartitionsWhenStateIsCompleteCommit', TxnState.CompleteCommit],
+    ['shouldRespondWithSuccessOnAddPartitionsWhenStateIsCompleteAbort', TxnState.CompleteAbort],
+  ])('%s', (_, state) => {
+    const { s } = ask(cfg, at(s0, { pid: producerId, epoch: producerEpoch, state }), Api.AddPartitionsToTxn, { pid: producerId, epoch: producerEpoch, partitions: P0 });
+    expect(logged(s)).toMatchObject({ state: TxnState.Ongoing, partitions: P0, epoch: producerEpoch });
+  });
+
+  it('shouldRespondWithErrorsNoneOnAddPartitionWhenNoErrorsAndPartitionsTheSame', () => {
+    const s = at(s0, { pid: 0, epoch: 0, state: TxnState.Empty, partitions: P0 });
+    expect(ask(cfg, s, Api.AddPartitionsToTxn, { pid: 0, epoch: 0, partitions: P0 }).reply.error).toBe(Err.NONE);
+  });
+
+  it('shouldReplyWithInvalidPidMappingOnEndTxnWhenTxnIdDoesntExist', () => {
+    expect(ask(cfg, s0, Api.EndTxn, { pid: 0, epoch: 0, commit: true }).reply.error).toBe(Err.INVALID_PRODUCER_ID_MAPPING);
+  });
+
+  it('shouldReplyWithInvalidPidMappingOnEndTxnWhenPidDosentMatchMapped', () => {
+    const s = at(s0, { pid: 10, epoch: 0, state: TxnState.Ongoing });
+    expect(ask(cfg, s, Api.EndTxn, { pid: 0, epoch: 0, commit: true }).reply.error).toBe(Err.INVALID_PRODUCER_ID_MAPPING);
+  });
+
+  it.each([
+    ['shouldReturnOkOnEndTxnWhenStatusIsCompleteCommitAndResultIsCommit', TxnState.CompleteCommit, true, Err.NONE],
+    ['shouldReturnOkOnEndTxnWhenStatusIsCompleteAbortAndResultIsAbort', TxnState.CompleteAbort, false, Err.NONE],
+    ['shouldReturnInvalidTxnRequestOnEndTxnRequestWhenStatusIsCompleteAbortAndResultIsNotAbort', TxnState.CompleteAbort, true, Err.INVALID_TXN_STATE],
+    ['shouldReturnInvalidTxnRequestOnEndTxnRequestWhenStatusIsCompleteCommitAndResultIsNotCommit', TxnState.CompleteCommit, false, Err.INVALID_TXN_STATE],
+    ['shouldReturnConcurrentTxnRequestOnEndTxnRequestWhenStatusIsPrepareCommit', TxnState.PrepareCommit, true, Err.CONCURRENT_TRANSACTIONS],
+    ['shouldReturnInvalidTxnRequestOnEndTxnRequestWhenStatusIsPrepareAbort', TxnState.PrepareAbort, true, Err.INVALID_TXN_STATE],
+  ])('%s', (_, state, commit, error) => {
+    expect(ask(cfg, at(s0, { pid: producerId, epoch: 1, state }), Api.EndTxn, { pid: producerId, epoch: 1, commit }).reply.error).toBe(error);
+  });
+
+  it.each([
+    ['shouldAppendPrepareCommitToLogOnEndTxnWhenStatusIsOngoingAndResultIsCommit', true, TxnState.PrepareCommit],
+    ['shouldAppendPrepareAbortToLogOnEndTxnWhenStatusIsOngoingAndResultIsAbort', false, TxnState.PrepareAbort],
+  ])('%s', (_, commit, state) => {
+    const { s } = ask(cfg, at(s0, { pid: producerId, epoch: producerEpoch, state: TxnState.Ongoing, partitions: P0 }), Api.EndTxn, { pid: producerId, epoch: producerEpoch, commit });
+    expect(logged(s)).toMatchObject({ state, epoch: producerEpoch, partitions: P0 });
+  });
+
+  it.each([
+    ['shouldIncrementEpochAndUpdateMetadataOnHandleInitPidWhenExistingEmptyTransaction', TxnState.Empty],
+    ['shouldIncrementEpochAndUpdateMetadataOnHandleInitPidWhenExistingCompleteTransaction', TxnState.CompleteAbort],
+    ['shouldIncrementEpochAndUpdateMetadataOnHandleInitPidWhenExistingCompleteCommitTransaction', TxnState.CompleteCommit],
+  ])('%s', (_, state) => {
+    const { s, reply } = ask(cfg, at(s0, { pid: producerId, epoch: producerEpoch, state }), Api.InitProducerId, {});
+    expect(reply).toMatchObject({ error: Err.NONE, pid: producerId, epoch: producerEpoch + 1 });
+    expect(txn(s, 0)).toMatchObject({ pid: producerId, epoch: producerEpoch + 1 });
+  });
+
+  it.each([
+    ['shouldWaitForCommitToCompleteOnHandleInitPidAndExistingTransactionInPrepareCommitState', TxnState.PrepareCommit],
+    ['shouldWaitForCommitToCompleteOnHandleInitPidAndExistingTransactionInPrepareAbortState', TxnState.PrepareAbort],
+  ])('%s', (_, state) => {
+    expect(ask(cfg, at(s0, { pid: 0, epoch: 0, state, partitions: P1 }), Api.InitProducerId, {}).reply).toMatchObject({ error: Err.CONCURRENT_TRANSACTIONS, pid: -1, epoch: -1 });
+  });
+
+  it('shouldAbortTransactionOnHandleInitPidWhenExistingTransactionInOngoingState', () => {
+    const { s, reply } = ask(cfg, at(s0, { pid: producerId, epoch: producerEpoch, state: TxnState.Ongoing, partitions: P0 }), Api.InitProducerId, {});
+    expect(reply).toMatchObject({ error: Err.CONCURRENT_TRANSACTIONS, pid: -1, epoch: -1 });
+    expect(logged(s)).toMatchObject({ state: TxnState.PrepareAbort, epoch: producerEpoch + 1, partitions: P0 });
+  });
+
+  it('shouldAbortExpiredTransactionsInOngoingState', () => {
+    const s = take(cfg, at(s0, { pid: producerId, epoch: producerEpoch, state: TxnState.Ongoing, partitions: P0 }), 'TC: transactionTimeout(t0)');
+    // Before KAFKA-6119 the coordinator aborts at the producer's own epoch.
+    expect(logged(s)).toMatchObject({ state: TxnState.PrepareAbort, pid: producerId, epoch: producerEpoch, partitions: P0 });
+  });
+
+  it('shouldNotAbortExpiredTransactionsThatHaveAPendingStateTransition', () => {
+    const pending = { pid: producerId, epoch: producerEpoch, state: TxnState.Ongoing, partitions: P0, pendingState: TxnState.PrepareCommit };
+    expect(labels(cfg, at(s0, pending))).not.toContain('TC: transactionTimeout(t0)');
   });
 });
