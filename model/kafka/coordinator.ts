@@ -211,7 +211,7 @@ export function handleEndTxn(rules: Rules, s: State, channel: Connection, req: R
  *
  * "epoch bump" writes an empty PrepareAbort at epoch + 1 (the client cannot know whether its
  * transaction was already ended). In Prepare* the same result is CONCURRENT_TRANSACTIONS and the
- * other INVALID_TXN_STATE. From 4.0.0 a pending transition is answered before the epoch check
+ * other INVALID_TXN_STATE (TransactionCoordinator.scala bb126f2d, 4.0 era). From 4.0.0 a pending transition is answered before the epoch check
  * (KAFKA-18464, PR #18467), so an empty abort racing the end of the previous transaction waits
  * instead of fencing its own producer; before, the order was pid, epoch, pending.
  */
