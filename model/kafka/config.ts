@@ -28,6 +28,11 @@ export interface Rules {
    * producer's, except as an idempotent retry (equal epoch, no open transaction).
    */
   readonly strictMarkerEpoch: boolean;
+  /**
+   * KAFKA-18464 and KAFKA-18660 (4.0): EndTxn v5 answers CONCURRENT_TRANSACTIONS for a pending
+   * transition before it checks the epoch, AddPartitionsToTxn before it checks producer id and epoch.
+   */
+  readonly pendingCheckFirst: boolean;
   /** Mutant: the coordinator skips the producer-epoch check on AddPartitionsToTxn and EndTxn. */
   readonly mutantNoCoordinatorEpochCheck: boolean;
   /** Mutant: read_committed fetches up to the high watermark instead of the LSO. */

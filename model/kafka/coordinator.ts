@@ -74,12 +74,15 @@ function sendMarkers(s: State, txnId: number, md: TxnMetadata, partitions: numbe
   return { ...s, network };
 }
 
-/** Writes PrepareCommit/PrepareAbort at `epoch`, then starts the marker phase (prepareComplete). */
-function prepareEnd(s: State, txnId: number, md: TxnMetadata, commit: boolean, epoch: number): State {
+/**
+ * Writes PrepareCommit/PrepareAbort at `epoch` with `lastEpoch`, then starts the marker phase
+ * (prepareComplete).
+ */
+function prepareEnd(s: State, txnId: number, md: TxnMetadata, commit: boolean, epoch: number, lastEpoch: number): State {
   const prepared: TxnMetadata = {
     ...md,
     epoch,
-    lastEpoch: epoch === md.epoch ? md.lastEpoch : md.epoch,
+    lastEpoch,
     state: commit ? TxnState.PrepareCommit : TxnState.PrepareAbort,
     pendingState: commit ? TxnState.CompleteCommit : TxnState.CompleteAbort,
   };
@@ -105,7 +108,7 @@ export function handleInitProducerId(cfg: KafkaConfig, s: State, channel: Connec
   if (md.state === TxnState.Ongoing) {
     // Fence the running transaction: PrepareEpochFence (epoch + 1), then abort at that epoch.
     // The client is told CONCURRENT_TRANSACTIONS and retries once the abort completes.
-    const fenced = prepareEnd({ ...s, coordinator: c }, t, { ...md, lastEpoch: NO_EPOCH }, false, md.epoch + 1);
+    const fenced = prepareEnd({ ...s, coordinator: c }, t, md, false, md.epoch + 1, fenceLastEpoch);
     return answer(fenced, Err.CONCURRENT_TRANSACTIONS);
   }
   // prepareIncrementProducerEpoch(expectedEpoch).
@@ -119,6 +122,12 @@ export function handleInitProducerId(cfg: KafkaConfig, s: State, channel: Connec
   const granted = noteEpochGrant(cfg, { ...s, coordinator: persist(c, t, empty) }, req.ghostProducer, req.ghostTxn);
   return answer(granted, Err.NONE, empty.pid, epoch);
 }
+
+/**
+ * The fence forgets the last epoch, so InitProducerId with the pre-fence epoch is fenced, not a
+ * retry (prepareFenceProducerEpoch, TransactionMetadata.scala@2.5; no lastProducerEpoch before 2.5).
+ */
+const fenceLastEpoch = NO_EPOCH;
 
 /** Checks shared by AddPartitionsToTxn and EndTxn (TV1). */
 function producerCheck(rules: Rules, md: TxnMetadata | null, req: Request): Err {
@@ -139,6 +148,8 @@ export function handleAddPartitionsToTxn(rules: Rules, s: State, channel: Connec
   // A leader adding its partition (transaction version 2) needs its attempt back with the answer.
   const answer = (state: State, error: Err): State =>
     reply(state, channel, response(req.api, { txnId: t, error, pid: req.pid, epoch: req.epoch, partitions: req.partitions, seq: req.seq, guard: req.guard }));
+  // A pending transition is answered before the producer checks from 4.0 (KAFKA-18660, PR #18758).
+  if (rules.pendingCheckFirst && md !== null && md.pendingState !== NO_STATE) return answer(s, Err.CONCURRENT_TRANSACTIONS);
   const error = producerCheck(rules, md, req);
   if (error !== Err.NONE || md === null) return answer(s, error);
   if (isPrepare(md.state)) return answer(s, Err.CONCURRENT_TRANSACTIONS);
@@ -156,8 +167,9 @@ export function handleAddPartitionsToTxn(rules: Rules, s: State, channel: Connec
 /**
  * AddPartitionsToTxn with verifyOnly from a partition leader (KIP-890 part 1,
  * handleVerifyPartitionsInTransaction). The pending state is deliberately not checked
- * (KAFKA-14904). A partition not in the transaction is INVALID_TXN_STATE to 3.6 clients
- * (TRANSACTION_ABORTABLE from 3.8 on).
+ * (KAFKA-14904), nor the state beyond Prepare*: a partition is verified by membership alone
+ * (TransactionCoordinator.scala@3.6). A partition not in the transaction is INVALID_TXN_STATE to
+ * 3.6 clients (TRANSACTION_ABORTABLE from 3.8 on).
  */
 function handleVerifyPartitionsInTransaction(s: State, channel: Connection, req: Request): State {
   const md = s.coordinator.metadata[req.txnId] ?? null;
@@ -165,7 +177,7 @@ function handleVerifyPartitionsInTransaction(s: State, channel: Connection, req:
   if (md === null || md.pid !== req.pid) error = Err.INVALID_PRODUCER_ID_MAPPING;
   else if (md.epoch !== req.epoch) error = Err.PRODUCER_FENCED;
   else if (isPrepare(md.state)) error = Err.CONCURRENT_TRANSACTIONS;
-  else error = md.state === TxnState.Ongoing && (md.partitions & req.partitions) === req.partitions ? Err.NONE : Err.INVALID_TXN_STATE;
+  else error = (md.partitions & req.partitions) === req.partitions ? Err.NONE : Err.INVALID_TXN_STATE;
   return reply(s, channel, response(Api.AddPartitionsToTxn, { txnId: req.txnId, error, pid: req.pid, epoch: req.epoch, partitions: req.partitions, seq: req.seq, guard: req.guard }));
 }
 
@@ -179,7 +191,7 @@ export function handleEndTxn(rules: Rules, s: State, channel: Connection, req: R
   const error = producerCheck(rules, md, req);
   if (error !== Err.NONE || md === null) return answer(s, error);
   if (md.state === TxnState.Ongoing || rules.mutantEndTxnIgnoresState) {
-    return answer(prepareEnd(s, t, md, req.commit, md.epoch), Err.NONE);
+    return answer(prepareEnd(s, t, md, req.commit, md.epoch, md.lastEpoch), Err.NONE);
   }
   if (md.state === (req.commit ? TxnState.CompleteCommit : TxnState.CompleteAbort)) return answer(s, Err.NONE);
   if (md.state === (req.commit ? TxnState.PrepareCommit : TxnState.PrepareAbort)) return answer(s, Err.CONCURRENT_TRANSACTIONS);
@@ -198,7 +210,10 @@ export function handleEndTxn(rules: Rules, s: State, channel: Connection, req: R
  *   CompleteCommit  INVALID_TXN_STATE  epoch bump  NONE        INVALID_TXN_STATE
  *
  * "epoch bump" writes an empty PrepareAbort at epoch + 1 (the client cannot know whether its
- * transaction was already ended). The pid/epoch/pending order of checks is the 4.0 one.
+ * transaction was already ended). In Prepare* the same result is CONCURRENT_TRANSACTIONS and the
+ * other INVALID_TXN_STATE (TransactionCoordinator.scala bb126f2d, 4.0 era). From 4.0.0 a pending transition is answered before the epoch check
+ * (KAFKA-18464, PR #18467), so an empty abort racing the end of the previous transaction waits
+ * instead of fencing its own producer; before, the order was pid, epoch, pending.
  */
 function handleEndTxnV2(rules: Rules, s: State, channel: Connection, req: Request): State {
   const t = req.txnId;
@@ -212,12 +227,15 @@ function handleEndTxnV2(rules: Rules, s: State, channel: Connection, req: Reques
   const current = md.epoch === req.epoch;
   const validEpoch =
     md.state === TxnState.Ongoing || md.state === TxnState.Empty ? current : isPrepare(md.state) ? retry : retry || current;
+  const pending = md.pendingState !== NO_STATE;
+  if (pending && rules.pendingCheckFirst) return answer(s, Err.CONCURRENT_TRANSACTIONS);
   if (!validEpoch && !rules.mutantNoCoordinatorEpochCheck) return answer(s, Err.PRODUCER_FENCED);
-  if (md.pendingState !== NO_STATE) return answer(s, Err.CONCURRENT_TRANSACTIONS);
-  if (md.state === TxnState.Ongoing || rules.mutantEndTxnIgnoresState) return answer(prepareEnd(s, t, md, req.commit, md.epoch + 1), Err.NONE);
-  if (isPrepare(md.state)) return answer(s, Err.CONCURRENT_TRANSACTIONS);
-  if (!req.commit && current) return answer(prepareEnd(s, t, { ...md, partitions: 0 }, false, md.epoch + 1), Err.NONE);
-  const sameResult = md.state === (req.commit ? TxnState.CompleteCommit : TxnState.CompleteAbort);
+  if (pending) return answer(s, Err.CONCURRENT_TRANSACTIONS);
+  // prepareAbortOrCommit with epoch bump: the new epoch, and the old one as the last epoch.
+  if (md.state === TxnState.Ongoing || rules.mutantEndTxnIgnoresState) return answer(prepareEnd(s, t, md, req.commit, md.epoch + 1, md.epoch), Err.NONE);
+  const sameResult = md.state === (req.commit ? TxnState.CompleteCommit : TxnState.CompleteAbort) || md.state === (req.commit ? TxnState.PrepareCommit : TxnState.PrepareAbort);
+  if (isPrepare(md.state)) return answer(s, sameResult ? Err.CONCURRENT_TRANSACTIONS : Err.INVALID_TXN_STATE);
+  if (!req.commit && current) return answer(prepareEnd(s, t, { ...md, partitions: 0 }, false, md.epoch + 1, md.epoch), Err.NONE);
   return answer(s, retry && sameResult ? Err.NONE : Err.INVALID_TXN_STATE);
 }
 
@@ -228,6 +246,8 @@ export function handleWriteTxnMarkersResponse(s: State, resp: { txnId: number; e
   const md = s.coordinator.metadata[resp.txnId] ?? null;
   if (md === null || !isComplete(md.pendingState) || md.pid !== resp.pid) return s;
   if (resp.error === Err.NONE) return setMetadata(s, resp.txnId, { ...md, partitions: md.partitions & ~bit(resp.partitions) });
+  // Retriable: the partition stays due and the marker is sent again (TransactionMarkerRequestCompletionHandler).
+  if (resp.error === Err.NOT_ENOUGH_REPLICAS) return s;
   // INVALID_PRODUCER_EPOCH / TRANSACTION_COORDINATOR_FENCED: stop sending this transaction's
   // markers and never write CompleteX; the transaction stays in Prepare*.
   return setMetadata(s, resp.txnId, { ...md, pendingState: NO_STATE, partitions: 0 });
@@ -274,7 +294,7 @@ export function canTimeOut(rules: Rules, s: State, txnId: number): boolean {
  */
 export function transactionTimeout(rules: Rules, s: State, txnId: number): State {
   const md = s.coordinator.metadata[txnId]!;
-  return prepareEnd(s, txnId, md, false, rules.timeoutFence ? md.epoch + 1 : md.epoch);
+  return rules.timeoutFence ? prepareEnd(s, txnId, md, false, md.epoch + 1, fenceLastEpoch) : prepareEnd(s, txnId, md, false, md.epoch, md.lastEpoch);
 }
 
 /**

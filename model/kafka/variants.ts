@@ -10,6 +10,7 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
   verification: 'KIP-890 part 1 (3.6): a leader verifies a Produce that would open a transaction with the coordinator, guarded per attempt',
   tv2: 'KIP-890 part 2, transaction version 2 (4.0): epoch bump at every EndTxn, markers at the bumped epoch, implicit partition add on Produce and TxnOffsetCommit',
   strictMarkerEpoch: 'KIP-1228 with KAFKA-19999 (4.2, release uncertain): a marker must carry an epoch above the producer state\'s, except an idempotent retry',
+  pendingCheckFirst: 'KAFKA-18464 / KAFKA-18660 (4.0): EndTxn v5 and AddPartitionsToTxn answer CONCURRENT_TRANSACTIONS for a pending transition before the epoch check',
   mutantNoCoordinatorEpochCheck: 'mutant: AddPartitionsToTxn and EndTxn accept any producer epoch',
   mutantReadPastLso: 'mutant: read_committed fetches up to the high watermark',
   mutantNoDedup: 'mutant: the partition leader forgets sequence de-duplication',
@@ -32,10 +33,10 @@ const noMutants = {
 } as const;
 
 // Each generation is the one before it plus the rules its release added.
-const kafka011: Rules = { kip360: false, timeoutFence: false, kip447: false, verification: false, tv2: false, strictMarkerEpoch: false, ...noMutants };
+const kafka011: Rules = { kip360: false, timeoutFence: false, kip447: false, verification: false, tv2: false, strictMarkerEpoch: false, pendingCheckFirst: false, ...noMutants };
 const kafka35: Rules = { ...kafka011, kip360: true, timeoutFence: true, kip447: true };
 const kafka36: Rules = { ...kafka35, verification: true };
-const kafka40: Rules = { ...kafka36, tv2: true };
+const kafka40: Rules = { ...kafka36, tv2: true, pendingCheckFirst: true };
 const kafkaLatest: Rules = { ...kafka40, strictMarkerEpoch: true };
 
 export const generations: Readonly<Record<string, { readonly description: string; readonly rules: Rules }>> = {
