@@ -5,7 +5,7 @@
 // where said, by one of the model's codes that takes the same branch of the client's handler.
 import { describe, expect, it } from 'vitest';
 import { type KafkaConfig } from '../config.ts';
-import { type State, Api, BatchStatus, Err, NO_EPOCH, NO_PID, Tm } from '../state.ts';
+import { type State, Api, Err, NO_PID, Tm } from '../state.ts';
 import { bit } from '../util.ts';
 import { initial, labels, take, withProducer } from './harness.ts';
 import {
@@ -28,38 +28,130 @@ import {
   withPartitionsAdded,
 } from './client-support.ts';
 
+/** The TransactionManagerTest methods of these cases that apache/kafka 0.11.0 has. */
+const AT_0_11_0 = new Set([
+  'resendFailedProduceRequestAfterAbortableError',
+  'testAbortResendsAddPartitionErrorIfRetried',
+  'testAbortResendsProduceRequestIfRetried',
+  'testAbortableErrorWhileAbortInProgress',
+  'testAddPartitionToTransactionOverridesRetryBackoffForConcurrentTransactions',
+  'testAddPartitionToTransactionRetainsRetryBackoffForRegularRetriableError',
+  'testAddPartitionToTransactionRetainsRetryBackoffWhenPartitionsAlreadyAdded',
+  'testAllowAbortOnProduceFailure',
+  'testBasicTransaction',
+  'testCancelUnsentAddPartitionsAndProduceOnAbort',
+  'testCommitTransactionWithInFlightProduceRequest',
+  'testCommitTransactionWithUnsentProduceRequest',
+  'testDisallowCommitOnProduceFailure',
+  'testDropCommitOnBatchExpiry',
+  'testEndTxnNotSentIfIncompleteBatches',
+  'testFlushPendingPartitionsOnCommit',
+  'testHasOngoingTransactionAbortableError',
+  'testHasOngoingTransactionFatalError',
+  'testHasOngoingTransactionSuccessfulAbort',
+  'testHasOngoingTransactionSuccessfulCommit',
+  'testIsSendToPartitionAllowedWithAddedPartitionAfterAbortableError',
+  'testIsSendToPartitionAllowedWithAddedPartitionAfterFatalError',
+  'testIsSendToPartitionAllowedWithInFlightPartitionAddAfterAbortableError',
+  'testIsSendToPartitionAllowedWithInFlightPartitionAddAfterFatalError',
+  'testIsSendToPartitionAllowedWithPartitionNotAdded',
+  'testIsSendToPartitionAllowedWithPendingPartitionAfterAbortableError',
+  'testIsSendToPartitionAllowedWithPendingPartitionAfterFatalError',
+  'testLookupCoordinatorOnDisconnectAfterSend',
+  'testLookupCoordinatorOnNotCoordinatorError',
+  'testMaybeAddPartitionToTransaction',
+  'testMultipleAddPartitionsPerForOneProduce',
+  'testNoDrainWhenPartitionsPending',
+  'testProducerFencedException',
+  'testRaiseErrorWhenNoPartitionsPendingOnDrain',
+  'testTransitionToAbortableErrorOnBatchExpiry',
+  'testTransitionToAbortableErrorOnMultipleBatchExpiry',
+]);
+
+/** The TransactionManagerTest methods of these cases that apache/kafka 2.5 has. */
+const AT_2_5 = new Set([
+  'resendFailedProduceRequestAfterAbortableError',
+  'testAbortResendsAddPartitionErrorIfRetried',
+  'testAbortResendsProduceRequestIfRetried',
+  'testAbortableErrorWhileAbortInProgress',
+  'testAddPartitionToTransactionOverridesRetryBackoffForConcurrentTransactions',
+  'testAddPartitionToTransactionRetainsRetryBackoffForRegularRetriableError',
+  'testAddPartitionToTransactionRetainsRetryBackoffWhenPartitionsAlreadyAdded',
+  'testAllowAbortOnProduceFailure',
+  'testBasicTransaction',
+  'testBumpTransactionalEpochOnAbortableError',
+  'testBumpTransactionalEpochOnRecoverableAddOffsetsRequestError',
+  'testBumpTransactionalEpochOnRecoverableAddPartitionRequestError',
+  'testBumpTransactionalEpochOnTimeout',
+  'testCancelUnsentAddPartitionsAndProduceOnAbort',
+  'testCommitTransactionWithInFlightProduceRequest',
+  'testCommitTransactionWithUnsentProduceRequest',
+  'testDisallowCommitOnProduceFailure',
+  'testDropCommitOnBatchExpiry',
+  'testEndTxnNotSentIfIncompleteBatches',
+  'testFlushPendingPartitionsOnCommit',
+  'testHandlingOfCoordinatorLoadingErrorOnTxnOffsetCommit',
+  'testHasOngoingTransactionAbortableError',
+  'testHasOngoingTransactionFatalError',
+  'testHasOngoingTransactionSuccessfulAbort',
+  'testHasOngoingTransactionSuccessfulCommit',
+  'testIllegalGenerationInTxnOffsetCommitByGroupMetadata',
+  'testInitializeTransactionsTwiceRaisesError',
+  'testIsSendToPartitionAllowedWithAddedPartitionAfterAbortableError',
+  'testIsSendToPartitionAllowedWithAddedPartitionAfterFatalError',
+  'testIsSendToPartitionAllowedWithInFlightPartitionAddAfterAbortableError',
+  'testIsSendToPartitionAllowedWithInFlightPartitionAddAfterFatalError',
+  'testIsSendToPartitionAllowedWithPartitionNotAdded',
+  'testIsSendToPartitionAllowedWithPendingPartitionAfterAbortableError',
+  'testIsSendToPartitionAllowedWithPendingPartitionAfterFatalError',
+  'testLookupCoordinatorOnDisconnectAfterSend',
+  'testLookupCoordinatorOnNotCoordinatorError',
+  'testMaybeAddPartitionToTransaction',
+  'testMultipleAddPartitionsPerForOneProduce',
+  'testNoDrainWhenPartitionsPending',
+  'testProducerFencedException',
+  'testRaiseErrorWhenNoPartitionsPendingOnDrain',
+  'testRetryAbortTransaction',
+  'testRetryAbortTransactionAfterCommitTimeout',
+  'testRetryCommitTransaction',
+  'testRetryCommitTransactionAfterAbortTimeout',
+  'testTransitionToAbortableErrorOnBatchExpiry',
+  'testTransitionToAbortableErrorOnMultipleBatchExpiry',
+  'testTransitionToFatalErrorWhenRetriedBatchIsExpired',
+]);
+
 /** Produce for p0 sent and waiting for its answer. */
 function inFlight(cfg: KafkaConfig, s: State, p = 0): State {
   return act(cfg, s, `sendProduce(p${p})`);
 }
 
 /** Cases whose expectations are the same in every release from 0.11.0 to 3.9. */
-function stateTransitionCases(cfg: KafkaConfig): void {
-  it('testNotReadyForSendBeforeInitTransactions', () => {
+function stateTransitionCases(cfg: KafkaConfig, t: Register): void {
+  t('testNotReadyForSendBeforeInitTransactions', () => {
     const s = initialOrInitializing(cfg);
-    for (const t of s) expect(enabled(cfg, t, 'send(p0)')).toBe(false);
+    for (const state of s) expect(enabled(cfg, state, 'send(p0)')).toBe(false);
   });
 
-  it('testNotReadyForSendBeforeBeginTransaction', () => {
+  t('testNotReadyForSendBeforeBeginTransaction', () => {
     const s = ready(cfg);
     expect(producer(s).tm).toBe(Tm.READY);
     expect(enabled(cfg, s, 'send(p0)')).toBe(false);
     expect(enabled(cfg, s, 'beginTransaction')).toBe(true);
   });
 
-  it('testNotReadyForSendAfterAbortableError', () => {
+  t('testNotReadyForSendAfterAbortableError', () => {
     const s = withTm(act(cfg, ready(cfg), 'beginTransaction'), Tm.ABORTABLE_ERROR);
     expect(enabled(cfg, s, 'send(p0)')).toBe(false);
     expect(enabled(cfg, s, 'commitTransaction')).toBe(false);
     expect(enabled(cfg, s, 'abortTransaction')).toBe(true);
   });
 
-  it('testNotReadyForSendAfterFatalError', () => {
+  t('testNotReadyForSendAfterFatalError', () => {
     const s = withTm(ready(cfg), Tm.FATAL_ERROR);
     expect(labels(cfg, s).filter((l) => l.startsWith('P0.0:'))).toEqual([]);
   });
 
-  it('testHasOngoingTransactionSuccessfulCommit', () => {
+  t('testHasOngoingTransactionSuccessfulCommit', () => {
     let s = ready(cfg);
     expect(hasOngoingTransaction(s)).toBe(false);
     s = act(cfg, s, 'beginTransaction');
@@ -74,7 +166,7 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     expect(producer(s).tm).toBe(Tm.READY);
   });
 
-  it('testHasOngoingTransactionSuccessfulAbort', () => {
+  t('testHasOngoingTransactionSuccessfulAbort', () => {
     let s = withPartitionsAdded(cfg, ready(cfg), [0]);
     expect(hasOngoingTransaction(s)).toBe(true);
     s = act(cfg, s, 'abortTransaction');
@@ -83,7 +175,7 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     expect(hasOngoingTransaction(s)).toBe(false);
   });
 
-  it('testHasOngoingTransactionAbortableError', () => {
+  t('testHasOngoingTransactionAbortableError', () => {
     let s = withTm(withPartitionsAdded(cfg, ready(cfg), [0]), Tm.ABORTABLE_ERROR);
     expect(hasOngoingTransaction(s)).toBe(true);
     s = act(cfg, s, 'abortTransaction');
@@ -92,12 +184,12 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     expect(hasOngoingTransaction(s)).toBe(false);
   });
 
-  it('testHasOngoingTransactionFatalError', () => {
+  t('testHasOngoingTransactionFatalError', () => {
     const s = withTm(withPartitionsAdded(cfg, ready(cfg), [0]), Tm.FATAL_ERROR);
     expect(hasOngoingTransaction(s)).toBe(false);
   });
 
-  it('testMaybeAddPartitionToTransaction', () => {
+  t('testMaybeAddPartitionToTransaction', () => {
     let s = act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)');
     expect(producer(s).pendingAdd).toBe(bit(0));
     expect(producer(s).added).toBe(0);
@@ -110,32 +202,34 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     expect(producer(s).added).toBe(bit(0));
   });
 
-  describe('isSendToPartitionAllowed: a batch for p0 may be drained', () => {
-    const pending = (): State => act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)');
-    const addInFlight = (): State => act(cfg, pending(), 'sendTxnRequest');
-    const added = (): State => withPartitionsAdded(cfg, ready(cfg), [0]);
-    it.each([
-      ['testIsSendToPartitionAllowedWithPendingPartitionAfterAbortableError', pending, Tm.ABORTABLE_ERROR, false],
-      ['testIsSendToPartitionAllowedWithInFlightPartitionAddAfterAbortableError', addInFlight, Tm.ABORTABLE_ERROR, false],
-      ['testIsSendToPartitionAllowedWithPendingPartitionAfterFatalError', pending, Tm.FATAL_ERROR, false],
-      ['testIsSendToPartitionAllowedWithInFlightPartitionAddAfterFatalError', addInFlight, Tm.FATAL_ERROR, false],
-      ['testIsSendToPartitionAllowedWithAddedPartitionAfterAbortableError', added, Tm.ABORTABLE_ERROR, true],
-      ['testIsSendToPartitionAllowedWithAddedPartitionAfterFatalError', added, Tm.FATAL_ERROR, false],
-      ['testIsSendToPartitionAllowedWithPartitionNotAdded', pending, Tm.IN_TRANSACTION, false],
-    ] as const)('%s', (_name, build, tm, allowed) => {
+  // isSendToPartitionAllowed: may a batch for p0 be drained?
+  const pending = (): State => act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)');
+  const addInFlight = (): State => act(cfg, pending(), 'sendTxnRequest');
+  const added = (): State => withPartitionsAdded(cfg, ready(cfg), [0]);
+  const cases = [
+    ['testIsSendToPartitionAllowedWithPendingPartitionAfterAbortableError', pending, Tm.ABORTABLE_ERROR, false],
+    ['testIsSendToPartitionAllowedWithInFlightPartitionAddAfterAbortableError', addInFlight, Tm.ABORTABLE_ERROR, false],
+    ['testIsSendToPartitionAllowedWithPendingPartitionAfterFatalError', pending, Tm.FATAL_ERROR, false],
+    ['testIsSendToPartitionAllowedWithInFlightPartitionAddAfterFatalError', addInFlight, Tm.FATAL_ERROR, false],
+    ['testIsSendToPartitionAllowedWithAddedPartitionAfterAbortableError', added, Tm.ABORTABLE_ERROR, true],
+    ['testIsSendToPartitionAllowedWithAddedPartitionAfterFatalError', added, Tm.FATAL_ERROR, false],
+    ['testIsSendToPartitionAllowedWithPartitionNotAdded', pending, Tm.IN_TRANSACTION, false],
+  ] as const;
+  for (const [name, build, tm, allowed] of cases) {
+    t(name, () => {
       const s = withTm(build(), tm);
       expect(enabled(cfg, s, 'sendProduce(p0)')).toBe(allowed);
     });
-  });
+  }
 
-  it('testNoDrainWhenPartitionsPending', () => {
+  t('testNoDrainWhenPartitionsPending', () => {
     const s = act(cfg, act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)'), 'send(p1)');
     expect(enabled(cfg, s, 'sendProduce(p0)')).toBe(false);
     expect(enabled(cfg, s, 'sendProduce(p1)')).toBe(false);
     expect(producer(s).tm).toBe(Tm.IN_TRANSACTION);
   });
 
-  it('testRaiseErrorWhenNoPartitionsPendingOnDrain', () => {
+  t('testRaiseErrorWhenNoPartitionsPendingOnDrain', () => {
     let s = act(cfg, act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)'), 'sendTxnRequest');
     // The AddPartitionsToTxn is in flight: still nothing to drain.
     expect(enabled(cfg, s, 'sendProduce(p0)')).toBe(false);
@@ -143,7 +237,7 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     expect(enabled(cfg, s, 'sendProduce(p0)')).toBe(true);
   });
 
-  it('testEndTxnNotSentIfIncompleteBatches', () => {
+  t('testEndTxnNotSentIfIncompleteBatches', () => {
     let s = act(cfg, inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0])), 'commitTransaction');
     expect(enabled(cfg, s, 'sendTxnRequest')).toBe(false);
     s = respond(cfg, s, leader(0), Api.Produce);
@@ -151,7 +245,7 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     expect(sentTo(s, TC)).toMatchObject([{ api: Api.EndTxn, commit: true }]);
   });
 
-  it('testFlushPendingPartitionsOnCommit', () => {
+  t('testFlushPendingPartitionsOnCommit', () => {
     let s = act(cfg, act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)'), 'commitTransaction');
     // 1. AddPartitionsToTxn, 2. Produce, 3. EndTxn.
     s = act(cfg, s, 'sendTxnRequest');
@@ -166,7 +260,7 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     expect(hasOngoingTransaction(s)).toBe(false);
   });
 
-  it('testMultipleAddPartitionsPerForOneProduce', () => {
+  t('testMultipleAddPartitionsPerForOneProduce', () => {
     let s = withPartitionsAdded(cfg, ready(cfg), [0]);
     s = act(cfg, act(cfg, s, 'send(p1)'), 'sendTxnRequest');
     // The second AddPartitionsToTxn carries only the new partition.
@@ -175,7 +269,7 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     expect(producer(s).added).toBe(bit(0) | bit(1));
   });
 
-  it.each(['testCommitTransactionWithUnsentProduceRequest', 'testCommitTransactionWithInFlightProduceRequest'])('%s', (name) => {
+  for (const name of ['testCommitTransactionWithUnsentProduceRequest', 'testCommitTransactionWithInFlightProduceRequest']) t(name, () => {
     let s = withPartitionsAdded(cfg, ready(cfg), [0]);
     if (name.endsWith('InFlightProduceRequest')) s = inFlight(cfg, s);
     s = act(cfg, s, 'commitTransaction');
@@ -189,7 +283,7 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     expect(producer(s).tm).toBe(Tm.READY);
   });
 
-  it('testCancelUnsentAddPartitionsAndProduceOnAbort', () => {
+  t('testCancelUnsentAddPartitionsAndProduceOnAbort', () => {
     let s = act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)');
     s = act(cfg, s, 'abortTransaction');
     // Nothing was added: the abort completes without an EndTxn, and the batch is failed.
@@ -199,21 +293,21 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     expect(producer(s).batches).toEqual([]);
   });
 
-  it.each([
+  each(t, [
     ['testRetryAbortTransactionAfterCommitTimeout', 'commitTransaction', 'abortTransaction'],
     ['testRetryCommitTransactionAfterAbortTimeout', 'abortTransaction', 'commitTransaction'],
-  ])('%s', (_name, first, second) => {
+  ], '', (_name, first, second) => {
     const s = act(cfg, withPartitionsAdded(cfg, ready(cfg), [0]), first);
     expect(enabled(cfg, s, second)).toBe(false);
   });
 
-  it('testInitializeTransactionsTwiceRaisesError', () => {
+  t('testInitializeTransactionsTwiceRaisesError', () => {
     const s = ready(cfg);
     expect(producer(s)).toMatchObject({ pid: PID, epoch: EPOCH });
     expect(enabled(cfg, s, 'initTransactions')).toBe(false);
   });
 
-  it('testForegroundInvalidStateTransitionIsRecoverable', () => {
+  t('testForegroundInvalidStateTransitionIsRecoverable', () => {
     expect(enabled(cfg, initial(cfg), 'abortTransaction')).toBe(false);
     // The model's transactions send a record: it is acknowledged before the commit.
     let s = respond(cfg, inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [1]), 1), leader(1), Api.Produce);
@@ -223,7 +317,7 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     expect(producer(s).tm).toBe(Tm.READY);
   });
 
-  it('testLookupCoordinatorOnNotCoordinatorError', () => {
+  t('testLookupCoordinatorOnNotCoordinatorError', () => {
     let s = act(cfg, initial(cfg), 'initTransactions');
     s = respond(cfg, s, TC, Api.InitProducerId, { error: Err.NOT_COORDINATOR });
     expect(producer(s)).toMatchObject({ tm: Tm.INITIALIZING, pid: NO_PID });
@@ -232,7 +326,7 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     expect(producer(s)).toMatchObject({ tm: Tm.READY, pid: PID, epoch: EPOCH });
   });
 
-  it('testLookupCoordinatorOnDisconnectAfterSend', () => {
+  t('testLookupCoordinatorOnDisconnectAfterSend', () => {
     let s = act(cfg, initial(cfg), 'initTransactions');
     // The disconnect: the client gives the request up and sends it again on a new connection.
     s = take(cfg, s, 'P0.0: requestTimeout(InitProducerId)');
@@ -243,16 +337,16 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     expect(producer(s)).toMatchObject({ tm: Tm.READY, pid: PID, epoch: EPOCH });
   });
 
-  it.each([
+  each(t, [
     ['testProducerFencedExceptionInInitProducerId', Err.PRODUCER_FENCED],
     ['testInvalidProducerEpochConvertToProducerFencedInInitProducerId', Err.INVALID_PRODUCER_EPOCH],
-  ])('%s', (_name, error) => {
+  ], '', (_name, error) => {
     const s = respond(cfg, act(cfg, initial(cfg), 'initTransactions'), TC, Api.InitProducerId, { error, pid: PID, epoch: EPOCH });
     expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
     expect(enabled(cfg, s, 'beginTransaction')).toBe(false);
   });
 
-  it('testRetriableErrors (part: InitProducerId and EndTxn answered CONCURRENT_TRANSACTIONS)', () => {
+  t('testRetriableErrors (part: InitProducerId and EndTxn answered CONCURRENT_TRANSACTIONS)', () => {
     let s = act(cfg, initial(cfg), 'initTransactions');
     s = respond(cfg, s, TC, Api.InitProducerId, { error: Err.CONCURRENT_TRANSACTIONS });
     expect(producer(s).tm).toBe(Tm.INITIALIZING);
@@ -266,11 +360,11 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     expect(producer(s).tm).toBe(Tm.READY);
   });
 
-  it.each([
+  each(t, [
     ['testProducerFencedInAddPartitionToTxn', Err.PRODUCER_FENCED],
     ['testInvalidProducerEpochConvertToProducerFencedInAddPartitionToTxn', Err.INVALID_PRODUCER_EPOCH],
     ['testInvalidTxnStateInAddPartitions', Err.INVALID_TXN_STATE],
-  ])('%s', (_name, error) => {
+  ], '', (_name, error) => {
     let s = act(cfg, act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)'), 'sendTxnRequest');
     s = respond(cfg, s, TC, Api.AddPartitionsToTxn, { error });
     expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
@@ -278,24 +372,24 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     expect(enabled(cfg, s, 'commitTransaction')).toBe(false);
   });
 
-  it.each([
+  each(t, [
     ['testAddPartitionToTransactionOverridesRetryBackoffForConcurrentTransactions', Err.CONCURRENT_TRANSACTIONS],
     ['testAddPartitionToTransactionRetainsRetryBackoffForRegularRetriableError', Err.COORDINATOR_NOT_AVAILABLE],
-  ])('%s (part: the request is retried; the backoff is not modelled)', (_name, error) => {
+  ], ' (part: the request is retried; the backoff is not modelled)', (_name, error) => {
     let s = act(cfg, act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)'), 'sendTxnRequest');
     s = respond(cfg, s, TC, Api.AddPartitionsToTxn, { error });
     expect(producer(s)).toMatchObject({ tm: Tm.IN_TRANSACTION, added: 0 });
     expect(sentTo(s, TC)).toMatchObject([{ api: Api.AddPartitionsToTxn, partitions: bit(0) }]);
   });
 
-  it('testAddPartitionToTransactionRetainsRetryBackoffWhenPartitionsAlreadyAdded (part: the request is retried)', () => {
+  t('testAddPartitionToTransactionRetainsRetryBackoffWhenPartitionsAlreadyAdded (part: the request is retried)', () => {
     let s = act(cfg, act(cfg, withPartitionsAdded(cfg, ready(cfg), [0]), 'send(p1)'), 'sendTxnRequest');
     s = respond(cfg, s, TC, Api.AddPartitionsToTxn, { error: Err.CONCURRENT_TRANSACTIONS });
     expect(producer(s)).toMatchObject({ tm: Tm.IN_TRANSACTION, added: bit(0) });
     expect(sentTo(s, TC)).toMatchObject([{ api: Api.AddPartitionsToTxn, partitions: bit(1) }]);
   });
 
-  it('testAbortResendsAddPartitionErrorIfRetried', () => {
+  t('testAbortResendsAddPartitionErrorIfRetried', () => {
     // CONCURRENT_TRANSACTIONS for UNKNOWN_TOPIC_OR_PARTITION: both re-enqueue the AddPartitionsToTxn.
     let s = act(cfg, act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)'), 'sendTxnRequest');
     s = respond(cfg, s, TC, Api.AddPartitionsToTxn, { error: Err.CONCURRENT_TRANSACTIONS });
@@ -309,7 +403,7 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     expect(producer(s).batches).toEqual([]);
   });
 
-  it('testInvalidProducerEpochConvertToProducerFencedInEndTxn', () => {
+  t('testInvalidProducerEpochConvertToProducerFencedInEndTxn', () => {
     let s = act(cfg, act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)'), 'commitTransaction');
     s = respond(cfg, act(cfg, s, 'sendTxnRequest'), TC, Api.AddPartitionsToTxn);
     s = respond(cfg, inFlight(cfg, s), leader(0), Api.Produce);
@@ -318,7 +412,7 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     for (const a of ['beginTransaction', 'commitTransaction', 'abortTransaction']) expect(enabled(cfg, s, a)).toBe(false);
   });
 
-  it('testDisallowCommitOnProduceFailure', () => {
+  t('testDisallowCommitOnProduceFailure', () => {
     let s = act(cfg, act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)'), 'commitTransaction');
     s = respond(cfg, act(cfg, s, 'sendTxnRequest'), TC, Api.AddPartitionsToTxn);
     s = respond(cfg, inFlight(cfg, s), leader(0), Api.Produce, { error: Err.OUT_OF_ORDER_SEQUENCE_NUMBER });
@@ -332,7 +426,7 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     expect(producer(s).tm).toBe(Tm.READY);
   });
 
-  it('testAbortableErrorWhileAbortInProgress', () => {
+  t('testAbortableErrorWhileAbortInProgress', () => {
     let s = inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0]));
     s = act(cfg, s, 'abortTransaction');
     s = respond(cfg, s, leader(0), Api.Produce, { error: Err.OUT_OF_ORDER_SEQUENCE_NUMBER });
@@ -342,7 +436,7 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     expect(producer(s).tm).toBe(Tm.READY);
   });
 
-  it('resendFailedProduceRequestAfterAbortableError', () => {
+  t('resendFailedProduceRequestAfterAbortableError', () => {
     // NOT_ENOUGH_REPLICAS for NOT_LEADER_OR_FOLLOWER: both are retriable, the batch is re-enqueued.
     let s = inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0]));
     s = respond(cfg, s, leader(0), Api.Produce, { error: Err.NOT_ENOUGH_REPLICAS });
@@ -354,7 +448,7 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     expect(producer(s).tm).toBe(Tm.ABORTABLE_ERROR);
   });
 
-  it('testAbortResendsProduceRequestIfRetried', () => {
+  t('testAbortResendsProduceRequestIfRetried', () => {
     // REQUEST_TIMED_OUT: the model's Produce timeout re-sends the batch on a new connection.
     let s = inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0]));
     s = take(cfg, s, 'P0.0: produceTimeout(p0)');
@@ -366,21 +460,21 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     expect(producer(s).tm).toBe(Tm.READY);
   });
 
-  it('testTransitionToAbortableErrorOnBatchExpiry', () => {
+  t('testTransitionToAbortableErrorOnBatchExpiry', () => {
     // The model expires batches in flight; one never retried takes the same path as an unsent one.
     const s = take(cfg, inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0])), 'P0.0: batchExpired(p0)');
     expect(producer(s).batches).toEqual([]);
     expect(producer(s).tm).toBe(Tm.ABORTABLE_ERROR);
   });
 
-  it('testTransitionToAbortableErrorOnMultipleBatchExpiry', () => {
+  t('testTransitionToAbortableErrorOnMultipleBatchExpiry', () => {
     let s = inFlight(cfg, inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0, 1]), 0), 1);
     s = take(cfg, take(cfg, s, 'P0.0: batchExpired(p0)'), 'P0.0: batchExpired(p1)');
     expect(producer(s).batches).toEqual([]);
     expect(producer(s).tm).toBe(Tm.ABORTABLE_ERROR);
   });
 
-  it('testDropCommitOnBatchExpiry', () => {
+  t('testDropCommitOnBatchExpiry', () => {
     let s = act(cfg, inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0])), 'commitTransaction');
     s = take(cfg, s, 'P0.0: batchExpired(p0)');
     expect(producer(s).tm).toBe(Tm.ABORTABLE_ERROR);
@@ -391,6 +485,21 @@ function stateTransitionCases(cfg: KafkaConfig): void {
     expect(hasOngoingTransaction(s)).toBe(false);
     expect(producer(s).added).toBe(0);
   });
+}
+
+/** Registers a case named after a Kafka test when the branch read has that test. */
+type Register = (name: string, fn: () => void) => void;
+
+/** `has` says which Kafka test names (without a " (part ...)" suffix) the describe's branch has. */
+function register(has: (name: string) => boolean): Register {
+  return (name, fn) => {
+    if (has(name.replace(/ \(.*$/, ''))) it(name, fn);
+  };
+}
+
+/** One case per row, named by the row's first element plus `suffix`. */
+function each<R extends readonly [string, ...unknown[]]>(t: Register, rows: readonly R[], suffix: string, fn: (...row: R) => void): void {
+  for (const row of rows) t(`${row[0]}${suffix}`, () => fn(...row));
 }
 
 /** Before initTransactions and while its InitProducerId is out. */
@@ -406,7 +515,7 @@ function withTm(s: State, tm: Tm): State {
 
 describe('TransactionManagerTest (apache/kafka 0.11.0, kafka-0.11)', () => {
   const cfg = clientConfig('kafka-0.11');
-  stateTransitionCases(cfg);
+  stateTransitionCases(cfg, register((name) => AT_0_11_0.has(name)));
 
   it('testProducerFencedException', () => {
     // 0.11.0: INVALID_PRODUCER_EPOCH is ProducerFencedException, which Sender.failBatch makes fatal.
@@ -425,11 +534,17 @@ describe('TransactionManagerTest (apache/kafka 0.11.0, kafka-0.11)', () => {
   });
 });
 
+// Tests newer than 0.11.0 whose response handlers answer the same in 0.11.0's TransactionManager.
+describe('TransactionManagerTest (apache/kafka 3.8, kafka-0.11)', () => {
+  stateTransitionCases(clientConfig('kafka-0.11'), register((name) => !AT_0_11_0.has(name)));
+});
+
 describe('TransactionManagerTest (apache/kafka 3.8, kafka-3.6)', () => {
   const cfg = clientConfig('kafka-3.6');
-  stateTransitionCases(cfg);
-  kip360Cases(cfg);
-  offsetCases(transformConfig('kafka-3.6'));
+  const all = register(() => true);
+  stateTransitionCases(cfg, all);
+  kip360Cases(cfg, all);
+  offsetCases(transformConfig('kafka-3.6'), all);
 
   it.each(['testRetryCommitTransaction', 'testRetryAbortTransaction'])('%s', (name) => {
     const commit = name === 'testRetryCommitTransaction';
@@ -462,14 +577,24 @@ describe('TransactionManagerTest (apache/kafka 3.8, kafka-3.6)', () => {
 
 describe('TransactionManagerTest (apache/kafka 2.5, kafka-3.5)', () => {
   const cfg = clientConfig('kafka-3.5');
-  stateTransitionCases(cfg);
-  kip360Cases(cfg);
-  offsetCases(transformConfig('kafka-3.5'));
+  const at25 = register((name) => AT_2_5.has(name));
+  stateTransitionCases(cfg, at25);
+  kip360Cases(cfg, at25);
+  offsetCases(transformConfig('kafka-3.5'), at25);
+});
+
+// Tests newer than 2.5 (testInvalidProducerEpochFromProduce is 2.7+, KIP-588).
+describe('TransactionManagerTest (apache/kafka 3.8, kafka-3.5)', () => {
+  const cfg = clientConfig('kafka-3.5');
+  const after25 = register((name) => !AT_2_5.has(name));
+  stateTransitionCases(cfg, after25);
+  kip360Cases(cfg, after25);
+  offsetCases(transformConfig('kafka-3.5'), after25);
 });
 
 /** Cases of a KIP-360 client (2.5+: InitProducerId v3, the client bumps its epoch). */
-function kip360Cases(cfg: KafkaConfig): void {
-  it('testBumpTransactionalEpochOnRecoverableAddPartitionRequestError', () => {
+function kip360Cases(cfg: KafkaConfig, t: Register): void {
+  t('testBumpTransactionalEpochOnRecoverableAddPartitionRequestError', () => {
     let s = act(cfg, act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)'), 'sendTxnRequest');
     s = respond(cfg, s, TC, Api.AddPartitionsToTxn, { error: Err.INVALID_PRODUCER_ID_MAPPING });
     expect(producer(s).tm).toBe(Tm.ABORTABLE_ERROR);
@@ -483,7 +608,7 @@ function kip360Cases(cfg: KafkaConfig): void {
     expect(producer(s)).toMatchObject({ tm: Tm.READY, epoch: EPOCH + 1 });
   });
 
-  it('testInvalidProducerEpochFromProduce', () => {
+  t('testInvalidProducerEpochFromProduce', () => {
     let s = inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0]));
     s = respond(cfg, s, leader(0), Api.Produce, { error: Err.INVALID_PRODUCER_EPOCH });
     expect(producer(s).tm).toBe(Tm.ABORTABLE_ERROR);
@@ -494,7 +619,7 @@ function kip360Cases(cfg: KafkaConfig): void {
     expect(sentTo(s, TC)).toMatchObject([{ api: Api.InitProducerId, pid: PID, epoch: EPOCH }]);
   });
 
-  it('testAllowAbortOnProduceFailure', () => {
+  t('testAllowAbortOnProduceFailure', () => {
     let s = inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0]));
     s = respond(cfg, s, leader(0), Api.Produce, { error: Err.OUT_OF_ORDER_SEQUENCE_NUMBER });
     expect(producer(s).tm).toBe(Tm.ABORTABLE_ERROR);
@@ -503,7 +628,7 @@ function kip360Cases(cfg: KafkaConfig): void {
     expect(producer(s)).toMatchObject({ tm: Tm.READY, epoch: EPOCH + 1 });
   });
 
-  it('testBumpTransactionalEpochOnAbortableError', () => {
+  t('testBumpTransactionalEpochOnAbortableError', () => {
     // OUT_OF_ORDER_SEQUENCE_NUMBER for TOPIC_AUTHORIZATION_FAILED: the same non-fatal branch of
     // maybeTransitionToErrorState.
     let s = withPartitionsAdded(cfg, ready(cfg), [0]);
@@ -519,7 +644,7 @@ function kip360Cases(cfg: KafkaConfig): void {
     expect(producer(s).nextSeq[0]).toBe(0);
   });
 
-  it('testBumpTransactionalEpochOnTimeout', () => {
+  t('testBumpTransactionalEpochOnTimeout', () => {
     let s = withPartitionsAdded(cfg, ready(cfg), [0]);
     s = respond(cfg, inFlight(cfg, act(cfg, s, 'send(p0)')), leader(0), Api.Produce);
     s = respond(cfg, inFlight(cfg, s), leader(0), Api.Produce);
@@ -532,7 +657,7 @@ function kip360Cases(cfg: KafkaConfig): void {
     expect(producer(withPartitionsAdded(cfg, s, [0])).nextSeq[0]).toBe(0);
   });
 
-  it('testDisallowCommitOnProduceFailure (part: the abort needs no epoch bump)', () => {
+  t('testDisallowCommitOnProduceFailure (part: the abort needs no epoch bump)', () => {
     let s = act(cfg, inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0])), 'commitTransaction');
     s = respond(cfg, s, leader(0), Api.Produce, { error: Err.OUT_OF_ORDER_SEQUENCE_NUMBER });
     s = respond(cfg, act(cfg, act(cfg, s, 'abortTransaction'), 'sendTxnRequest'), TC, Api.EndTxn);
@@ -560,8 +685,8 @@ function addOffsetsInFlight(cfg: KafkaConfig): State {
 }
 
 /** AddOffsetsToTxn and TxnOffsetCommit cases of a 2.5+ client (KIP-447 and KIP-360). */
-function offsetCases(cfg: KafkaConfig): void {
-  it('testBasicTransaction', () => {
+function offsetCases(cfg: KafkaConfig, t: Register): void {
+  t('testBasicTransaction', () => {
     let s = offsetCommitInFlight(cfg);
     expect(sentTo(s, groupCoordinator(cfg))).toMatchObject([{ api: Api.TxnOffsetCommit, pid: PID, epoch: EPOCH }]);
     s = respond(cfg, s, groupCoordinator(cfg), Api.TxnOffsetCommit);
@@ -571,17 +696,17 @@ function offsetCases(cfg: KafkaConfig): void {
     expect(producer(s)).toMatchObject({ tm: Tm.READY, added: 0 });
   });
 
-  it.each([
+  each(t, [
     ['testProducerFencedInAddOffSetsToTxn', Err.INVALID_PRODUCER_EPOCH],
     ['testInvalidProducerEpochConvertToProducerFencedInAddOffSetsToTxn', Err.INVALID_PRODUCER_EPOCH],
     ['testInvalidTxnStateFailureInAddOffsetsToTxn', Err.INVALID_TXN_STATE],
-  ])('%s', (_name, error) => {
+  ], '', (_name, error) => {
     const s = respond(cfg, addOffsetsInFlight(cfg), TC, Api.AddOffsetsToTxn, { error });
     expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
     expect(enabled(cfg, s, 'abortTransaction')).toBe(false);
   });
 
-  it('testBumpTransactionalEpochOnRecoverableAddOffsetsRequestError', () => {
+  t('testBumpTransactionalEpochOnRecoverableAddOffsetsRequestError', () => {
     let s = respond(cfg, addOffsetsInFlight(cfg), TC, Api.AddOffsetsToTxn, { error: Err.INVALID_PRODUCER_ID_MAPPING });
     expect(producer(s).tm).toBe(Tm.ABORTABLE_ERROR);
     s = act(cfg, s, 'abortTransaction');
@@ -593,15 +718,15 @@ function offsetCases(cfg: KafkaConfig): void {
     expect(producer(s)).toMatchObject({ tm: Tm.READY, epoch: EPOCH + 1 });
   });
 
-  it.each([
+  each(t, [
     ['testHandlingOfProducerFencedErrorOnTxnOffsetCommit', Err.PRODUCER_FENCED],
     ['testHandlingOfInvalidProducerEpochErrorOnTxnOffsetCommit', Err.INVALID_PRODUCER_EPOCH],
-  ])('%s', (_name, error) => {
+  ], '', (_name, error) => {
     const s = respond(cfg, offsetCommitInFlight(cfg), groupCoordinator(cfg), Api.TxnOffsetCommit, { error });
     expect(producer(s)).toMatchObject({ tm: Tm.FATAL_ERROR, offsetsCommitted: false });
   });
 
-  it('testHandlingOfCoordinatorLoadingErrorOnTxnOffsetCommit (part: NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE)', () => {
+  t('testHandlingOfCoordinatorLoadingErrorOnTxnOffsetCommit (part: NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE)', () => {
     // The model's coordinator errors take the handler's lookup-and-retry branch, as loading does the retry one.
     for (const error of [Err.NOT_COORDINATOR, Err.COORDINATOR_NOT_AVAILABLE]) {
       let s = respond(cfg, offsetCommitInFlight(cfg), groupCoordinator(cfg), Api.TxnOffsetCommit, { error });
@@ -611,7 +736,7 @@ function offsetCases(cfg: KafkaConfig): void {
     }
   });
 
-  it('testIllegalGenerationInTxnOffsetCommitByGroupMetadata', () => {
+  t('testIllegalGenerationInTxnOffsetCommitByGroupMetadata', () => {
     let s = respond(cfg, offsetCommitInFlight(cfg), groupCoordinator(cfg), Api.TxnOffsetCommit, { error: Err.ILLEGAL_GENERATION });
     // assertAbortableError: commit refused, abort accepted.
     expect(producer(s).tm).toBe(Tm.ABORTABLE_ERROR);
@@ -635,5 +760,78 @@ describe('TransactionManagerTest (apache/kafka 2.5, testTransitionToFatalErrorWh
     s = take(cfg, s, 'P0.0: batchExpired(p0)');
     expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
     expect(hasOngoingTransaction(s)).toBe(false);
+  });
+});
+
+// Rules read in TransactionManager.java / Sender.java where no TransactionManagerTest case pins
+// them down; named after the source method and the branch read.
+describe('TransactionManager.java source rules (apache/kafka 0.11.0, 2.5, 3.8; 4.0 from PR threads)', () => {
+  it('maybeResolveSequences (3.8, kafka-3.6): a retried batch that expires while committing still requires an epoch bump', () => {
+    const cfg = clientConfig('kafka-3.6');
+    let s = inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0]));
+    s = respond(cfg, s, leader(0), Api.Produce, { error: Err.NOT_ENOUGH_REPLICAS });
+    s = take(cfg, act(cfg, s, 'commitTransaction'), 'P0.0: batchExpired(p0)');
+    expect(producer(s)).toMatchObject({ tm: Tm.ABORTABLE_ERROR, bumpRequired: true });
+    s = respond(cfg, act(cfg, act(cfg, s, 'abortTransaction'), 'sendTxnRequest'), TC, Api.EndTxn);
+    expect(producer(s).tm).toBe(Tm.INITIALIZING);
+  });
+
+  it('Sender.sendProducerData (2.5, kafka-0.11): a batch re-sent after a request timeout is in retry too', () => {
+    const cfg = clientConfig('kafka-0.11');
+    let s = inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0]));
+    s = take(cfg, take(cfg, s, 'P0.0: produceTimeout(p0)'), 'P0.0: batchExpired(p0)');
+    expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
+  });
+
+  it('Sender.sendProducerData (2.5, kafka-0.11): a batch never retried expires as an abortable error', () => {
+    const cfg = clientConfig('kafka-0.11');
+    const s = take(cfg, inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0])), 'P0.0: batchExpired(p0)');
+    expect(producer(s)).toMatchObject({ tm: Tm.ABORTABLE_ERROR, bumpRequired: false });
+  });
+
+  it('maybeResolveSequences with canHandleAbortableError (KAFKA-17898, PR #17849, 4.0, kafka-4.0): abortable, the client does not bump', () => {
+    const cfg = clientConfig('kafka-4.0');
+    // Transaction version 2: no AddPartitionsToTxn, the batch goes straight out.
+    let s = inFlight(cfg, act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)'));
+    s = respond(cfg, s, leader(0), Api.Produce, { error: Err.NOT_ENOUGH_REPLICAS });
+    s = take(cfg, s, 'P0.0: batchExpired(p0)');
+    expect(producer(s)).toMatchObject({ tm: Tm.ABORTABLE_ERROR, bumpRequired: false });
+  });
+
+  it('AddPartitionsToTxnHandler (0.11.0, kafka-0.11): INVALID_PRODUCER_ID_MAPPING is fatal', () => {
+    const cfg = clientConfig('kafka-0.11');
+    let s = act(cfg, act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)'), 'sendTxnRequest');
+    s = respond(cfg, s, TC, Api.AddPartitionsToTxn, { error: Err.INVALID_PRODUCER_ID_MAPPING });
+    expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
+  });
+
+  it('EndTxnHandler.abortableErrorIfPossible (2.5, kafka-3.5): INVALID_PRODUCER_ID_MAPPING while committing requires a bump', () => {
+    const cfg = clientConfig('kafka-3.5');
+    let s = respond(cfg, inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0])), leader(0), Api.Produce);
+    s = act(cfg, act(cfg, s, 'commitTransaction'), 'sendTxnRequest');
+    s = respond(cfg, s, TC, Api.EndTxn, { error: Err.INVALID_PRODUCER_ID_MAPPING });
+    expect(producer(s)).toMatchObject({ tm: Tm.ABORTABLE_ERROR, bumpRequired: true });
+  });
+
+  it('EndTxnHandler (KAFKA-18019, PR #17822, 4.0, kafka-4.0): INVALID_PRODUCER_ID_MAPPING is fatal', () => {
+    const cfg = clientConfig('kafka-4.0');
+    let s = respond(cfg, inFlight(cfg, act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)')), leader(0), Api.Produce);
+    s = act(cfg, act(cfg, s, 'commitTransaction'), 'sendTxnRequest');
+    s = respond(cfg, s, TC, Api.EndTxn, { error: Err.INVALID_PRODUCER_ID_MAPPING });
+    expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
+  });
+
+  it('TxnOffsetCommitHandler (3.8, kafka-3.6): INVALID_TXN_STATE is an unexpected error, fatal', () => {
+    // What a pre-3.8 client gets when verification finds the offsets partition outside the transaction.
+    const cfg = transformConfig('kafka-3.6');
+    const s = respond(cfg, offsetCommitInFlight(cfg), groupCoordinator(cfg), Api.TxnOffsetCommit, { error: Err.INVALID_TXN_STATE });
+    expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
+  });
+
+  it('Errors.INVALID_PRODUCER_EPOCH (2.7, KIP-588, kafka-3.5): a Produce answered INVALID_PRODUCER_EPOCH while committing is abortable without a bump', () => {
+    const cfg = clientConfig('kafka-3.5');
+    let s = act(cfg, inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0])), 'commitTransaction');
+    s = respond(cfg, s, leader(0), Api.Produce, { error: Err.INVALID_PRODUCER_EPOCH });
+    expect(producer(s)).toMatchObject({ tm: Tm.ABORTABLE_ERROR, bumpRequired: false });
   });
 });
