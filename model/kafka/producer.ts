@@ -313,13 +313,11 @@ export function produceTimeout(cfg: KafkaConfig, s: State, i: number, partition:
   const p = s.producers[i]!;
   const slot = connSlot(LEADER_BASE + partition);
   const conns = setAt(p.conns, slot, p.conns[slot]! + 1);
+  const inFlight = (b: ClientBatch): boolean => b.partition === partition && b.status === BatchStatus.InFlight;
   let network = s.network;
-  const batches = p.batches.map((b) => {
-    if (b.partition !== partition || b.status !== BatchStatus.InFlight) return b;
-    network = send(network, i, LEADER_BASE + partition, conns[slot]!, produceRequest(cfg, i, p, b));
-    // The disconnect fails the request with a retriable error: the batch is re-enqueued (inRetry).
-    return { ...b, retried: true };
-  });
+  for (const b of p.batches.filter(inFlight)) network = send(network, i, LEADER_BASE + partition, conns[slot]!, produceRequest(cfg, i, p, b));
+  // The disconnect fails the request with a retriable error: the batch is re-enqueued (inRetry).
+  const batches = p.batches.map((b) => (inFlight(b) ? { ...b, retried: true } : b));
   return { ...put(s, i, { ...p, conns, batches }), network };
 }
 
