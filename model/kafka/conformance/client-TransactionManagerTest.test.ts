@@ -835,3 +835,16 @@ describe('TransactionManager.java source rules (apache/kafka 0.11.0, 2.5, 3.8; 4
     expect(producer(s)).toMatchObject({ tm: Tm.ABORTABLE_ERROR, bumpRequired: false });
   });
 });
+
+// 2.5 and 2.6 are kafka-3.5 before KIP-588: INVALID_PRODUCER_EPOCH still meant ProducerFencedException.
+describe('TransactionManagerTest (apache/kafka 2.5, kafka-3.5 with kip588 off)', () => {
+  const cfg = clientConfig('kafka-3.5', {}, { kip588: false });
+
+  it('testProducerFencedException', () => {
+    let s = inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0]));
+    s = respond(cfg, s, leader(0), Api.Produce, { error: Err.INVALID_PRODUCER_EPOCH });
+    expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
+    // beginTransaction, beginCommit, beginAbort and sendOffsetsToTransaction all throw.
+    for (const a of ['beginTransaction', 'commitTransaction', 'abortTransaction', 'sendOffsetsToTransaction']) expect(enabled(cfg, s, a)).toBe(false);
+  });
+});

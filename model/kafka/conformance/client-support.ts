@@ -1,7 +1,7 @@
 // Helpers for the client cases: the producer's requests are answered by hand, as
 // TransactionManagerTest answers them with MockClient.prepareResponse, and the client's actions are
 // taken by their labels.
-import type { KafkaConfig } from '../config.ts';
+import type { KafkaConfig, Rules } from '../config.ts';
 import { connSlot } from '../network.ts';
 import { type Producer, type Request, type Response, type State, Api, Tm } from '../state.ts';
 import { type Bounds, TC, initial, kafkaConfig, labels, leader, response, take } from './harness.ts';
@@ -14,9 +14,9 @@ export const PID = 13131;
 export const EPOCH = 1;
 
 /** Bounds with the faults a case needs to take timeouts and expiries, and three records a transaction. */
-export function clientConfig(generation: string, bounds: Bounds = {}): KafkaConfig {
+export function clientConfig(generation: string, bounds: Bounds = {}, rules: Partial<Rules> = {}): KafkaConfig {
   const faults = { requestLoss: 0, responseLoss: 0, requestTimeouts: 3, batchExpiries: 2, producerCrashes: 0, coordinatorFailovers: 0, transactionTimeouts: 0 };
-  return kafkaConfig(generation, { faults, recordsPerTransaction: 3, ...bounds });
+  return kafkaConfig(generation, { faults, recordsPerTransaction: 3, ...bounds }, rules);
 }
 
 /** The consume-transform-produce app: TxnOffsetCommit goes to the group coordinator, leader(partitions). */
