@@ -9,6 +9,8 @@ import type { FaultBudget, Request, State } from './state.ts';
 export interface Rules {
   /** KIP-360 (2.5): the client bumps its epoch with InitProducerId(pid, epoch) after an abortable error. */
   readonly kip360: boolean;
+  /** KIP-588 (2.7): INVALID_PRODUCER_EPOCH on Produce is abortable; before, the client read it as ProducerFencedException. */
+  readonly kip588: boolean;
   /** KAFKA-6119 (1.0): a transaction-timeout abort bumps the epoch, fencing the old producer. */
   readonly timeoutFence: boolean;
   /** KIP-447 (2.5): TxnOffsetCommit carries the member's generation; older generations are fenced. */

@@ -154,7 +154,7 @@ export function step(cfg: KafkaConfig, s: State, a: Action): State {
     case ActionKind.produceTimeout:
       return producer.produceTimeout(cfg, spend(s, 'requestTimeouts'), a.actor, a.target);
     case ActionKind.batchExpired:
-      return producer.batchExpired(rules, spend(s, 'batchExpiries'), a.actor, a.target);
+      return producer.batchExpired(cfg, spend(s, 'batchExpiries'), a.actor, a.target);
     case ActionKind.crash:
       return producer.crash(spend(s, 'producerCrashes'), a.actor);
     case ActionKind.transactionTimeout:

@@ -124,7 +124,7 @@ export function sendRecord(cfg: KafkaConfig, rules: Rules, s: State, i: number, 
   const p = s.producers[i]!;
   const known = (p.added | p.pendingAdd) & bit(partition);
   const value = isTransform(cfg) ? p.inputPosition + p.recordsSent : -1;
-  const batch: ClientBatch = { partition, seq: -1, status: BatchStatus.Queued, value, ghostRecord: p.recordsSent };
+  const batch: ClientBatch = { partition, seq: -1, status: BatchStatus.Queued, retried: false, value, ghostRecord: p.recordsSent };
   const txn = currentTxn(cfg, i, p);
   // Transaction version 2: no AddPartitionsToTxn; the leader adds the partition when the batch arrives.
   const implicit = rules.tv2
@@ -299,10 +299,13 @@ export function canTimeOutProduce(p: Producer, partition: number): boolean {
   return isActive(p) && p.batches.some((b) => b.partition === partition && b.status === BatchStatus.InFlight);
 }
 
-function resendBatch(cfg: KafkaConfig, s: State, i: number, b: ClientBatch): State {
+/** The batch at `index` goes again after a retriable error (Sender.reenqueueBatch): it is now in retry. */
+function resendBatch(cfg: KafkaConfig, s: State, i: number, index: number): State {
   const p = s.producers[i]!;
+  const b: ClientBatch = { ...p.batches[index]!, retried: true };
   const node = LEADER_BASE + b.partition;
-  return { ...s, network: send(s.network, i, node, p.conns[connSlot(node)]!, produceRequest(cfg, i, p, b)) };
+  const next: Producer = { ...p, batches: setAt(p.batches, index, b) };
+  return { ...put(s, i, next), network: send(s.network, i, node, p.conns[connSlot(node)]!, produceRequest(cfg, i, p, b)) };
 }
 
 /** Produce request timeout with retries left: same pid, epoch and sequence on a new connection. */
@@ -310,39 +313,71 @@ export function produceTimeout(cfg: KafkaConfig, s: State, i: number, partition:
   const p = s.producers[i]!;
   const slot = connSlot(LEADER_BASE + partition);
   const conns = setAt(p.conns, slot, p.conns[slot]! + 1);
+  const inFlight = (b: ClientBatch): boolean => b.partition === partition && b.status === BatchStatus.InFlight;
   let network = s.network;
-  for (const b of p.batches) {
-    if (b.partition === partition && b.status === BatchStatus.InFlight) {
-      network = send(network, i, LEADER_BASE + partition, conns[slot]!, produceRequest(cfg, i, p, b));
-    }
-  }
-  return { ...put(s, i, { ...p, conns }), network };
+  for (const b of p.batches.filter(inFlight)) network = send(network, i, LEADER_BASE + partition, conns[slot]!, produceRequest(cfg, i, p, b));
+  // The disconnect fails the request with a retriable error: the batch is re-enqueued (inRetry).
+  const batches = p.batches.map((b) => (inFlight(b) ? { ...b, retried: true } : b));
+  return { ...put(s, i, { ...p, conns, batches }), network };
 }
 
 /**
  * delivery.timeout.ms expired: the in-flight batches fail although their bytes may still reach
- * the leader (the delayed Produce behind KIP-890).
+ * the leader (the delayed Produce behind KIP-890). A batch that was in retry leaves its sequence
+ * unresolved (Sender.sendProducerData, 2.5+); with nothing of the partition left in flight,
+ * maybeResolveSequences finds the gap: abortable if the epoch will be bumped, else FATAL
+ * (TransactionManagerTest.testTransitionToFatalErrorWhenRetriedBatchIsExpired, 2.5+; 4.0:
+ * canHandleAbortableError, KAFKA-17898).
  */
-export function batchExpired(rules: Rules, s: State, i: number, partition: number): State {
+export function batchExpired(cfg: KafkaConfig, s: State, i: number, partition: number): State {
+  const rules = cfg.rules;
   const p = s.producers[i]!;
   const slot = connSlot(LEADER_BASE + partition);
-  const closed: Producer = {
+  const expired = (b: ClientBatch): boolean => b.partition === partition && b.status === BatchStatus.InFlight;
+  const failed = batchFailed(rules, {
     ...p,
     conns: setAt(p.conns, slot, p.conns[slot]! + 1),
-    batches: p.batches.filter((b) => !(b.partition === partition && b.status === BatchStatus.InFlight)),
-  };
-  return put(s, i, abortableError(rules, closed));
+    batches: p.batches.filter((b) => !expired(b)),
+  });
+  if (!p.batches.some((b) => expired(b) && b.retried)) return put(s, i, failed);
+  if (!canHandleAbortableError(rules)) return fatal(cfg, put(s, i, failed), i);
+  // The bump is required even while completing: the unacknowledged batch may still be written.
+  return put(s, i, transitionToAbortableError({ ...failed, bumpRequired: failed.bumpRequired || needToTriggerEpochBumpFromClient(rules) }));
+}
+
+/** KIP-360: the client bumps its own epoch; not under TV2, where every EndTxn bumps it (KAFKA-17898, 4.0). */
+function needToTriggerEpochBumpFromClient(rules: Rules): boolean {
+  return rules.kip360 && !rules.tv2;
+}
+
+/** An epoch bump, by the client (KIP-360) or by EndTxn (TV2), makes aborting safe (KAFKA-17898, 4.0). */
+function canHandleAbortableError(rules: Rules): boolean {
+  return rules.kip360 || rules.tv2;
+}
+
+/** transitionToAbortableError: a transaction already aborting stays aborting. */
+function transitionToAbortableError(p: Producer): Producer {
+  return p.tm === Tm.ABORTING_TRANSACTION ? p : { ...p, tm: Tm.ABORTABLE_ERROR };
 }
 
 /**
- * transitionToAbortableError; with KIP-360 an epoch bump is required unless the transaction is
- * already completing. Already aborting: stays aborting.
+ * A batch failed with a non-fatal error (maybeTransitionToErrorState, 2.5+): abortable, and with
+ * KIP-360 an epoch bump is required unless the transaction is already completing.
  */
-function abortableError(rules: Rules, p: Producer): Producer {
-  if (p.tm === Tm.ABORTING_TRANSACTION) return p;
-  const completing = p.tm === Tm.COMMITTING_TRANSACTION;
-  // Transaction version 2 allows only server-triggered epoch bumps (KAFKA-17898).
-  return { ...p, tm: Tm.ABORTABLE_ERROR, bumpRequired: p.bumpRequired || (rules.kip360 && !rules.tv2 && !completing) };
+function batchFailed(rules: Rules, p: Producer): Producer {
+  const completing = p.tm === Tm.COMMITTING_TRANSACTION || p.tm === Tm.ABORTING_TRANSACTION;
+  return transitionToAbortableError({ ...p, bumpRequired: p.bumpRequired || (needToTriggerEpochBumpFromClient(rules) && !completing) });
+}
+
+/**
+ * INVALID_PRODUCER_ID_MAPPING on AddPartitionsToTxn, AddOffsetsToTxn or EndTxn:
+ * abortableErrorIfPossible (2.5+) requires a bump, even while completing, or is fatal without
+ * KIP-360 (0.11.0 handlers: fatal); 4.0 makes it fatal (KAFKA-18019).
+ */
+function invalidProducerIdMapping(cfg: KafkaConfig, rules: Rules, s: State, i: number): State {
+  if (!rules.kip360 || rules.tv2) return fatal(cfg, s, i);
+  const p = s.producers[i]!;
+  return put(s, i, transitionToAbortableError({ ...p, request: null, bumpRequired: true }));
 }
 
 function fatal(cfg: KafkaConfig, s: State, i: number): State {
@@ -364,12 +399,21 @@ export function acceptsResponse(s: State, i: number, from: number, conn: number)
   return isActive(p) && p.conns[connSlot(from)] === conn;
 }
 
+/**
+ * Retriable errors of a transactional request: the request is sent again (NOT_COORDINATOR and
+ * COORDINATOR_NOT_AVAILABLE after a coordinator lookup the model leaves out). TxnOffsetCommit
+ * retries every RetriableException since 3.8 (PR #15266), e.g. NOT_ENOUGH_REPLICAS that partition
+ * verification answers; before, only the coordinator errors.
+ */
+function isRetriable(error: Err): boolean {
+  return error === Err.CONCURRENT_TRANSACTIONS || error === Err.NOT_COORDINATOR || error === Err.COORDINATOR_NOT_AVAILABLE || error === Err.NOT_ENOUGH_REPLICAS;
+}
+
 export function handleResponse(cfg: KafkaConfig, rules: Rules, s: State, i: number, resp: Response): State {
   const p = s.producers[i]!;
   if (resp.api === Api.Produce) return handleProduceResponse(cfg, rules, s, i, resp);
   if (p.request === null || p.request.api !== resp.api) return s;
-  const retriable = resp.error === Err.CONCURRENT_TRANSACTIONS || resp.error === Err.NOT_COORDINATOR || resp.error === Err.COORDINATOR_NOT_AVAILABLE;
-  if (retriable) return transmit(cfg, s, i, p.request);
+  if (isRetriable(resp.error)) return transmit(cfg, s, i, p.request);
   switch (resp.api) {
     case Api.InitProducerId:
       return handleInitProducerIdResponse(cfg, s, i, resp);
@@ -377,20 +421,21 @@ export function handleResponse(cfg: KafkaConfig, rules: Rules, s: State, i: numb
       if (resp.error === Err.NONE) {
         return put(s, i, { ...p, request: null, added: p.added | resp.partitions, pendingAdd: p.pendingAdd & ~resp.partitions, txnStarted: true });
       }
-      if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return put(s, i, abortableError(rules, { ...p, request: null }));
+      if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return invalidProducerIdMapping(cfg, rules, s, i);
       return fatal(cfg, s, i);
     case Api.AddOffsetsToTxn:
       if (resp.error === Err.NONE) return put(s, i, { ...p, request: null, offsetsAdded: true, txnStarted: true });
-      if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return put(s, i, abortableError(rules, { ...p, request: null }));
+      if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return invalidProducerIdMapping(cfg, rules, s, i);
       return fatal(cfg, s, i);
     case Api.TxnOffsetCommit:
       if (resp.error === Err.NONE) return put(s, i, { ...p, request: null, offsetsAdded: true, offsetsCommitted: true, txnStarted: true });
-      // ILLEGAL_GENERATION: CommitFailedException, abortable (KIP-447).
-      if (resp.error === Err.ILLEGAL_GENERATION) return put(s, i, abortableError(rules, { ...p, request: null }));
+      // ILLEGAL_GENERATION: CommitFailedException, abortable without an epoch bump (KIP-447, TxnOffsetCommitHandler 2.5+).
+      if (resp.error === Err.ILLEGAL_GENERATION) return put(s, i, transitionToAbortableError({ ...p, request: null }));
+      // Fencing and the errors the handler does not expect (INVALID_TXN_STATE, INVALID_PRODUCER_ID_MAPPING).
       return fatal(cfg, s, i);
     case Api.EndTxn:
       if (resp.error === Err.NONE) return completeTransaction(cfg, s, i, rules.tv2 ? resp : undefined);
-      if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return put(s, i, abortableError(rules, { ...p, request: null }));
+      if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return invalidProducerIdMapping(cfg, rules, s, i);
       return fatal(cfg, s, i);
     default:
       return s;
@@ -419,8 +464,10 @@ function handleProduceResponse(cfg: KafkaConfig, rules: Rules, s: State, i: numb
   const batches = p.batches.filter((_, k) => k !== index);
   if (resp.error === Err.NONE) return put(s, i, { ...p, batches });
   if (resp.error === Err.PRODUCER_FENCED) return fatal(cfg, put(s, i, { ...p, batches }), i);
+  // Before KIP-588 (2.7) INVALID_PRODUCER_EPOCH was ProducerFencedException (Errors.java@2.6): fatal.
+  if (resp.error === Err.INVALID_PRODUCER_EPOCH && !rules.kip588) return fatal(cfg, put(s, i, { ...p, batches }), i);
   // Retriable: the same batch goes again on the same connection.
-  if (resp.error === Err.NOT_ENOUGH_REPLICAS) return resendBatch(cfg, s, i, p.batches[index]!);
-  // INVALID_PRODUCER_EPOCH (abortable since KIP-588 / 2.7), OUT_OF_ORDER_SEQUENCE_NUMBER, ...
-  return put(s, i, abortableError(rules, { ...p, batches }));
+  if (resp.error === Err.NOT_ENOUGH_REPLICAS) return resendBatch(cfg, s, i, index);
+  // INVALID_PRODUCER_EPOCH (2.7+), OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_TXN_STATE, ...
+  return put(s, i, batchFailed(rules, { ...p, batches }));
 }

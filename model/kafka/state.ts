@@ -137,6 +137,8 @@ export interface ClientBatch {
   readonly partition: number;
   readonly seq: number;
   readonly status: BatchStatus;
+  /** Sent again after a retriable failure (ProducerBatch.inRetry): its fate at the leader is unknown. */
+  readonly retried: boolean;
   /** The input record an output derives from (consume-transform-produce), else -1. */
   readonly value: number;
   readonly ghostRecord: number;

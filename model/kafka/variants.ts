@@ -5,6 +5,7 @@ export type SwitchName = keyof Rules;
 
 export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
   kip360: 'KIP-360 (2.5): the client bumps its epoch with InitProducerId(pid, epoch) after an abortable error',
+  kip588: 'KIP-588 (2.7): INVALID_PRODUCER_EPOCH on Produce is an abortable error for the client; before 2.7 it meant ProducerFencedException, fatal',
   timeoutFence: 'KAFKA-6119 (1.0): a transaction-timeout abort bumps the producer epoch, fencing the producer',
   kip447: 'KIP-447 (2.5): TxnOffsetCommit carries the group generation; a member of an older generation is fenced',
   verification: 'KIP-890 part 1 (3.6): a leader verifies a Produce that would open a transaction with the coordinator, guarded per attempt',
@@ -33,8 +34,8 @@ const noMutants = {
 } as const;
 
 // Each generation is the one before it plus the rules its release added.
-const kafka011: Rules = { kip360: false, timeoutFence: false, kip447: false, verification: false, tv2: false, strictMarkerEpoch: false, pendingCheckFirst: false, ...noMutants };
-const kafka35: Rules = { ...kafka011, kip360: true, timeoutFence: true, kip447: true };
+const kafka011: Rules = { kip360: false, kip588: false, timeoutFence: false, kip447: false, verification: false, tv2: false, pendingCheckFirst: false, strictMarkerEpoch: false, ...noMutants };
+const kafka35: Rules = { ...kafka011, kip360: true, kip588: true, timeoutFence: true, kip447: true };
 const kafka36: Rules = { ...kafka35, verification: true };
 const kafka40: Rules = { ...kafka36, tv2: true, pendingCheckFirst: true };
 const kafkaLatest: Rules = { ...kafka40, strictMarkerEpoch: true };
@@ -45,7 +46,7 @@ export const generations: Readonly<Record<string, { readonly description: string
     rules: kafka011,
   },
   'kafka-3.5': {
-    description: 'Kafka 2.5-3.5: TV0/TV1 coordinator, KIP-360 client, timeout abort with epoch fence, no partition verification',
+    description: 'Kafka 2.7-3.5: TV0/TV1 coordinator, KIP-360 client, KIP-588 abortable producer-epoch errors, timeout abort with epoch fence, no partition verification',
     rules: kafka35,
   },
   'kafka-3.6': {
