@@ -35,6 +35,11 @@ export interface Rules {
    * transition before it checks the epoch, AddPartitionsToTxn before it checks producer id and epoch.
    */
   readonly pendingCheckFirst: boolean;
+  /**
+   * KAFKA-18202 (4.1, release uncertain): a transaction-version-2 batch that the leader verifies
+   * with no batch of its producer in the partition must start at sequence 0.
+   */
+  readonly tv2SequenceZero: boolean;
   /** Mutant: the coordinator skips the producer-epoch check on AddPartitionsToTxn and EndTxn. */
   readonly mutantNoCoordinatorEpochCheck: boolean;
   /** Mutant: read_committed fetches up to the high watermark instead of the LSO. */

@@ -7,6 +7,7 @@ import {
   answerClient,
   appendNonTransactional,
   appendTransactional,
+  asksCoordinator,
   batchOutcome,
   guardHolds,
   hasOngoingTransaction,
@@ -31,7 +32,7 @@ export function handleTxnOffsetCommit(rules: Rules, s: State, connection: Connec
   if (rules.kip447 && req.generation !== s.group!.generation) return answerClient(s, connection, req, Err.ILLEGAL_GENERATION);
   const entry = producerEntry(s.partitions[req.partitions]!, req.pid) ?? newEntry(req.pid);
   // KIP-890 verifies (4.0: adds) the __consumer_offsets partition as it does a data partition.
-  if (rules.verification && !hasOngoingTransaction(rules, entry, req.epoch)) return startVerification(rules, s, connection, req);
+  if (asksCoordinator(rules) && !hasOngoingTransaction(rules, entry, req.epoch)) return startVerification(rules, s, connection, req);
   return appendOffsetCommit(rules, s, connection, req, null);
 }
 
