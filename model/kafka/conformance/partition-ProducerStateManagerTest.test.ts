@@ -318,3 +318,22 @@ describe('ProducerStateManagerTest (apache/kafka 3.6 and trunk 1eb7644): verific
     expect(r.state.partitions[P]!.log).toEqual([]);
   });
 });
+
+describe('ProducerStateManagerTest (apache/kafka 04d5bb94, 4.1+): KAFKA-18202', () => {
+  // The batch at sequence 5 is the lowest the leader has seen while verifying, so only the
+  // transaction-version-2 rule can turn it away.
+  it('testRejectNonZeroSequenceForTransactionsV2WithEmptyState (kafka-latest)', () => {
+    const cfg = kafkaConfig('kafka-latest');
+    const r = producedVerified(cfg, initial(cfg), P, { pid: PID, epoch: 0, seq: 5 });
+    expect(r.error).toBe(Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
+    expect(r.state.partitions[P]!.log).toEqual([]);
+    expect(producedVerified(cfg, r.state, P, { pid: PID, epoch: 0, seq: 0 }).error).toBe(Err.NONE);
+  });
+
+  it('testAllowNonZeroSequenceForTransactionsV1WithEmptyState (kafka-3.6)', () => {
+    const cfg = kafkaConfig('kafka-3.6');
+    const r = producedVerified(cfg, initial(cfg), P, { pid: PID, epoch: 0, seq: 5 });
+    expect(r.error).toBe(Err.NONE);
+    expect(producerEntry(r.state, P, PID)!.lastSeqs).toEqual([5]);
+  });
+});
