@@ -5,7 +5,7 @@ import type { KafkaConfig } from '../config.ts';
 import { VERIFICATION_CONN } from '../partition.ts';
 import { type Message, type Response, type State, Api, Err, LEADER_BASE, TC_NODE } from '../state.ts';
 import { bit } from '../util.ts';
-import { deliver, handle, leader, request, response } from './harness.ts';
+import { deliver, handle, leader, request, response, take } from './harness.ts';
 
 /** The client that sends every request of these cases. */
 export const CLIENT = 0;
@@ -94,4 +94,25 @@ export function producedVerified(cfg: KafkaConfig, s: State, p: number, b: Batch
   const asked = verificationsSent(sent, p).length > verificationsSent(s, p).length;
   const answered = produceAnswer(asked ? verified(cfg, sent, p) : sent, p);
   return { error: answered.response.error, state: answered.state };
+}
+
+/**
+ * The oldest verification of partition p's leader is lost on its way and the leader's
+ * AddPartitionsToTxnManager times it out (Kafka: a disconnected response, NETWORK_EXCEPTION).
+ */
+export function verificationLost(cfg: KafkaConfig, s: State, p: number): State {
+  const { message, state } = pop(s, leader(p), TC_NODE, VERIFICATION_CONN);
+  if (message.response) throw new Error('expected a verification request');
+  return take(cfg, state, `${p === cfg.partitions ? 'GC' : `L${p}`}: verificationTimeout(attempt ${message.guard}, seq ${message.seq})`);
+}
+
+/**
+ * The coordinator itself handles the oldest verification of partition p's leader (its own
+ * handler, on the state's TransactionMetadata) and its answer reaches the leader.
+ */
+export function coordinatorAnswers(cfg: KafkaConfig, s: State, p: number): State {
+  const asked = pop(s, leader(p), TC_NODE, VERIFICATION_CONN);
+  const handled = deliver(cfg, asked.state, leader(p), TC_NODE, asked.message, VERIFICATION_CONN);
+  const answered = pop(handled, TC_NODE, leader(p), VERIFICATION_CONN);
+  return deliver(cfg, answered.state, TC_NODE, leader(p), answered.message, VERIFICATION_CONN);
 }
