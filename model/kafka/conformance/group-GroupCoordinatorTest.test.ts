@@ -136,6 +136,19 @@ describe('GroupCoordinatorTest (apache/kafka 3.9), kafka-3.6', () => {
   });
 });
 
+describe('GroupCoordinatorTest (apache/kafka 3.9: verification before doTxnCommitOffsets)', () => {
+  // In 3.7+ handleTxnCommitOffsets verifies the __consumer_offsets partition and only then
+  // (doTxnCommitOffsets) checks member and generation, as the 3.9 test's mocked verifier shows.
+  it.each(['kafka-3.6', 'kafka-4.0'])('testTxnCommitOffsetWithIllegalGeneration (verified first, %s)', (gen) => {
+    const cfg = transform(gen);
+    const s0 = { ...initial(cfg), group: { generation: 1 } };
+    const sent = handle(cfg, s0, 0, leader(cfg.partitions), request(Api.TxnOffsetCommit, { txnId: 0, pid: 1000, epoch: 2, partitions: cfg.partitions, value: 5, generation: 6 }));
+    expect(verificationsSent(sent, cfg.partitions)).toHaveLength(1);
+    const a = produceAnswer(verified(cfg, sent, cfg.partitions), cfg.partitions);
+    expect(a.response.error).toBe(Err.ILLEGAL_GENERATION);
+  });
+});
+
 describe('GroupMetadataManagerTest (apache/kafka 3.9), kafka-3.6', () => {
   const cfg = transform('kafka-3.6');
 
