@@ -129,6 +129,9 @@ function verificationEntry(existing: Verification | undefined, guard: number, pi
 export function startVerification(rules: Rules, s: State, connection: Connection, req: Request): State {
   const p = req.partitions;
   const part = s.partitions[p]!;
+  // KAFKA-18042 (4.1): UnifiedLog.maybeStartTransactionVerification refuses a lower epoch at once.
+  const known = producerEntry(part, req.pid);
+  if (rules.earlyEpochCheck && known !== undefined && req.epoch < known.epoch) return answerClient(s, connection, req, Err.INVALID_PRODUCER_EPOCH);
   const existing = part.verifications.find((v) => v.pid === req.pid);
   const entry = verificationEntry(existing, part.nextGuard, req.pid, req.epoch, req.seq);
   const guard = entry.guard;

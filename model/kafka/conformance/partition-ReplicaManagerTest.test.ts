@@ -171,6 +171,35 @@ describe('ReplicaManagerTest (apache/kafka 4.1+, read_file id 2394612251), kafka
   });
 });
 
+describe('ReplicaManagerTest (apache/kafka 4.1+, read_file id 2394612251): KAFKA-18042', () => {
+  // Kafka's test starts at sequence 6 with a transaction-version-1 request; the model's kafka-latest
+  // runs version 2, whose first batch must be sequence 0 (KAFKA-18202).
+  const ongoingAtFive = (gen: string): State => {
+    const c = kafkaConfig(gen);
+    const a = produceAnswer(verified(c, produce(c, initial(c), P, { pid: PID, epoch: 5, seq: 0 }), P), P);
+    expect(a.response.error).toBe(Err.NONE);
+    expect(producerEntry(a.state, P, PID)).toMatchObject({ epoch: 5, txnFirstOffset: 0 });
+    return a.state;
+  };
+
+  it('testTransactionVerificationRejectsLowerProducerEpoch (kafka-latest)', () => {
+    const c = kafkaConfig('kafka-latest');
+    const r = produced(c, ongoingAtFive('kafka-latest'), P, { pid: PID, epoch: 4, seq: 1 });
+    expect(r.error).toBe(Err.INVALID_PRODUCER_EPOCH);
+    expect(verificationsSent(r.state, P)).toEqual([]);
+    expect(r.state.partitions[P]!.verifications).toEqual([]);
+  });
+
+  it('testTransactionVerificationRejectsLowerProducerEpoch (kafka-4.0, before the fix: the leader asks the coordinator)', () => {
+    // Under transaction version 2 the open transaction counts only at its own epoch, so 4.0 starts
+    // a verification for the lower epoch (UnifiedLog.maybeStartTransactionVerification @trunk 1eb7644).
+    const c = kafkaConfig('kafka-4.0');
+    const s = produce(c, ongoingAtFive('kafka-4.0'), P, { pid: PID, epoch: 4, seq: 1 });
+    expect(verificationsSent(s, P)).toHaveLength(1);
+    expect(s.partitions[P]!.verifications).toEqual([{ pid: PID, epoch: 4, guard: 1, lowestSeq: 1 }]);
+  });
+});
+
 describe('ReplicaManager.maybeSendPartitionsToTransactionCoordinator (apache/kafka 4.x source, read_file id 2480155386), kafka-4.0 with verification off', () => {
   // No Kafka unit test covers it: the leader skips the coordinator only when the request does not
   // support the epoch bump (transaction version 2) and verification is disabled.
