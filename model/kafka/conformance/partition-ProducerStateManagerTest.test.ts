@@ -337,3 +337,36 @@ describe('ProducerStateManagerTest (apache/kafka 04d5bb94, 4.1+): KAFKA-18202', 
     expect(producerEntry(r.state, P, PID)!.lastSeqs).toEqual([5]);
   });
 });
+
+describe('ProducerStateManagerTest (apache/kafka 0.11.0), kafka-0.11', () => {
+  const gen = 'kafka-0.11';
+  const cfg = kafkaConfig(gen);
+
+  it('testControlRecordBumpsEpoch', () => {
+    const s = appendAll(gen, initial(cfg), [{ pid: PID, epoch: 0, seq: 0 }]);
+    const m = marker(cfg, s, P, { pid: PID, epoch: 1, commit: false });
+    expect(m.error).toBe(Err.NONE);
+    expect(producerEntry(m.state, P, PID)).toMatchObject({ epoch: 1, lastSeqs: [], txnFirstOffset: NO_OFFSET });
+    expect(lastStableOffset(m.state.partitions[P]!)).toBe(2);
+    expect(produced(cfg, m.state, P, { pid: PID, epoch: 1, seq: 0 }).error).toBe(Err.NONE);
+  });
+
+  it('testOutOfSequenceAfterControlRecordEpochBump', () => {
+    const s = appendAll(gen, initial(cfg), [
+      { pid: PID, epoch: 0, seq: 0 },
+      { pid: PID, epoch: 0, seq: 1 },
+    ]);
+    const m = marker(cfg, s, P, { pid: PID, epoch: 1, commit: false });
+    expect(produced(cfg, m.state, P, { pid: PID, epoch: 1, seq: 2 }).error).toBe(Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
+  });
+
+  it('testCoordinatorFencing', () => {
+    let s = appendAll(gen, initial(cfg), [{ pid: PID, epoch: 5, seq: 0 }]);
+    for (const coordinatorEpoch of [1, 1, 2]) {
+      const m = marker(cfg, s, P, { pid: PID, epoch: 5, commit: true, coordinatorEpoch });
+      expect(m.error).toBe(Err.NONE);
+      s = m.state;
+    }
+    expect(marker(cfg, s, P, { pid: PID, epoch: 5, commit: true, coordinatorEpoch: 1 }).error).toBe(Err.TRANSACTION_COORDINATOR_FENCED);
+  });
+});
