@@ -35,6 +35,16 @@ export interface Rules {
    * transition before it checks the epoch, AddPartitionsToTxn before it checks producer id and epoch.
    */
   readonly pendingCheckFirst: boolean;
+  /**
+   * KAFKA-18202 (4.1, release uncertain): a transaction-version-2 batch that the leader verifies
+   * with no batch of its producer in the partition must start at sequence 0.
+   */
+  readonly tv2SequenceZero: boolean;
+  /**
+   * KAFKA-18042 (4.1, release uncertain): a leader refuses a batch of an epoch below its
+   * producer's before verifying it (INVALID_PRODUCER_EPOCH), so no verification entry is made.
+   */
+  readonly earlyEpochCheck: boolean;
   /** Mutant: the coordinator skips the producer-epoch check on AddPartitionsToTxn and EndTxn. */
   readonly mutantNoCoordinatorEpochCheck: boolean;
   /** Mutant: read_committed fetches up to the high watermark instead of the LSO. */

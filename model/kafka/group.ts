@@ -7,6 +7,7 @@ import {
   answerClient,
   appendNonTransactional,
   appendTransactional,
+  asksCoordinator,
   batchOutcome,
   guardHolds,
   hasOngoingTransaction,
@@ -23,19 +24,22 @@ export function joinGroup(s: State): { state: State; generation: number } {
 }
 
 /**
- * TxnOffsetCommit (GroupCoordinator.handleTxnCommitOffsets). KIP-447 (2.5): a member of an older
- * generation gets ILLEGAL_GENERATION. The batch is appended with coordinator origin: the producer
- * epoch is checked, sequences are not.
+ * TxnOffsetCommit (GroupCoordinator.handleTxnCommitOffsets). KIP-890 verifies (4.0: adds) the
+ * __consumer_offsets partition first, as it does a data partition (3.7, KAFKA-15449).
  */
 export function handleTxnOffsetCommit(rules: Rules, s: State, connection: Connection, req: Request): State {
-  if (rules.kip447 && req.generation !== s.group!.generation) return answerClient(s, connection, req, Err.ILLEGAL_GENERATION);
   const entry = producerEntry(s.partitions[req.partitions]!, req.pid) ?? newEntry(req.pid);
-  // KIP-890 verifies (4.0: adds) the __consumer_offsets partition as it does a data partition.
-  if (rules.verification && !hasOngoingTransaction(rules, entry, req.epoch)) return startVerification(rules, s, connection, req);
+  if (asksCoordinator(rules) && !hasOngoingTransaction(rules, entry, req.epoch)) return startVerification(rules, s, connection, req);
   return appendOffsetCommit(rules, s, connection, req, null);
 }
 
+/**
+ * doTxnCommitOffsets, after any verification (3.7+): KIP-447 (2.5) fences a member of an older
+ * generation with ILLEGAL_GENERATION; then the batch is appended with coordinator origin: the
+ * producer epoch is checked, sequences are not.
+ */
 export function appendOffsetCommit(rules: Rules, s: State, connection: Connection, req: Request, guard: number | null): State {
+  if (rules.kip447 && req.generation !== s.group!.generation) return answerClient(s, connection, req, Err.ILLEGAL_GENERATION);
   const p = req.partitions;
   const part = s.partitions[p]!;
   const entry = producerEntry(part, req.pid) ?? newEntry(req.pid);

@@ -11,6 +11,7 @@ import {
   type Response,
   type State,
   type HeldProduce,
+  type Verification,
   Api,
   BatchKind,
   Err,
@@ -55,12 +56,19 @@ export function newEntry(pid: number): ProducerEntry {
   return { pid, epoch: NO_EPOCH, lastSeqs: [], coordinatorEpoch: -1, txnFirstOffset: NO_OFFSET };
 }
 
-/** ProducerAppendInfo.checkSequence for a batch from a client (sequences of one record). */
-function sequenceOk(entry: ProducerEntry, epoch: number, seq: number): boolean {
+/**
+ * ProducerAppendInfo.checkSequence for a batch from a client (sequences of one record), with the
+ * producer's verification entry if it has one.
+ */
+function sequenceOk(rules: Rules, entry: ProducerEntry, verification: Verification | undefined, epoch: number, seq: number): boolean {
+  // KAFKA-18202 (4.1): a transaction-version-2 producer with no batch here starts at sequence 0.
+  if (rules.tv2SequenceZero && rules.tv2 && verification !== undefined && seq !== 0 && entry.lastSeqs.length === 0) return false;
+  // KAFKA-14920 (3.6): nothing above the lowest sequence seen while verifying, even with verification off.
+  if (verification !== undefined && seq > verification.lowestSeq) return false;
   if (epoch !== entry.epoch) return seq === 0 || entry.epoch === NO_EPOCH;
-  const last = entry.lastSeqs[entry.lastSeqs.length - 1];
-  // Same epoch and no known sequence: only a marker was written at this epoch; any sequence goes.
-  return last === undefined || seq === last + 1;
+  // Same epoch: the next sequence; with only a marker at this epoch (no batch), that is 0 (0.11 onwards).
+  const last = entry.lastSeqs[entry.lastSeqs.length - 1] ?? -1;
+  return seq === last + 1;
 }
 
 /** The connection a request arrived on. */
@@ -87,28 +95,51 @@ export function answerClient(s: State, connection: Connection, req: Request, err
  */
 export function handleProduce(rules: Rules, s: State, connection: Connection, req: Request): State {
   const entry = producerEntry(s.partitions[req.partitions]!, req.pid) ?? newEntry(req.pid);
-  if (rules.verification && !hasOngoingTransaction(rules, entry, req.epoch)) return startVerification(rules, s, connection, req);
+  if (asksCoordinator(rules) && !hasOngoingTransaction(rules, entry, req.epoch)) return startVerification(rules, s, connection, req);
   return appendProduce(rules, s, connection, req, null);
 }
 
 /**
- * maybeStartTransactionVerification: reuse the producer's verification entry at the same epoch,
- * else start a new attempt with a fresh guard; hold the request (Produce or TxnOffsetCommit) and
- * ask the coordinator with AddPartitionsToTxn: verifyOnly (3.6), or a real add under transaction
- * version 2 (4.0: the partition joins the transaction implicitly).
+ * Whether a batch that would open a transaction goes to the coordinator first: to be verified
+ * (KIP-890 part 1, transaction.partition.verification.enable), or under transaction version 2 to
+ * be added whatever that setting says (ReplicaManager.maybeSendPartitionsToTransactionCoordinator, 4.0).
+ */
+export function asksCoordinator(rules: Rules): boolean {
+  return rules.verification || rules.tv2;
+}
+
+/**
+ * ProducerStateManager.maybeCreateVerificationStateEntry: one entry (one guard) per producer until
+ * a transactional append clears it; it keeps the lowest sequence of the highest epoch seen
+ * (VerificationStateEntry.maybeUpdateLowestSequenceAndEpoch, 3.6).
+ */
+function verificationEntry(existing: Verification | undefined, guard: number, pid: number, epoch: number, seq: number): Verification {
+  if (existing === undefined) return { pid, epoch, guard, lowestSeq: seq };
+  if (epoch > existing.epoch) return { ...existing, epoch, lowestSeq: seq };
+  if (epoch === existing.epoch && seq < existing.lowestSeq) return { ...existing, lowestSeq: seq };
+  return existing;
+}
+
+/**
+ * maybeStartTransactionVerification: create or update the producer's verification entry, hold the
+ * request (Produce or TxnOffsetCommit) under its guard and ask the coordinator with
+ * AddPartitionsToTxn: verifyOnly (3.6), or a real add under transaction version 2 (4.0: the
+ * partition joins the transaction implicitly).
  */
 export function startVerification(rules: Rules, s: State, connection: Connection, req: Request): State {
   const p = req.partitions;
   const part = s.partitions[p]!;
+  // KAFKA-18042 (4.1): UnifiedLog.maybeStartTransactionVerification refuses a lower epoch at once.
+  const known = producerEntry(part, req.pid);
+  if (rules.earlyEpochCheck && known !== undefined && req.epoch < known.epoch) return answerClient(s, connection, req, Err.INVALID_PRODUCER_EPOCH);
   const existing = part.verifications.find((v) => v.pid === req.pid);
-  const reuse = existing !== undefined && existing.epoch === req.epoch;
-  const guard = reuse ? existing.guard : part.nextGuard;
-  const verifications = reuse ? part.verifications : sortedByPid([...part.verifications.filter((v) => v.pid !== req.pid), { pid: req.pid, epoch: req.epoch, guard }]);
+  const entry = verificationEntry(existing, part.nextGuard, req.pid, req.epoch, req.seq);
+  const guard = entry.guard;
   const next: Partition = {
     ...part,
-    verifications,
+    verifications: sortedByPid([...part.verifications.filter((v) => v.pid !== req.pid), entry]),
     held: [...part.held, { guard, from: connection.from, conn: connection.conn, request: req }],
-    nextGuard: reuse ? part.nextGuard : part.nextGuard + 1,
+    nextGuard: existing === undefined ? part.nextGuard + 1 : part.nextGuard,
   };
   const verify = request(Api.AddPartitionsToTxn, {
     txnId: req.txnId,
@@ -133,7 +164,10 @@ export function startVerification(rules: Rules, s: State, connection: Connection
  */
 export function releaseHeld(s: State, p: number, resp: Response): { state: State; held: HeldProduce; connection: Connection } | null {
   const part = s.partitions[p]!;
-  const index = part.held.findIndex((h) => h.guard === resp.guard && h.request.seq === resp.seq && h.request.api !== resp.api);
+  // The guard outlives an epoch bump, so the epoch tells two held requests of one producer apart.
+  const index = part.held.findIndex(
+    (h) => h.guard === resp.guard && h.request.seq === resp.seq && (resp.epoch === NO_EPOCH || h.request.epoch === resp.epoch) && h.request.api !== resp.api,
+  );
   if (index < 0) return null;
   const held = part.held[index]!;
   const state: State = { ...s, partitions: setAt(s.partitions, p, { ...part, held: part.held.filter((_, k) => k !== index) }) };
@@ -190,7 +224,8 @@ export function appendProduce(rules: Rules, s: State, connection: Connection, re
   if (!guardHolds(rules, part, entry, req, guard)) return answerClient(s, connection, req, Err.INVALID_TXN_STATE);
   // Since 2.7 a fenced epoch on Produce is INVALID_PRODUCER_EPOCH (abortable), not PRODUCER_FENCED.
   if (req.epoch < entry.epoch) return answerClient(s, connection, req, Err.INVALID_PRODUCER_EPOCH);
-  if (!rules.mutantNoDedup && !sequenceOk(entry, req.epoch, req.seq)) return answerClient(s, connection, req, Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
+  const verification = part.verifications.find((v) => v.pid === req.pid);
+  if (!rules.mutantNoDedup && !sequenceOk(rules, entry, verification, req.epoch, req.seq)) return answerClient(s, connection, req, Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
   const batch: LogBatch = {
     kind: BatchKind.Data,
     pid: req.pid,
@@ -209,7 +244,8 @@ export function appendProduce(rules: Rules, s: State, connection: Connection, re
  * is still the producer's; a marker or another append in between ended the attempt.
  */
 export function guardHolds(rules: Rules, part: Partition, entry: ProducerEntry, req: Request, guard: number | null): boolean {
-  if (guard === null || hasOngoingTransaction(rules, entry, req.epoch)) return true;
+  // UnifiedLog.batchMissingRequiredVerification: no guard is checked with verification disabled.
+  if (!rules.verification || guard === null || hasOngoingTransaction(rules, entry, req.epoch)) return true;
   return part.verifications.find((v) => v.pid === req.pid)?.guard === guard;
 }
 

@@ -266,6 +266,8 @@ export interface Verification {
   readonly pid: number;
   readonly epoch: number;
   readonly guard: number;
+  /** lowestSequence: the lowest sequence seen at `epoch` while verifying. */
+  readonly lowestSeq: number;
 }
 
 /** A Produce held by the leader until the coordinator answers its verification. */

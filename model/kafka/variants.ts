@@ -12,6 +12,8 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
   tv2: 'KIP-890 part 2, transaction version 2 (4.0): epoch bump at every EndTxn, markers at the bumped epoch, implicit partition add on Produce and TxnOffsetCommit',
   strictMarkerEpoch: 'KIP-1228 with KAFKA-19999 (4.2, release uncertain): a marker must carry an epoch above the producer state\'s, except an idempotent retry',
   pendingCheckFirst: 'KAFKA-18464 / KAFKA-18660 (4.0): EndTxn v5 and AddPartitionsToTxn answer CONCURRENT_TRANSACTIONS for a pending transition before the epoch check',
+  tv2SequenceZero: 'KAFKA-18202 (4.1, release uncertain): a transaction-version-2 batch verified with no batch of its producer at the leader must start at sequence 0',
+  earlyEpochCheck: 'KAFKA-18042 (4.1, release uncertain): a leader refuses a batch of an epoch below its producer\'s before verifying it, so no verification entry is made',
   mutantNoCoordinatorEpochCheck: 'mutant: AddPartitionsToTxn and EndTxn accept any producer epoch',
   mutantReadPastLso: 'mutant: read_committed fetches up to the high watermark',
   mutantNoDedup: 'mutant: the partition leader forgets sequence de-duplication',
@@ -34,11 +36,11 @@ const noMutants = {
 } as const;
 
 // Each generation is the one before it plus the rules its release added.
-const kafka011: Rules = { kip360: false, kip588: false, timeoutFence: false, kip447: false, verification: false, tv2: false, pendingCheckFirst: false, strictMarkerEpoch: false, ...noMutants };
+const kafka011: Rules = { kip360: false, kip588: false, timeoutFence: false, kip447: false, verification: false, tv2: false, pendingCheckFirst: false, strictMarkerEpoch: false, tv2SequenceZero: false, earlyEpochCheck: false, ...noMutants };
 const kafka35: Rules = { ...kafka011, kip360: true, kip588: true, timeoutFence: true, kip447: true };
 const kafka36: Rules = { ...kafka35, verification: true };
 const kafka40: Rules = { ...kafka36, tv2: true, pendingCheckFirst: true };
-const kafkaLatest: Rules = { ...kafka40, strictMarkerEpoch: true };
+const kafkaLatest: Rules = { ...kafka40, strictMarkerEpoch: true, tv2SequenceZero: true, earlyEpochCheck: true };
 
 export const generations: Readonly<Record<string, { readonly description: string; readonly rules: Rules }>> = {
   'kafka-0.11': {
@@ -54,7 +56,7 @@ export const generations: Readonly<Record<string, { readonly description: string
     rules: kafka36,
   },
   'kafka-4.0': { description: 'Kafka 4.0-4.1: kafka-3.6 plus KIP-890 part 2 (transaction version 2)', rules: kafka40 },
-  'kafka-latest': { description: 'kafka-4.0 plus the marker-epoch rule of KIP-1228 with its KAFKA-19999 retry exception', rules: kafkaLatest },
+  'kafka-latest': { description: 'kafka-4.0 plus the marker-epoch rule of KIP-1228 with its KAFKA-19999 retry exception, sequence 0 first for a verified transaction-version-2 batch (KAFKA-18202), and no verification for a lower epoch (KAFKA-18042)', rules: kafkaLatest },
 };
 
 export const generationNames = Object.keys(generations);
