@@ -20,6 +20,13 @@ export interface Rules {
    * belongs to an ongoing transaction before it opens one, guarded per attempt.
    */
   readonly verification: boolean;
+  /** KAFKA-15449 (3.7): the group coordinator verifies a TxnOffsetCommit's __consumer_offsets partition too. */
+  readonly verifyOffsetCommit: boolean;
+  /**
+   * KAFKA-16314 (3.8, KIP-890 part 1 client side): a partition that fails verification is answered
+   * TRANSACTION_ABORTABLE (was INVALID_TXN_STATE) to clients that know it; the client aborts and goes on.
+   */
+  readonly transactionAbortable: boolean;
   /**
    * KIP-890 part 2, transaction version 2 (4.0): the epoch is bumped at every EndTxn and markers
    * carry the bumped epoch; partitions join a transaction implicitly through the leader.

@@ -142,7 +142,7 @@ function producerCheck(rules: Rules, md: TxnMetadata | null, req: Request): Err 
  * group's __consumer_offsets partition the same way.
  */
 export function handleAddPartitionsToTxn(rules: Rules, s: State, channel: Connection, req: Request): State {
-  if (req.verifyOnly) return handleVerifyPartitionsInTransaction(s, channel, req);
+  if (req.verifyOnly) return handleVerifyPartitionsInTransaction(rules, s, channel, req);
   const t = req.txnId;
   const md = s.coordinator.metadata[t] ?? null;
   // A leader adding its partition (transaction version 2) needs its attempt back with the answer.
@@ -168,16 +168,18 @@ export function handleAddPartitionsToTxn(rules: Rules, s: State, channel: Connec
  * AddPartitionsToTxn with verifyOnly from a partition leader (KIP-890 part 1,
  * handleVerifyPartitionsInTransaction). The pending state is deliberately not checked
  * (KAFKA-14904), nor the state beyond Prepare*: a partition is verified by membership alone
- * (TransactionCoordinator.scala@3.6). A partition not in the transaction is INVALID_TXN_STATE to
- * 3.6 clients (TRANSACTION_ABORTABLE from 3.8 on).
+ * (TransactionCoordinator.scala@3.6). A partition not in the transaction is INVALID_TXN_STATE
+ * (3.6), TRANSACTION_ABORTABLE from 3.8 (KAFKA-16314; TransactionCoordinator.scala@3.8), which the
+ * leader passes on to clients whose Produce or TxnOffsetCommit version knows it.
  */
-function handleVerifyPartitionsInTransaction(s: State, channel: Connection, req: Request): State {
+function handleVerifyPartitionsInTransaction(rules: Rules, s: State, channel: Connection, req: Request): State {
   const md = s.coordinator.metadata[req.txnId] ?? null;
   let error: Err;
   if (md === null || md.pid !== req.pid) error = Err.INVALID_PRODUCER_ID_MAPPING;
   else if (md.epoch !== req.epoch) error = Err.PRODUCER_FENCED;
   else if (isPrepare(md.state)) error = Err.CONCURRENT_TRANSACTIONS;
-  else error = (md.partitions & req.partitions) === req.partitions ? Err.NONE : Err.INVALID_TXN_STATE;
+  else if ((md.partitions & req.partitions) === req.partitions) error = Err.NONE;
+  else error = rules.transactionAbortable ? Err.TRANSACTION_ABORTABLE : Err.INVALID_TXN_STATE;
   return reply(s, channel, response(Api.AddPartitionsToTxn, { txnId: req.txnId, error, pid: req.pid, epoch: req.epoch, partitions: req.partitions, seq: req.seq, guard: req.guard }));
 }
 

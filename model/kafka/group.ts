@@ -29,7 +29,8 @@ export function joinGroup(s: State): { state: State; generation: number } {
  */
 export function handleTxnOffsetCommit(rules: Rules, s: State, connection: Connection, req: Request): State {
   const entry = producerEntry(s.partitions[req.partitions]!, req.pid) ?? newEntry(req.pid);
-  if (asksCoordinator(rules) && !hasOngoingTransaction(rules, entry, req.epoch)) return startVerification(rules, s, connection, req);
+  const asks = rules.tv2 || (asksCoordinator(rules) && rules.verifyOffsetCommit);
+  if (asks && !hasOngoingTransaction(rules, entry, req.epoch)) return startVerification(rules, s, connection, req);
   return appendOffsetCommit(rules, s, connection, req, null);
 }
 

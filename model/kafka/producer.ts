@@ -429,8 +429,9 @@ export function handleResponse(cfg: KafkaConfig, rules: Rules, s: State, i: numb
       return fatal(cfg, s, i);
     case Api.TxnOffsetCommit:
       if (resp.error === Err.NONE) return put(s, i, { ...p, request: null, offsetsAdded: true, offsetsCommitted: true, txnStarted: true });
-      // ILLEGAL_GENERATION: CommitFailedException, abortable without an epoch bump (KIP-447, TxnOffsetCommitHandler 2.5+).
-      if (resp.error === Err.ILLEGAL_GENERATION) return put(s, i, transitionToAbortableError({ ...p, request: null }));
+      // ILLEGAL_GENERATION: CommitFailedException, abortable without an epoch bump (KIP-447, TxnOffsetCommitHandler 2.5+);
+      // TRANSACTION_ABORTABLE likewise (TxnOffsetCommitHandler@3.8, KAFKA-16314).
+      if (resp.error === Err.ILLEGAL_GENERATION || resp.error === Err.TRANSACTION_ABORTABLE) return put(s, i, transitionToAbortableError({ ...p, request: null }));
       // Fencing and the errors the handler does not expect (INVALID_TXN_STATE, INVALID_PRODUCER_ID_MAPPING).
       return fatal(cfg, s, i);
     case Api.EndTxn:

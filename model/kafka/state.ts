@@ -47,6 +47,7 @@ export const Err = {
   TRANSACTION_COORDINATOR_FENCED: 52,
   UNSTABLE_OFFSET_COMMIT: 88,
   PRODUCER_FENCED: 90,
+  TRANSACTION_ABORTABLE: 120,
 } as const;
 export type Err = (typeof Err)[keyof typeof Err];
 

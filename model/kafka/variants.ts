@@ -9,6 +9,8 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
   timeoutFence: 'KAFKA-6119 (1.0): a transaction-timeout abort bumps the producer epoch, fencing the producer',
   kip447: 'KIP-447 (2.5): TxnOffsetCommit carries the group generation; a member of an older generation is fenced',
   verification: 'KIP-890 part 1 (3.6): a leader verifies a Produce that would open a transaction with the coordinator, guarded per attempt',
+  verifyOffsetCommit: 'KAFKA-15449 (3.7): the group coordinator verifies the __consumer_offsets partition of a TxnOffsetCommit as a leader verifies a Produce',
+  transactionAbortable: 'KAFKA-16314 (3.8): verification answers TRANSACTION_ABORTABLE (not INVALID_TXN_STATE) for a partition outside the transaction; the client aborts, a TxnOffsetCommit no longer fails fatally',
   tv2: 'KIP-890 part 2, transaction version 2 (4.0): epoch bump at every EndTxn, markers at the bumped epoch, implicit partition add on Produce and TxnOffsetCommit',
   strictMarkerEpoch: 'KIP-1228 with KAFKA-19999 (4.2, release uncertain): a marker must carry an epoch above the producer state\'s, except an idempotent retry',
   pendingCheckFirst: 'KAFKA-18464 / KAFKA-18660 (4.0): EndTxn v5 and AddPartitionsToTxn answer CONCURRENT_TRANSACTIONS for a pending transition before the epoch check',
@@ -36,11 +38,13 @@ const noMutants = {
 } as const;
 
 // Each generation is the one before it plus the rules its release added.
-const kafka011: Rules = { kip360: false, kip588: false, timeoutFence: false, kip447: false, verification: false, tv2: false, pendingCheckFirst: false, strictMarkerEpoch: false, tv2SequenceZero: false, earlyEpochCheck: false, ...noMutants };
+const kafka011: Rules = { kip360: false, kip588: false, timeoutFence: false, kip447: false, verification: false, verifyOffsetCommit: false, transactionAbortable: false, tv2: false, pendingCheckFirst: false, strictMarkerEpoch: false, tv2SequenceZero: false, earlyEpochCheck: false, ...noMutants };
 const kafka35: Rules = { ...kafka011, kip360: true, kip588: true, timeoutFence: true, kip447: true };
 const kafka36: Rules = { ...kafka35, verification: true };
-const kafka40: Rules = { ...kafka36, tv2: true, pendingCheckFirst: true };
-const kafkaLatest: Rules = { ...kafka40, strictMarkerEpoch: true, tv2SequenceZero: true, earlyEpochCheck: true };
+const kafka38: Rules = { ...kafka36, verifyOffsetCommit: true, transactionAbortable: true };
+const kafka40: Rules = { ...kafka38, tv2: true, pendingCheckFirst: true };
+const kafka41: Rules = { ...kafka40, tv2SequenceZero: true, earlyEpochCheck: true };
+const kafkaLatest: Rules = { ...kafka41, strictMarkerEpoch: true };
 
 export const generations: Readonly<Record<string, { readonly description: string; readonly rules: Rules }>> = {
   'kafka-0.11': {
@@ -52,11 +56,19 @@ export const generations: Readonly<Record<string, { readonly description: string
     rules: kafka35,
   },
   'kafka-3.6': {
-    description: 'Kafka 3.6-3.9: kafka-3.5 plus KIP-890 part 1, partition verification with its per-attempt guard',
+    description: 'Kafka 3.6: kafka-3.5 plus KIP-890 part 1, partition verification of Produce with its per-attempt guard',
     rules: kafka36,
   },
-  'kafka-4.0': { description: 'Kafka 4.0-4.1: kafka-3.6 plus KIP-890 part 2 (transaction version 2)', rules: kafka40 },
-  'kafka-latest': { description: 'kafka-4.0 plus the marker-epoch rule of KIP-1228 with its KAFKA-19999 retry exception, sequence 0 first for a verified transaction-version-2 batch (KAFKA-18202), and no verification for a lower epoch (KAFKA-18042)', rules: kafkaLatest },
+  'kafka-3.8': {
+    description: 'Kafka 3.8-3.9: kafka-3.6 plus verification of TxnOffsetCommit (3.7) and TRANSACTION_ABORTABLE for a partition outside the transaction (3.8)',
+    rules: kafka38,
+  },
+  'kafka-4.0': { description: 'Kafka 4.0: kafka-3.8 plus KIP-890 part 2 (transaction version 2) and the pending-state check first (KAFKA-18464, KAFKA-18660)', rules: kafka40 },
+  'kafka-4.1': {
+    description: 'Kafka 4.1: kafka-4.0 plus sequence 0 first for a verified transaction-version-2 batch (KAFKA-18202) and no verification for a lower epoch (KAFKA-18042)',
+    rules: kafka41,
+  },
+  'kafka-latest': { description: 'kafka-4.1 plus the marker-epoch rule of KIP-1228 with its KAFKA-19999 retry exception (4.2, release uncertain)', rules: kafkaLatest },
 };
 
 export const generationNames = Object.keys(generations);

@@ -539,12 +539,12 @@ describe('TransactionManagerTest (apache/kafka 3.8, kafka-0.11)', () => {
   stateTransitionCases(clientConfig('kafka-0.11'), register((name) => !AT_0_11_0.has(name)));
 });
 
-describe('TransactionManagerTest (apache/kafka 3.8, kafka-3.6)', () => {
-  const cfg = clientConfig('kafka-3.6');
+describe('TransactionManagerTest (apache/kafka 3.8, kafka-3.8)', () => {
+  const cfg = clientConfig('kafka-3.8');
   const all = register(() => true);
   stateTransitionCases(cfg, all);
   kip360Cases(cfg, all);
-  offsetCases(transformConfig('kafka-3.6'), all);
+  offsetCases(transformConfig('kafka-3.8'), all);
 
   it.each(['testRetryCommitTransaction', 'testRetryAbortTransaction'])('%s', (name) => {
     const commit = name === 'testRetryCommitTransaction';
@@ -564,7 +564,7 @@ describe('TransactionManagerTest (apache/kafka 3.8, kafka-3.6)', () => {
     // 3.8 (PR #15266) retries every RetriableException; the model's group coordinator answers
     // NOT_ENOUGH_REPLICAS when partition verification cannot reach the transaction coordinator.
     for (const error of [Err.NOT_ENOUGH_REPLICAS, Err.CONCURRENT_TRANSACTIONS, Err.NOT_COORDINATOR, Err.COORDINATOR_NOT_AVAILABLE]) {
-      const t = transformConfig('kafka-3.6');
+      const t = transformConfig('kafka-3.8');
       let s = offsetCommitInFlight(t);
       s = respond(t, s, groupCoordinator(t), Api.TxnOffsetCommit, { error });
       expect(producer(s)).toMatchObject({ tm: Tm.IN_TRANSACTION, offsetsCommitted: false });
@@ -846,5 +846,29 @@ describe('TransactionManagerTest (apache/kafka 2.5, kafka-3.5 with kip588 off)',
     expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
     // beginTransaction, beginCommit, beginAbort and sendOffsetsToTransaction all throw.
     for (const a of ['beginTransaction', 'commitTransaction', 'abortTransaction', 'sendOffsetsToTransaction']) expect(enabled(cfg, s, a)).toBe(false);
+  });
+});
+
+describe('TransactionManagerTest and SenderTest (apache/kafka 3.8 8333ccc1), kafka-3.8: TRANSACTION_ABORTABLE', () => {
+  it('testTransactionAbortableExceptionInTxnOffsetCommit', () => {
+    const cfg = transformConfig('kafka-3.8');
+    let s = respond(cfg, offsetCommitInFlight(cfg), groupCoordinator(cfg), Api.TxnOffsetCommit, { error: Err.TRANSACTION_ABORTABLE });
+    // assertAbortableError: commit refused, abort accepted; TxnOffsetCommitHandler calls abortableError (no bump).
+    expect(producer(s)).toMatchObject({ tm: Tm.ABORTABLE_ERROR, offsetsCommitted: false, bumpRequired: false });
+    expect(enabled(cfg, s, 'commitTransaction')).toBe(false);
+    s = respond(cfg, act(cfg, act(cfg, s, 'abortTransaction'), 'sendTxnRequest'), TC, Api.EndTxn);
+    expect(producer(s)).toMatchObject({ tm: Tm.READY, epoch: EPOCH });
+  });
+
+  it('testTransactionAbortableExceptionIsAnAbortableError (SenderTest)', () => {
+    const cfg = clientConfig('kafka-3.8');
+    let s = respond(cfg, inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0])), leader(0), Api.Produce, { error: Err.TRANSACTION_ABORTABLE });
+    expect(producer(s).tm).toBe(Tm.ABORTABLE_ERROR);
+    // The abort sends EndTxn, then bumps the epoch with InitProducerId (KIP-360), then the client is ready.
+    s = respond(cfg, act(cfg, act(cfg, s, 'abortTransaction'), 'sendTxnRequest'), TC, Api.EndTxn);
+    expect(producer(s).tm).toBe(Tm.INITIALIZING);
+    s = respond(cfg, act(cfg, s, 'sendTxnRequest'), TC, Api.InitProducerId, { pid: PID, epoch: EPOCH + 1 });
+    expect(producer(s)).toMatchObject({ tm: Tm.READY, epoch: EPOCH + 1 });
+    expect(enabled(cfg, s, 'beginTransaction')).toBe(true);
   });
 });

@@ -9,8 +9,8 @@ import { TC, deliver, initial, kafkaConfig, labels, leader, requestsFrom, respon
 const producerId = 0;
 const producerEpoch = 0;
 
-describe('TransactionMarkerRequestCompletionHandlerTest (apache/kafka 3.9 c821449f, kafka-3.6)', () => {
-  const cfg = kafkaConfig('kafka-3.6');
+describe('TransactionMarkerRequestCompletionHandlerTest (apache/kafka 3.9 c821449f, kafka-3.8)', () => {
+  const cfg = kafkaConfig('kafka-3.8');
   const sending = at(initial(cfg), { pid: producerId, epoch: producerEpoch, state: TxnState.PrepareCommit, pendingState: TxnState.CompleteCommit, partitions: P0 });
   const markerAnswer = (s: State, error: Err, coordinatorEpoch = 0): State =>
     deliver(cfg, s, leader(0), TC, response(Api.WriteTxnMarkers, { txnId: 0, error, pid: producerId, epoch: producerEpoch, partitions: 0, coordinatorEpoch }), coordinatorEpoch);

@@ -9,8 +9,8 @@ import { initial, kafkaConfig, take, txn } from './harness.ts';
 
 const producerId = 23423;
 
-describe('TransactionMetadataTest (apache/kafka 3.9 c821449f, kafka-3.6)', () => {
-  const cfg = kafkaConfig('kafka-3.6');
+describe('TransactionMetadataTest (apache/kafka 3.9 c821449f, kafka-3.8)', () => {
+  const cfg = kafkaConfig('kafka-3.8');
   const s0 = initial(cfg);
 
   it('testInitializeEpoch', () => {

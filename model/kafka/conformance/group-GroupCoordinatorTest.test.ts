@@ -126,8 +126,8 @@ describe('GroupCoordinatorTest (apache/kafka 3.5, 3.9)', () => {
   });
 });
 
-describe('GroupCoordinatorTest (apache/kafka 3.9), kafka-3.6', () => {
-  const cfg = transform('kafka-3.6');
+describe('GroupCoordinatorTest (apache/kafka 3.9), kafka-3.8', () => {
+  const cfg = transform('kafka-3.8');
 
   it.each([Err.INVALID_PRODUCER_ID_MAPPING, Err.INVALID_TXN_STATE])('testVerificationErrorsForTxnOffsetCommits (error %s)', (error) => {
     const r = txnCommit(cfg, initial(cfg), { pid: 1000, epoch: 2, value: 5 }, error);
@@ -139,7 +139,7 @@ describe('GroupCoordinatorTest (apache/kafka 3.9), kafka-3.6', () => {
 describe('GroupCoordinatorTest (apache/kafka 3.9: verification before doTxnCommitOffsets)', () => {
   // In 3.7+ handleTxnCommitOffsets verifies the __consumer_offsets partition and only then
   // (doTxnCommitOffsets) checks member and generation, as the 3.9 test's mocked verifier shows.
-  it.each(['kafka-3.6', 'kafka-4.0'])('testTxnCommitOffsetWithIllegalGeneration (verified first, %s)', (gen) => {
+  it.each(['kafka-3.8', 'kafka-4.0'])('testTxnCommitOffsetWithIllegalGeneration (verified first, %s)', (gen) => {
     const cfg = transform(gen);
     const s0 = { ...initial(cfg), group: { generation: 1 } };
     const sent = handle(cfg, s0, 0, leader(cfg.partitions), request(Api.TxnOffsetCommit, { txnId: 0, pid: 1000, epoch: 2, partitions: cfg.partitions, value: 5, generation: 6 }));
@@ -149,8 +149,18 @@ describe('GroupCoordinatorTest (apache/kafka 3.9: verification before doTxnCommi
   });
 });
 
-describe('GroupMetadataManagerTest (apache/kafka 3.9), kafka-3.6', () => {
-  const cfg = transform('kafka-3.6');
+describe('GroupCoordinator.handleTxnCommitOffsets (apache/kafka 3.6 source: no verification before KAFKA-15449, 3.7)', () => {
+  it('kafka-3.6 answers a TxnOffsetCommit without asking the transaction coordinator', () => {
+    const cfg = transform('kafka-3.6');
+    const s0 = { ...initial(cfg), group: { generation: 1 } };
+    const sent = handle(cfg, s0, 0, leader(cfg.partitions), request(Api.TxnOffsetCommit, { txnId: 0, pid: 1000, epoch: 2, partitions: cfg.partitions, value: 5, generation: 6 }));
+    expect(verificationsSent(sent, cfg.partitions)).toHaveLength(0);
+    expect(produceAnswer(sent, cfg.partitions).response.error).toBe(Err.ILLEGAL_GENERATION);
+  });
+});
+
+describe('GroupMetadataManagerTest (apache/kafka 3.9), kafka-3.8', () => {
+  const cfg = transform('kafka-3.8');
 
   it('testTransactionalCommitOffsetCommitted', () => {
     let s = txnCommit(cfg, initial(cfg), { pid: 232, epoch: 0, value: 37 }).state;

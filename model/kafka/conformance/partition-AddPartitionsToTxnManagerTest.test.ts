@@ -10,8 +10,8 @@ import { coordinatorAnswers, produce, produceAnswer, verificationLost } from './
 const P = 0;
 const PID = 24;
 
-describe('AddPartitionsToTxnManagerTest (apache/kafka 3.6, 3.9), kafka-3.6', () => {
-  const cfg = kafkaConfig('kafka-3.6');
+describe('AddPartitionsToTxnManagerTest (apache/kafka 3.6, 3.9), kafka-3.8', () => {
+  const cfg = kafkaConfig('kafka-3.8');
 
   it('testAddPartitionsToTxnHandlerErrorHandling (PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH)', () => {
     const s = withTxn(initial(cfg), 0, { pid: PID, epoch: 1, state: TxnState.Ongoing, partitions: 1 << P });
@@ -20,10 +20,15 @@ describe('AddPartitionsToTxnManagerTest (apache/kafka 3.6, 3.9), kafka-3.6', () 
     expect(a.state.partitions[P]!.log).toEqual([]);
   });
 
-  it('testAddPartitionsToTxnHandlerErrorHandling (a partition not in the transaction keeps INVALID_TXN_STATE)', () => {
-    const s = withTxn(initial(cfg), 0, { pid: PID, epoch: 0, state: TxnState.Ongoing, partitions: 1 << 1 });
-    const a = produceAnswer(coordinatorAnswers(cfg, produce(cfg, s, P, { pid: PID, epoch: 0, seq: 0 }), P), P);
-    expect(a.response.error).toBe(Err.INVALID_TXN_STATE);
+  // 3.6: INVALID_TXN_STATE; 3.9 (KAFKA-16314): TRANSACTION_ABORTABLE, passed on to a client whose Produce version knows it.
+  it.each([
+    ['kafka-3.6', Err.INVALID_TXN_STATE],
+    ['kafka-3.8', Err.TRANSACTION_ABORTABLE],
+  ] as const)('testAddPartitionsToTxnHandlerErrorHandling (a partition not in the transaction, %s)', (generation, error) => {
+    const c = kafkaConfig(generation);
+    const s = withTxn(initial(c), 0, { pid: PID, epoch: 0, state: TxnState.Ongoing, partitions: 1 << 1 });
+    const a = produceAnswer(coordinatorAnswers(c, produce(c, s, P, { pid: PID, epoch: 0, seq: 0 }), P), P);
+    expect(a.response.error).toBe(error);
   });
 
   it('testAddPartitionsToTxnHandlerErrorHandling (a partition in the transaction has no error)', () => {

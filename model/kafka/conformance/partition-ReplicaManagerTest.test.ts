@@ -109,8 +109,8 @@ describe('ReplicaManagerTest (apache/kafka 3.6), kafka-3.6', () => {
   });
 });
 
-describe('ReplicaManagerTest (apache/kafka 3.9), kafka-3.6', () => {
-  const cfg = kafkaConfig('kafka-3.6');
+describe('ReplicaManagerTest (apache/kafka 3.9), kafka-3.8', () => {
+  const cfg = kafkaConfig('kafka-3.8');
 
   it('testVerificationErrorConversions (NETWORK_EXCEPTION)', () => {
     const s = produce(cfg, initial(cfg), P, { pid: PID, epoch: 0, seq: 0 });
@@ -120,7 +120,7 @@ describe('ReplicaManagerTest (apache/kafka 3.9), kafka-3.6', () => {
 
   it('testTransactionVerificationFlow (COORDINATOR)', () => {
     // The COORDINATOR origin is the group coordinator's TxnOffsetCommit to __consumer_offsets.
-    const c = kafkaConfig('kafka-3.6', { app: 'consume-transform-produce', inputRecords: 2 });
+    const c = kafkaConfig('kafka-3.8', { app: 'consume-transform-produce', inputRecords: 2 });
     const offsets = c.partitions;
     const commit = (s: State): State =>
       handle(c, s, 0, leader(offsets), request(Api.TxnOffsetCommit, { txnId: 0, pid: PID, epoch: 0, partitions: offsets, value: 1, generation: s.group!.generation }));

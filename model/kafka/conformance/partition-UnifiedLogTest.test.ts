@@ -189,8 +189,8 @@ describe('UnifiedLogTest (apache/kafka 3.5, 3.9, trunk 1eb7644)', () => {
   });
 });
 
-describe('UnifiedLogTest (apache/kafka 3.9): verification guard, kafka-3.6', () => {
-  const cfg = kafkaConfig('kafka-3.6');
+describe('UnifiedLogTest (apache/kafka 3.9): verification guard, kafka-3.8', () => {
+  const cfg = kafkaConfig('kafka-3.8');
 
   it('testTransactionIsOngoingAndVerificationGuard (CLIENT)', () => {
     // The Kafka test's idempotent append comes first; the model has no idempotent producer.
@@ -215,7 +215,7 @@ describe('UnifiedLogTest (apache/kafka 3.9): verification guard, kafka-3.6', () 
   });
 
   it('testTransactionIsOngoingAndVerificationGuard (COORDINATOR)', () => {
-    const c = kafkaConfig('kafka-3.6', { app: 'consume-transform-produce', inputRecords: 2 });
+    const c = kafkaConfig('kafka-3.8', { app: 'consume-transform-produce', inputRecords: 2 });
     const offsets = c.partitions;
     const commit = (s: State, value: number): State =>
       handle(c, s, 0, leader(offsets), request(Api.TxnOffsetCommit, { txnId: 0, pid: 23, epoch: 1, partitions: offsets, value, generation: s.group!.generation }));
@@ -244,7 +244,7 @@ describe('UnifiedLogTest (apache/kafka 3.9): verification guard, kafka-3.6', () 
 
   it('testDisabledVerificationClearsVerificationGuard', () => {
     // Kafka switches verification off at run time with the entry in place; a switch stands in.
-    const c = kafkaConfig('kafka-3.6', {}, { verification: false });
+    const c = kafkaConfig('kafka-3.8', {}, { verification: false });
     const s = withPartition(initial(c), P, { verifications: [{ pid: 23, epoch: 1, guard: 0, lowestSeq: 0 }], nextGuard: 1 });
     const r = produced(c, s, P, { pid: 23, epoch: 1, seq: 0 });
     expect(r.error).toBe(Err.NONE);
@@ -252,7 +252,7 @@ describe('UnifiedLogTest (apache/kafka 3.9): verification guard, kafka-3.6', () 
     expect(r.state.partitions[P]!.verifications).toEqual([]);
   });
 
-  it.each(['kafka-3.6', 'kafka-4.0'])('testAllowNonZeroSequenceOnFirstAppendNonZeroEpoch (%s)', (gen) => {
+  it.each(['kafka-3.8', 'kafka-4.0'])('testAllowNonZeroSequenceOnFirstAppendNonZeroEpoch (%s)', (gen) => {
     const c = kafkaConfig(gen);
     const r = producedVerified(c, initial(c), P, { pid: 23, epoch: 1, seq: 3 });
     expect(r.error).toBe(Err.NONE);
