@@ -4,19 +4,14 @@
 //
 //   npm run counts            recount every row and compare with specs/counts.json (exit 1 on a difference)
 //   npm run counts -- --write recount and rewrite specs/counts.json
-import { readFileSync, readdirSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bfs } from './engine/bfs.ts';
 import { writeFileAtomic } from './engine/trace.ts';
 import { modelOf } from '../specs/build.ts';
 import { loadSpecFile, parseSpec } from '../specs/load.ts';
-
-const root = fileURLToPath(new URL('..', import.meta.url));
-export const countsFile = join(root, 'specs', 'counts.json');
-
-/** Specs sized for `npm run bench`, too big to recount with the others. */
-export const benchmarks = ['specs/kafka/bench-symmetry.json', 'specs/kafka/bench.json', 'specs/two-phase/tp8.json'];
+import { benchmarks, countsFile, projectRoot, shippedSpecFiles } from '../specs/shipped.ts';
 
 export interface Count {
   readonly distinctStates: number;
@@ -27,18 +22,10 @@ export interface Count {
 /** Spec file → variant ("" for a model without generations) → count. */
 export type CountTable = Record<string, Record<string, Count>>;
 
-export function shippedSpecs(): string[] {
-  return readdirSync(join(root, 'specs'), { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.json') && f !== 'counts.json')
-    .map((f) => relative(root, join(root, 'specs', f)))
-    .filter((f) => !benchmarks.includes(f))
-    .sort();
-}
-
 /** The rows of the table: each shipped spec with each generation of its model. */
 export function rows(): { file: string; variant: string }[] {
-  return shippedSpecs().flatMap((file) => {
-    const spec = loadSpecFile(join(root, file));
+  return shippedSpecFiles().filter((f) => !benchmarks.includes(f)).flatMap((file) => {
+    const spec = loadSpecFile(join(projectRoot, file));
     const variants = spec.entry.withVariant === undefined ? [] : (spec.entry.variants ?? []).map((v) => v.name);
     return variants.length === 0 ? [{ file, variant: '' }] : variants.map((variant) => ({ file, variant }));
   });
@@ -46,7 +33,7 @@ export function rows(): { file: string; variant: string }[] {
 
 /** One breadth-first run of the spec (under `variant`), on this thread. */
 export function count(file: string, variant: string): Count {
-  const spec = loadSpecFile(join(root, file));
+  const spec = loadSpecFile(join(projectRoot, file));
   const raw = variant === '' ? spec.raw : spec.entry.withVariant!(spec.raw, variant);
   const run = parseSpec(file, raw, '');
   const result = bfs(modelOf(run), { deadlockAllowed: run.deadlockAllowed, maxStates: run.defaults.maxStates, maxDepth: run.defaults.maxDepth });
@@ -54,7 +41,7 @@ export function count(file: string, variant: string): Count {
 }
 
 export function readCounts(): CountTable {
-  return JSON.parse(readFileSync(countsFile, 'utf8')) as CountTable;
+  return JSON.parse(readFileSync(join(projectRoot, countsFile), 'utf8')) as CountTable;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -71,8 +58,8 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${line}\n`);
   }
   if (write) {
-    writeFileAtomic(countsFile, `${JSON.stringify(table, null, 2)}\n`);
-    process.stdout.write(`Written: ${relative(root, countsFile)}\n`);
+    writeFileAtomic(join(projectRoot, countsFile), `${JSON.stringify(table, null, 2)}\n`);
+    process.stdout.write(`Written: ${countsFile}\n`);
     return 0;
   }
   process.stdout.write(differences.length === 0 ? 'Every count matches the table.\n' : `Differences from the table:\n${differences.join('\n')}\n`);

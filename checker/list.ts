@@ -1,12 +1,9 @@
 // `txcheck list`: what a new user can name in a spec, one line each.
-import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { isPlainObject, readJsonFile } from './engine/input.ts';
 import { models } from '../specs/models.ts';
 import type { PropertyInfo } from '../specs/registry.ts';
-
-const specsDir = fileURLToPath(new URL('../specs/', import.meta.url));
+import { projectRoot, shippedSpecFiles } from '../specs/shipped.ts';
 
 function section(title: string, items: readonly PropertyInfo[] | undefined): string[] {
   if (items === undefined || items.length === 0) return [];
@@ -15,14 +12,11 @@ function section(title: string, items: readonly PropertyInfo[] | undefined): str
 }
 
 function shippedSpecs(): PropertyInfo[] {
-  const files = readdirSync(specsDir, { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.json'))
-    .sort();
-  return files.map((f) => {
-    const spec = readJsonFile(join(specsDir, f));
+  return shippedSpecFiles().map((f) => {
+    const spec = readJsonFile(join(projectRoot, f));
     const text = isPlainObject(spec) && typeof spec.description === 'string' ? spec.description : '';
     const expect = isPlainObject(spec) && typeof spec.expect === 'string' ? ` [expects ${spec.expect}]` : '';
-    return { name: relative(process.cwd(), join(specsDir, f)), description: `${text.split('. ')[0]!.replace(/\.$/, '')}${expect}` };
+    return { name: relative(process.cwd(), join(projectRoot, f)), description: `${text.split('. ')[0]!.replace(/\.$/, '')}${expect}` };
   });
 }
 

@@ -1,21 +1,15 @@
 // Every shipped spec file that says what to expect ("expect": "holds", or an invariant or liveness
 // property that fails) is checked here, so a spec and its model cannot drift apart unnoticed.
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { main } from '../checker/cli.ts';
-import { benchmarks } from '../checker/counts.ts';
 import { loadSpecFile } from './load.ts';
+import { benchmarks, projectRoot, shippedSpecFiles } from './shipped.ts';
 
-const specsDir = fileURLToPath(new URL('.', import.meta.url));
 const outDir = mkdtempSync(join(tmpdir(), 'txcheck-specs-'));
-
-const specFiles = readdirSync(specsDir, { recursive: true, encoding: 'utf8' })
-  .filter((f) => f.endsWith('.json'))
-  .map((f) => relative(process.cwd(), join(specsDir, f)))
-  .sort();
+const specFiles = shippedSpecFiles().map((f) => relative(process.cwd(), join(projectRoot, f)));
 const withExpectation = specFiles.filter((f) => loadSpecFile(f).expect !== undefined);
 
 describe('shipped specs', () => {
