@@ -20,20 +20,23 @@ describe('generations', () => {
     });
   });
 
-  it('B2, the delayed Produce that joins the next transaction: still broken in 3.6, fixed by transaction version 2 (4.0)', () => {
-    expect(statusOf('specs/kafka/delayed-produce.json', 'ReadCommittedIsolation', ['kafka-3.5', 'kafka-3.6', 'kafka-4.0', 'kafka-latest'])).toEqual({
+  it('B2, the delayed Produce that joins the next transaction: still broken in 3.6 and 3.8, fixed by transaction version 2 (4.0)', () => {
+    expect(statusOf('specs/kafka/delayed-produce.json', 'ReadCommittedIsolation', ['kafka-3.5', 'kafka-3.6', 'kafka-3.8', 'kafka-4.0', 'kafka-latest'])).toEqual({
       'kafka-3.5': 'violated',
       'kafka-3.6': 'violated',
+      'kafka-3.8': 'violated',
       'kafka-4.0': 'holds',
       'kafka-latest': 'holds',
     });
   });
 
   it('the stale EndTxn commits the next transaction until transaction version 2 (4.0)', () => {
-    expect(statusOf('specs/kafka/stale-end-txn.json', 'ReadCommittedIsolation', ['kafka-3.5', 'kafka-3.6', 'kafka-4.0'])).toEqual({
+    expect(statusOf('specs/kafka/stale-end-txn.json', 'ReadCommittedIsolation', ['kafka-3.5', 'kafka-3.6', 'kafka-3.8', 'kafka-4.0', 'kafka-4.1'])).toEqual({
       'kafka-3.5': 'violated',
       'kafka-3.6': 'violated',
+      'kafka-3.8': 'violated',
       'kafka-4.0': 'holds',
+      'kafka-4.1': 'holds',
     });
   });
 
