@@ -66,6 +66,8 @@ export interface Rules {
   readonly mutantEndTxnIgnoresState: boolean;
   /** Mutant: the app commits its input offsets outside the transaction (a plain offset commit). */
   readonly mutantOffsetsOutsideTransaction: boolean;
+  /** Mutant: InitProducerId that fences an Ongoing transaction answers NONE (and no producer id) instead of CONCURRENT_TRANSACTIONS. */
+  readonly mutantFenceAnswersNone: boolean;
 }
 
 export type App = 'produce' | 'consume-transform-produce';

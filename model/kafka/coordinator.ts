@@ -109,7 +109,7 @@ export function handleInitProducerId(cfg: KafkaConfig, s: State, channel: Connec
     // Fence the running transaction: PrepareEpochFence (epoch + 1), then abort at that epoch.
     // The client is told CONCURRENT_TRANSACTIONS and retries once the abort completes.
     const fenced = prepareEnd({ ...s, coordinator: c }, t, md, false, md.epoch + 1, fenceLastEpoch);
-    return answer(fenced, Err.CONCURRENT_TRANSACTIONS);
+    return answer(fenced, cfg.rules.mutantFenceAnswersNone ? Err.NONE : Err.CONCURRENT_TRANSACTIONS);
   }
   // prepareIncrementProducerEpoch(expectedEpoch).
   let epoch: number;

@@ -19,4 +19,5 @@ export const mutantCases: readonly MutantCase[] = [
   { mutant: 'mutantOffsetsOutsideTransaction', property: 'ExactlyOnce', spec: `${dir}/transform.json` },
   { mutant: 'mutantEndTxnIgnoresState', property: 'CoordinatorTransitions', spec: `${dir}/end-txn-retry.json` },
   { mutant: 'mutantLosePartitionsOnFailover', property: 'NoHangingTransaction', spec: `${dir}/failover-with-loss.json` },
+  { mutant: 'mutantFenceAnswersNone', property: 'ProducerIdAgreement', spec: `${dir}/two-instances.json` },
 ];

@@ -71,8 +71,6 @@ function sequenceOk(rules: Rules, entry: ProducerEntry, verification: Verificati
   return seq === last + 1;
 }
 
-/** The connection a request arrived on. */
-
 /** The leader's own connection to the coordinator for verification, apart from the marker channel. */
 export const VERIFICATION_CONN = -1;
 

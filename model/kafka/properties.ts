@@ -3,7 +3,7 @@
 import type { Property } from '../../checker/engine/model.ts';
 import { committedOffset } from './group.ts';
 import { batchOutcome, lastStableOffset } from './partition.ts';
-import { type LogBatch, type State, Api, BatchKind, Decision, NO_OFFSET, NO_STATE, Outcome, Told, TxnState } from './state.ts';
+import { type LogBatch, type State, Api, BatchKind, Decision, Instance, NO_OFFSET, NO_STATE, Outcome, Tm, Told, TxnState } from './state.ts';
 
 /**
  * Calls `visit` for every transactional record (data or offset commit) with how its transaction
@@ -178,6 +178,24 @@ const noHangingTransaction: Property<State> = {
   },
 };
 
+/** Client states in which the producer holds a producer id and epoch the coordinator granted. */
+const holdsGrant: ReadonlySet<number> = new Set([Tm.READY, Tm.IN_TRANSACTION, Tm.COMMITTING_TRANSACTION, Tm.ABORTING_TRANSACTION, Tm.ABORTABLE_ERROR]);
+
+// The client only ever takes its producer id and epoch from the coordinator's answers, and the
+// coordinator only moves a transactional.id's epoch forward (TransactionMetadata, every release).
+const producerIdAgreement: Property<State> = {
+  name: 'ProducerIdAgreement',
+  description: "a running producer that holds a producer id has the one its transactional.id has at the coordinator, at an epoch no higher than the coordinator's",
+  holds(s) {
+    for (const p of s.producers) {
+      if (p.status !== Instance.Running || !holdsGrant.has(p.tm)) continue;
+      const md = s.coordinator.metadata[p.txnId];
+      if (md === null || md === undefined || md.pid !== p.pid || p.epoch > md.epoch) return false;
+    }
+    return true;
+  },
+};
+
 export const kafkaProperties: readonly Property<State>[] = [
   readCommittedIsolation,
   atomicCommit,
@@ -187,4 +205,5 @@ export const kafkaProperties: readonly Property<State>[] = [
   exactlyOnce,
   coordinatorTransitions,
   noHangingTransaction,
+  producerIdAgreement,
 ];

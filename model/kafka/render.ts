@@ -592,6 +592,24 @@ function coordinatorTransitions(states: readonly KafkaView[]): Explanation | und
   return undefined;
 }
 
+const holdingGrant = ['READY', 'IN_TRANSACTION', 'COMMITTING_TRANSACTION', 'ABORTING_TRANSACTION', 'ABORTABLE_ERROR'];
+
+function producerIdAgreement(s: KafkaView): Explanation | undefined {
+  for (const p of s.producers) {
+    if (p.status !== 'Running' || !holdingGrant.includes(p.state)) continue;
+    // Instance i of transactional.id t is named Pt.i.
+    const id = `t${p.name.slice(1).split('.')[0]}`;
+    const t = s.coordinator.transactions.find((x) => x.transactionalId === id);
+    const at = t?.known === true ? `producer id ${t.producerId} at epoch ${t.producerEpoch}` : 'no producer id';
+    if (t?.known === true && t.producerId === p.pid && p.epoch <= t.producerEpoch) continue;
+    return {
+      text: `${p.name} is ${p.state} with producer id ${p.pid} at epoch ${p.epoch}, but the coordinator has ${at} for ${id}: the client holds a producer id or epoch the coordinator never granted.`,
+      over: [p.name, 'TC'],
+    };
+  }
+  return undefined;
+}
+
 function explain(property: string, views: readonly View[], labels: readonly string[]): Explanation | undefined {
   const states = views.map(kafka);
   const last = states[states.length - 1]!;
@@ -614,6 +632,8 @@ function explain(property: string, views: readonly View[], labels: readonly stri
       return exactlyOnce(last);
     case 'CoordinatorTransitions':
       return coordinatorTransitions(states);
+    case 'ProducerIdAgreement':
+      return producerIdAgreement(last);
     default:
       return undefined;
   }

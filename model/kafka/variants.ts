@@ -23,6 +23,7 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
   mutantTimeoutAbortsPrepared: 'mutant: the transaction timeout may abort a PrepareCommit transaction',
   mutantEndTxnIgnoresState: 'mutant: EndTxn prepares from any state (a retried EndTxn prepares again)',
   mutantOffsetsOutsideTransaction: 'mutant: the transform app commits its input offsets outside the transaction',
+  mutantFenceAnswersNone: 'mutant: InitProducerId that fences an Ongoing transaction answers NONE with no producer id instead of CONCURRENT_TRANSACTIONS',
 };
 
 export const switchNames = Object.keys(switchDescriptions) as SwitchName[];
@@ -35,6 +36,7 @@ const noMutants = {
   mutantTimeoutAbortsPrepared: false,
   mutantEndTxnIgnoresState: false,
   mutantOffsetsOutsideTransaction: false,
+  mutantFenceAnswersNone: false,
 } as const;
 
 // Each generation is the one before it plus the rules its release added.
