@@ -2,7 +2,8 @@
 // puts one TransactionMetadata in the coordinator as the Kafka test's mocks do, delivers one
 // request from P0.0 and checks the answer and what the coordinator keeps and logs.
 import { describe, expect, it } from 'vitest';
-import { Err, NO_EPOCH } from '../state.ts';
+import type { KafkaConfig } from '../config.ts';
+import { type State, Err, NO_EPOCH } from '../state.ts';
 import { Api, P0, P1, TxnState, ask, askAndClear, at, logged } from './coordinator-support.ts';
 import { initial, kafkaConfig, labels, take, txn, withCoordinator } from './harness.ts';
 
@@ -11,6 +12,44 @@ const producerEpoch = 1;
 
 // One transaction timeout allowed, so that the coordinator's timeout action can be taken.
 const withTimeout = (generation: string, rules = {}) => kafkaConfig(generation, { faults: { ...kafkaConfig(generation).faults, transactionTimeouts: 1 } }, rules);
+
+/** Cases whose Kafka test reads the same at 0.11.0, 3.5 and 3.9. */
+function casesOfEveryRelease(cfg: KafkaConfig, s0: State): void {
+  it('shouldRespondWithInvalidPidMappingOnAddPartitionsToTransactionWhenTransactionalIdNotPresent', () => {
+    expect(ask(cfg, s0, Api.AddPartitionsToTxn, { pid: 0, epoch: 1, partitions: P0 }).reply.error).toBe(Err.INVALID_PRODUCER_ID_MAPPING);
+  });
+
+  it.each([
+    ['shouldRespondWithConcurrentTransactionsOnAddPartitionsWhenStateIsPrepareCommit', TxnState.PrepareCommit],
+    ['shouldRespondWithConcurrentTransactionOnAddPartitionsWhenStateIsPrepareAbort', TxnState.PrepareAbort],
+  ])('%s', (_, state) => {
+    expect(ask(cfg, at(s0, { pid: 0, epoch: 0, state }), Api.AddPartitionsToTxn, { pid: 0, epoch: 0, partitions: P0 }).reply.error).toBe(Err.CONCURRENT_TRANSACTIONS);
+  });
+
+  it('shouldRespondWithErrorsNoneOnAddPartitionWhenNoErrorsAndPartitionsTheSame', () => {
+    const s = at(s0, { pid: 0, epoch: 0, state: TxnState.Empty, partitions: P0 });
+    expect(ask(cfg, s, Api.AddPartitionsToTxn, { pid: 0, epoch: 0, partitions: P0 }).reply.error).toBe(Err.NONE);
+  });
+
+  it('shouldReplyWithInvalidPidMappingOnEndTxnWhenTxnIdDoesntExist', () => {
+    expect(ask(cfg, s0, Api.EndTxn, { pid: 0, epoch: 0, commit: true }).reply.error).toBe(Err.INVALID_PRODUCER_ID_MAPPING);
+  });
+
+  it('shouldReplyWithInvalidPidMappingOnEndTxnWhenPidDosentMatchMapped', () => {
+    const s = at(s0, { pid: 10, epoch: 0, state: TxnState.Ongoing });
+    expect(ask(cfg, s, Api.EndTxn, { pid: 0, epoch: 0, commit: true }).reply.error).toBe(Err.INVALID_PRODUCER_ID_MAPPING);
+  });
+
+  it.each([
+    ['shouldIncrementEpochAndUpdateMetadataOnHandleInitPidWhenExistingEmptyTransaction', TxnState.Empty],
+    ['shouldIncrementEpochAndUpdateMetadataOnHandleInitPidWhenExistingCompleteTransaction', TxnState.CompleteAbort],
+    ['shouldIncrementEpochAndUpdateMetadataOnHandleInitPidWhenExistingCompleteCommitTransaction', TxnState.CompleteCommit],
+  ])('%s', (_, state) => {
+    const { s, reply } = ask(cfg, at(s0, { pid: producerId, epoch: producerEpoch, state }), Api.InitProducerId, {});
+    expect(reply).toMatchObject({ error: Err.NONE, pid: producerId, epoch: producerEpoch + 1 });
+    expect(txn(s, 0)).toMatchObject({ pid: producerId, epoch: producerEpoch + 1 });
+  });
+}
 
 // The 3.5 and 3.9 test files agree on every case below but for mocks and TRANSACTION_ABORTABLE.
 // A partition absent from the transaction: INVALID_TXN_STATE at 3.5, TRANSACTION_ABORTABLE at 3.9 (KAFKA-16314, 3.8).
@@ -32,9 +71,7 @@ describe.each([
     expect(reply).toMatchObject({ error: Err.NONE, pid: 5, epoch: 0 });
   });
 
-  it('shouldRespondWithInvalidPidMappingOnAddPartitionsToTransactionWhenTransactionalIdNotPresent', () => {
-    expect(ask(cfg, s0, Api.AddPartitionsToTxn, { pid: 0, epoch: 1, partitions: P0 }).reply.error).toBe(Err.INVALID_PRODUCER_ID_MAPPING);
-  });
+  casesOfEveryRelease(cfg, s0);
 
   // The Kafka test verifies four metadata in turn; a leader of the model verifies one partition.
   const verify = (md: Parameters<typeof at>[1], epoch: number, partitions = P0): Err =>
@@ -50,13 +87,6 @@ describe.each([
   });
   it('testVerifyPartitionHandling (part: pending state ignored, partition absent)', () => {
     expect(verify({ pid: 0, epoch: 0, state: TxnState.Ongoing, partitions: 0, pendingState: TxnState.CompleteCommit }, 0)).toBe(notInTransaction);
-  });
-
-  it.each([
-    ['shouldRespondWithConcurrentTransactionsOnAddPartitionsWhenStateIsPrepareCommit', TxnState.PrepareCommit],
-    ['shouldRespondWithConcurrentTransactionOnAddPartitionsWhenStateIsPrepareAbort', TxnState.PrepareAbort],
-  ])('%s', (_, state) => {
-    expect(ask(cfg, at(s0, { pid: 0, epoch: 0, state }), Api.AddPartitionsToTxn, { pid: 0, epoch: 0, partitions: P0 }).reply.error).toBe(Err.CONCURRENT_TRANSACTIONS);
   });
 
   it('shouldRespondWithProducerFencedOnAddPartitionsWhenEpochsAreDifferent', () => {
@@ -76,11 +106,6 @@ describe.each([
     expect(logged(s)).toMatchObject({ state: TxnState.Ongoing, partitions: P0, epoch: producerEpoch });
   });
 
-  it('shouldRespondWithErrorsNoneOnAddPartitionWhenNoErrorsAndPartitionsTheSame', () => {
-    const s = at(s0, { pid: 0, epoch: 0, state: TxnState.Empty, partitions: P0 });
-    expect(ask(cfg, s, Api.AddPartitionsToTxn, { pid: 0, epoch: 0, partitions: P0 }).reply.error).toBe(Err.NONE);
-  });
-
   it('shouldRespondWithErrorsNoneOnAddPartitionWhenOngoingVerifyOnlyAndPartitionsTheSame', () => {
     expect(verify({ pid: 0, epoch: 0, state: TxnState.Ongoing, partitions: P0 }, 0)).toBe(Err.NONE);
   });
@@ -90,15 +115,6 @@ describe.each([
     const md = { pid: 0, epoch: 0, state: TxnState.Empty, partitions: P0 };
     expect(verify(md, 0, P1)).toBe(notInTransaction);
     expect(verify(md, 0, P0)).toBe(Err.NONE);
-  });
-
-  it('shouldReplyWithInvalidPidMappingOnEndTxnWhenTxnIdDoesntExist', () => {
-    expect(ask(cfg, s0, Api.EndTxn, { pid: 0, epoch: 0, commit: true }).reply.error).toBe(Err.INVALID_PRODUCER_ID_MAPPING);
-  });
-
-  it('shouldReplyWithInvalidPidMappingOnEndTxnWhenPidDosentMatchMapped', () => {
-    const s = at(s0, { pid: 10, epoch: 0, state: TxnState.Ongoing });
-    expect(ask(cfg, s, Api.EndTxn, { pid: 0, epoch: 0, commit: true }).reply.error).toBe(Err.INVALID_PRODUCER_ID_MAPPING);
   });
 
   it('shouldReplyWithProducerFencedOnEndTxnWhenEpochIsNotSameAsTransaction', () => {
@@ -144,16 +160,6 @@ describe.each([
   ])('%s', (_, epoch) => {
     const s = at(s0, { pid: producerId, epoch: 1, lastEpoch: 0, state: TxnState.CompleteCommit });
     expect(ask(cfg, s, Api.EndTxn, { pid: producerId, epoch, commit: true }).reply.error).toBe(Err.PRODUCER_FENCED);
-  });
-
-  it.each([
-    ['shouldIncrementEpochAndUpdateMetadataOnHandleInitPidWhenExistingEmptyTransaction', TxnState.Empty],
-    ['shouldIncrementEpochAndUpdateMetadataOnHandleInitPidWhenExistingCompleteTransaction', TxnState.CompleteAbort],
-    ['shouldIncrementEpochAndUpdateMetadataOnHandleInitPidWhenExistingCompleteCommitTransaction', TxnState.CompleteCommit],
-  ])('%s', (_, state) => {
-    const { s, reply } = ask(cfg, at(s0, { pid: producerId, epoch: producerEpoch, state }), Api.InitProducerId, {});
-    expect(reply).toMatchObject({ error: Err.NONE, pid: producerId, epoch: producerEpoch + 1 });
-    expect(txn(s, 0)).toMatchObject({ pid: producerId, epoch: producerEpoch + 1 });
   });
 
   it.each([
@@ -355,16 +361,7 @@ describe('TransactionCoordinatorTest (apache/kafka 0.11.0.0 e18335dd, kafka-0.11
     expect(ask(cfg, withCoordinator(s0, { nextPid: 5 }), Api.InitProducerId, {}).reply).toMatchObject({ error: Err.NONE, pid: 5, epoch: 0 });
   });
 
-  it('shouldRespondWithInvalidPidMappingOnAddPartitionsToTransactionWhenTransactionalIdNotPresent', () => {
-    expect(ask(cfg, s0, Api.AddPartitionsToTxn, { pid: 0, epoch: 1, partitions: P0 }).reply.error).toBe(Err.INVALID_PRODUCER_ID_MAPPING);
-  });
-
-  it.each([
-    ['shouldRespondWithConcurrentTransactionsOnAddPartitionsWhenStateIsPrepareCommit', TxnState.PrepareCommit],
-    ['shouldRespondWithConcurrentTransactionOnAddPartitionsWhenStateIsPrepareAbort', TxnState.PrepareAbort],
-  ])('%s', (_, state) => {
-    expect(ask(cfg, at(s0, { pid: 0, epoch: 0, state }), Api.AddPartitionsToTxn, { pid: 0, epoch: 0, partitions: P0 }).reply.error).toBe(Err.CONCURRENT_TRANSACTIONS);
-  });
+  casesOfEveryRelease(cfg, s0);
 
   it.each([
     ['shouldAppendNewMetadataToLogOnAddPartitionsWhenPartitionsAdded', TxnState.Empty],
@@ -374,20 +371,6 @@ describe('TransactionCoordinatorTest (apache/kafka 0.11.0.0 e18335dd, kafka-0.11
   ])('%s', (_, state) => {
     const { s } = ask(cfg, at(s0, { pid: producerId, epoch: producerEpoch, state }), Api.AddPartitionsToTxn, { pid: producerId, epoch: producerEpoch, partitions: P0 });
     expect(logged(s)).toMatchObject({ state: TxnState.Ongoing, partitions: P0, epoch: producerEpoch });
-  });
-
-  it('shouldRespondWithErrorsNoneOnAddPartitionWhenNoErrorsAndPartitionsTheSame', () => {
-    const s = at(s0, { pid: 0, epoch: 0, state: TxnState.Empty, partitions: P0 });
-    expect(ask(cfg, s, Api.AddPartitionsToTxn, { pid: 0, epoch: 0, partitions: P0 }).reply.error).toBe(Err.NONE);
-  });
-
-  it('shouldReplyWithInvalidPidMappingOnEndTxnWhenTxnIdDoesntExist', () => {
-    expect(ask(cfg, s0, Api.EndTxn, { pid: 0, epoch: 0, commit: true }).reply.error).toBe(Err.INVALID_PRODUCER_ID_MAPPING);
-  });
-
-  it('shouldReplyWithInvalidPidMappingOnEndTxnWhenPidDosentMatchMapped', () => {
-    const s = at(s0, { pid: 10, epoch: 0, state: TxnState.Ongoing });
-    expect(ask(cfg, s, Api.EndTxn, { pid: 0, epoch: 0, commit: true }).reply.error).toBe(Err.INVALID_PRODUCER_ID_MAPPING);
   });
 
   it.each([
@@ -407,16 +390,6 @@ describe('TransactionCoordinatorTest (apache/kafka 0.11.0.0 e18335dd, kafka-0.11
   ])('%s', (_, commit, state) => {
     const { s } = ask(cfg, at(s0, { pid: producerId, epoch: producerEpoch, state: TxnState.Ongoing, partitions: P0 }), Api.EndTxn, { pid: producerId, epoch: producerEpoch, commit });
     expect(logged(s)).toMatchObject({ state, epoch: producerEpoch, partitions: P0 });
-  });
-
-  it.each([
-    ['shouldIncrementEpochAndUpdateMetadataOnHandleInitPidWhenExistingEmptyTransaction', TxnState.Empty],
-    ['shouldIncrementEpochAndUpdateMetadataOnHandleInitPidWhenExistingCompleteTransaction', TxnState.CompleteAbort],
-    ['shouldIncrementEpochAndUpdateMetadataOnHandleInitPidWhenExistingCompleteCommitTransaction', TxnState.CompleteCommit],
-  ])('%s', (_, state) => {
-    const { s, reply } = ask(cfg, at(s0, { pid: producerId, epoch: producerEpoch, state }), Api.InitProducerId, {});
-    expect(reply).toMatchObject({ error: Err.NONE, pid: producerId, epoch: producerEpoch + 1 });
-    expect(txn(s, 0)).toMatchObject({ pid: producerId, epoch: producerEpoch + 1 });
   });
 
   it.each([
