@@ -10,6 +10,8 @@ import { modelOf } from '../specs/build.ts';
 import { loadSpecFile, parseSpec, readRunOptions, temporalProperties, type RunOptions, type Spec } from '../specs/load.ts';
 import { compareCommand, mutantsCommand } from './compare.ts';
 import { DEFAULT_WALK_DEPTH, explore } from './explore.ts';
+import { type RunningExplorer, startExplorer } from './explorer/server.ts';
+import { explorerSource } from './explorer/source.ts';
 import { listText } from './list.ts';
 import { type Lasso, type LivenessResult, checkLiveness, describeFairness } from './engine/liveness.ts';
 import type { Model } from './engine/model.ts';
@@ -49,6 +51,8 @@ Usage:
                                         the spec under each variant: a verdict per property
   txcheck mutants <spec.json>... [--markdown|--json]
                                         every mutant of the model against the specs: kill matrix
+  txcheck explore <spec.json | trace.itf.json> [--port N]
+                                        step through the model in the browser (127.0.0.1 only)
   txcheck list                          models, generations, switches, properties, mutants, specs
   txcheck --help
 
@@ -85,6 +89,7 @@ const optionSpecs = {
   markdown: { type: 'boolean' },
   format: { type: 'string' },
   shrink: { type: 'boolean' },
+  port: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -122,7 +127,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       const names = [...commands.map((c) => c.name), 'compare', 'mutants'].join(', ');
       throw new InputError(COMMAND_LINE, 'command', `${names} or list (see txcheck --help)`, command === undefined ? 'nothing' : JSON.stringify(command));
     }
-    if (file === undefined) throw new InputError(COMMAND_LINE, spec.name, spec.name === 'check' ? 'a spec file' : 'a trace file');
+    if (file === undefined) throw new InputError(COMMAND_LINE, spec.name, spec.name === 'check' ? 'a spec file' : spec.name === 'explore' ? 'a spec or trace file' : 'a trace file');
     if (extra.length > 0) throw new InputError(COMMAND_LINE, extra[0]!, 'nothing more after the file (see txcheck --help)');
     const other = Object.keys(flags).find((name) => !(spec.flags as readonly string[]).includes(name));
     if (other !== undefined) throw new InputError(COMMAND_LINE, `--${other}`, `no such option for ${spec.name} (only ${spec.flags.map((f) => `--${f}`).join(', ')})`);
@@ -548,7 +553,31 @@ const commands: readonly Command[] = [
   { name: 'show', flags: ['format'], run: showCommand },
   { name: 'report', flags: ['out'], run: reportCommand },
   { name: 'shrink', flags: ['out', 'json'], run: shrinkCommand },
+  { name: 'explore', flags: ['port'], run: exploreCommand },
 ];
+
+const DEFAULT_EXPLORER_PORT = 8421;
+
+/** Serves the explorer until the process is interrupted; saved traces go to out/. */
+async function exploreCommand(file: string, flags: Flags, io: Io): Promise<number> {
+  const fields = new Fields(COMMAND_LINE, { '--port': flags.port === undefined ? DEFAULT_EXPLORER_PORT : /^-?\d+$/.test(flags.port) ? Number(flags.port) : flags.port });
+  const port = fields.int('--port', 1, 65535);
+  const source = explorerSource(file, 'out');
+  mkdirSync('out', { recursive: true });
+  let running: RunningExplorer;
+  try {
+    running = await startExplorer(source, port);
+  } catch (e) {
+    throw new InputError(COMMAND_LINE, '--port', 'a free port on 127.0.0.1', (e as NodeJS.ErrnoException).code ?? String(e));
+  }
+  io.out(`${TOOL}: exploring ${file} at ${running.url} (Ctrl-C stops it; saved traces go to out/)\n`);
+  await new Promise<void>((resolve) => {
+    const stop = (): void => void running.close().then(resolve);
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  return ExitCode.Ok;
+}
 
 /** Runs `main` on this process's arguments and streams and sets its exit code. */
 export async function runProcess(): Promise<void> {
