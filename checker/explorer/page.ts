@@ -72,7 +72,9 @@ async function go(next, keepForward) {
   $('path').innerHTML = '<li data-step="0"' + (path.length === 0 ? ' class="current"' : '') + '>initial state</li>' +
     info.path.map((p) => '<li data-step="' + p.step + '"' + (p.step === path.length ? ' class="current"' : '') + ' title="' + esc(p.label) + '">' + esc(p.action) + '</li>').join('');
   $('props').innerHTML = info.properties.map((p) => '<li class="' + (p.holds ? 'holds' : 'violated') + '" data-property="' + esc(p.name) + '">' + (p.holds ? '✓ ' : '✗ ') + esc(p.name) + (p.holds ? '' : ' violated') + '</li>').join('');
-  $('tables').innerHTML = info.tables.length > 0 ? info.tables.map(table).join('') : '<pre>' + esc(JSON.stringify(info.view, null, 1)) + '</pre>';
+  // Every variable (messages in flight per connection, the ghost history, ...) below the model's own tables.
+  const variables = '<pre>' + esc(JSON.stringify(info.view, null, 1)) + '</pre>';
+  $('tables').innerHTML = info.tables.length > 0 ? info.tables.map(table).join('') + '<details><summary>all variables</summary>' + variables + '</details>' : variables;
   const hint = suggested.length > path.length && suggested.slice(0, path.length).every((l, i) => l === path[i]) ? suggested[path.length] : forward[0];
   $('actions').innerHTML = info.actions.length === 0 ? '<p>No action is enabled.</p>' :
     info.actions.map((a) => '<button class="action' + (a.label === hint ? ' suggested' : '') + '" data-label="' + esc(a.label) + '">' + esc(a.action) + '<small>' + esc(a.label) + '</small></button>').join('');
