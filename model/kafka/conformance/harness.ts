@@ -4,7 +4,7 @@
 import { type KafkaConfig, type Rules, clientTxnIndex } from '../config.ts';
 import { defaultHandlers } from '../handlers.ts';
 import { initialState } from '../index.ts';
-import { type Connection, request, response, send } from '../network.ts';
+import { request, response, send } from '../network.ts';
 import { ActionKind, actionLabel, enabledActions, step } from '../next.ts';
 import {
   type Coordinator,
@@ -162,4 +162,3 @@ export function requestsFrom(s: State, from: number): { to: number; conn: number
   return s.network.filter((c) => c.from === from).flatMap((c) => c.messages.filter((m): m is Request => !m.response).map((m) => ({ to: c.to, conn: c.conn, request: m })));
 }
 
-export type { Connection };
