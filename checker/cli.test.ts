@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -239,6 +240,25 @@ describe('random search', () => {
   });
 });
 
+/** A symbolic link to a file that must survive any refused --out. */
+function link(): string {
+  const path = join(dir, 'link.itf.json');
+  if (!existsSync(path)) symlinkSync(file('target.txt', 'keep me'), path);
+  return path;
+}
+
+function fifo(): string {
+  const path = join(dir, 'fifo.itf.json');
+  if (!existsSync(path)) execFileSync('mkfifo', [path]);
+  return path;
+}
+
+function device(): string {
+  const path = join(dir, 'null.dev');
+  if (!existsSync(path)) execFileSync('mknod', [path, 'c', '1', '3']);
+  return path;
+}
+
 describe('bad input', () => {
   const spec = (extra: Record<string, unknown>) => ({ model: 'two-phase', resourceManagers: 3, ...extra });
   const kafka = (extra: Record<string, unknown>) => ({ model: 'kafka', deadlock: true, ...extra });
@@ -315,6 +335,18 @@ describe('bad input', () => {
       t['#meta'].goal = 'LsoAdvances[p7, txn 0]';
       return ['replay', file('goal.itf.json', t)];
     }, 'goal.itf.json', ': #meta.goal: expected one of LsoAdvances[p0, txn 0]'],
+    ['--out naming a folder', () => ['check', mutant, '--out', dir], dir, ': --out: expected a regular file or a new name in an existing folder, got a folder'],
+    ['--out naming a symbolic link', () => ['check', mutant, '--out', link()], 'link.itf.json', ': --out: expected a regular file or a new name in an existing folder, got a symbolic link'],
+    ['--out naming a FIFO', () => ['check', mutant, '--out', fifo()], 'fifo.itf.json', ': --out: expected a regular file or a new name in an existing folder, got a FIFO'],
+    // A device node of its own (only root may make one): a checker without the test replaces it.
+    ...(process.getuid?.() === 0
+      ? [['--out naming a device', () => ['check', mutant, '--out', device()], 'null.dev', ': --out: expected a regular file or a new name in an existing folder, got a character device'] satisfies [string, () => string[], string, string]]
+      : []),
+    ['--out in a folder that does not exist', () => ['check', mutant, '--out', join(dir, 'nowhere', 't.itf.json')], 't.itf.json', `: --out: expected a new name in an existing folder, got no folder ${join(dir, 'nowhere')}`],
+    ['--out under a file', () => ['check', mutant, '--out', join(tp3, 't.itf.json')], 't.itf.json', `: --out: expected a new name in an existing folder, got ${tp3}, which is a file`],
+    ['--out in a folder nobody may write', () => ['check', mutant, '--out', '/proc/t.itf.json'], '/proc/t.itf.json', ': --out: expected a path this user can write'],
+    ['report -o naming a folder', () => ['report', join(dir, 'mutant.itf.json'), '-o', dir], dir, ': --out: expected a regular file or a new name in an existing folder, got a folder'],
+    ['shrink -o naming a symbolic link', () => ['shrink', join(dir, 'mutant.itf.json'), '-o', link()], 'link.itf.json', ': --out: expected a regular file or a new name in an existing folder, got a symbolic link'],
     ['a bad spec inside a trace', () => ['replay', file('tspec.itf.json', { ...validTrace(), '#meta': { ...validTrace()['#meta'], spec: spec({ resourceManagers: 0 }) } })], 'tspec.itf.json', ': #meta.spec.resourceManagers: expected an integer from 1 to 12'],
   ];
 
@@ -327,6 +359,12 @@ describe('bad input', () => {
     expect(err).toContain(fileName);
     expect(err).toContain(fieldAndExpected);
     expect(err).not.toMatch(/\bat .*:\d+/);
+  });
+
+  it('a refused --out leaves what it names as it was', async () => {
+    await txcheck('check', mutant, '--out', link());
+    expect(lstatSync(link()).isSymbolicLink()).toBe(true);
+    expect(readFileSync(link(), 'utf8')).toBe('keep me');
   });
 
   it('with --json, bad input is one JSON error object on stdout', async () => {

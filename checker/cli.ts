@@ -1,8 +1,8 @@
 // The txcheck command line. `main` takes its arguments and output channels as parameters so
 // tests can run it in-process; the entry guard at the bottom wires it to the real process.
-import { mkdirSync, realpathSync } from 'node:fs';
+import { type Stats, closeSync, lstatSync, mkdirSync, openSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Fields, InputError } from './engine/input.ts';
@@ -176,6 +176,8 @@ async function check(file: string, flags: Flags, io: Io): Promise<number> {
   if (spec.liveness.length > 0 && options.strategy === 'random') {
     throw new InputError(COMMAND_LINE, '--strategy', '"bfs": the spec checks liveness, which needs the whole state graph', '"random"');
   }
+  if (flags.out === undefined) checkOutputFolder(`out/${spec.name}.*.itf.json`, 'out', true);
+  else checkOutput(flags.out);
   const model = modelOf(spec);
   const progress = new ProgressLine(io);
   let result = await explore(spec, model, options, workers, io.errIsTTY ? progress.show : undefined);
@@ -493,20 +495,96 @@ function showCommand(file: string, flags: Flags, io: Io): number {
   return ExitCode.Ok;
 }
 
-/** Writes `text` to `file` atomically, creating its folder; a failure is bad input naming the file. */
-function writeOutput(file: string, text: string): void {
+const errorCode = (e: unknown) => (e as NodeJS.ErrnoException).code ?? String(e);
+
+function fileKind(stat: Stats): string {
+  if (stat.isDirectory()) return 'a folder';
+  if (stat.isSymbolicLink()) return 'a symbolic link';
+  if (stat.isFIFO()) return 'a FIFO';
+  if (stat.isCharacterDevice()) return 'a character device';
+  if (stat.isBlockDevice()) return 'a block device';
+  return stat.isSocket() ? 'a socket' : 'not a regular file';
+}
+
+/**
+ * Refuses, before any work is done, an output path that is not a regular file or a new name in
+ * an existing folder this user can write: the atomic rename would replace a link, a FIFO or a
+ * device with a plain file, and a path that cannot be written would lose the result at the end.
+ */
+function checkOutput(file: string): void {
+  const existing = lstatOrUndefined(file);
+  if (existing !== undefined && !existing.isFile()) {
+    throw new InputError(file, '--out', 'a regular file or a new name in an existing folder', fileKind(existing));
+  }
+  checkOutputFolder(file, dirname(file), false);
+}
+
+/** Refuses a folder that does not exist (unless `make` creates it) or that this user cannot write in. */
+function checkOutputFolder(file: string, folder: string, make: boolean): void {
+  const refuse = (expected: string, got: string): never => {
+    throw new InputError(file, '--out', expected, got);
+  };
+  if (make) {
+    try {
+      mkdirSync(folder, { recursive: true });
+    } catch (e) {
+      refuse('a path whose folder can be created', `${errorCode(e)} for ${folder}`);
+    }
+  }
+  let parent: Stats | undefined;
   try {
-    mkdirSync(dirname(file), { recursive: true });
+    parent = statSync(folder);
+  } catch (e) {
+    if (errorCode(e) !== 'ENOENT' && errorCode(e) !== 'ENOTDIR') refuse('a new name in an existing folder', `${errorCode(e)} for ${folder}`);
+  }
+  if (parent === undefined) {
+    const above = ancestorFile(folder);
+    refuse('a new name in an existing folder', above === undefined ? `no folder ${folder}` : `${above}, which is a file`);
+  }
+  if (!parent!.isDirectory()) refuse('a new name in an existing folder', `${folder}, which is ${parent!.isFile() ? 'a file' : fileKind(parent!)}`);
+  // Creating a file is the only test that holds for every user, root included.
+  const probe = join(folder, `.txcheck-${process.pid}.probe`);
+  try {
+    closeSync(openSync(probe, 'wx'));
+    rmSync(probe);
+  } catch (e) {
+    refuse('a path this user can write', `${errorCode(e)} in ${folder}`);
+  }
+}
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The nearest ancestor of `folder` that exists as something other than a folder, if any. */
+function ancestorFile(folder: string): string | undefined {
+  for (let p = folder; p !== dirname(p); p = dirname(p)) {
+    const stat = lstatOrUndefined(p);
+    if (stat !== undefined) return stat.isDirectory() ? undefined : p;
+  }
+  return undefined;
+}
+
+/** Writes `text` to `file` atomically; a failure is bad input naming the file. */
+function writeOutput(file: string, text: string): void {
+  checkOutput(file);
+  try {
     writeFileAtomic(file, text);
   } catch (e) {
-    throw new InputError(file, '--out', 'a writable file path', (e as NodeJS.ErrnoException).code ?? String(e));
+    throw new InputError(file, '--out', 'a writable file path', errorCode(e));
   }
 }
 
 function reportCommand(file: string, flags: Flags, io: Io): number {
+  const out = flags.out ?? `out/${basename(file).replace(/(\.itf)?\.json$/, '')}.html`;
+  if (flags.out === undefined) checkOutputFolder(out, 'out', true);
+  checkOutput(out);
   const report = reportOf(file, io);
   if (report === undefined) return ExitCode.Violation;
-  const out = flags.out ?? `out/${basename(file).replace(/(\.itf)?\.json$/, '')}.html`;
   writeOutput(out, renderHtml(report));
   io.out(`${TOOL}: report of ${file} (${report.steps.length - 1} steps, ${report.property}) written to ${out}\n`);
   return ExitCode.Ok;
@@ -514,6 +592,8 @@ function reportCommand(file: string, flags: Flags, io: Io): number {
 
 function shrinkCommand(file: string, flags: Flags, io: Io): number {
   const { trace, model } = loadTrace(file);
+  const out = flags.out ?? file.replace(/(\.shrunk)?(\.itf)?\.json$/, '.shrunk.itf.json');
+  checkOutput(out);
   if (trace.loop !== undefined) throw new InputError(file, 'loop', 'a counterexample without a cycle: a lasso (liveness) trace cannot lose steps and keep its cycle');
   const { reproduced, message } = replay(model, trace);
   if (!reproduced) {
@@ -524,7 +604,6 @@ function shrinkCommand(file: string, flags: Flags, io: Io): number {
   const { trace: shrunk, tried } = shrink(model, initialStateOf(model, trace)!, trace.actions, violates(model, meta.property));
   const [before, after] = [trace.actions.length, shrunk.actions.length];
   const original = meta.shrunkFrom ?? before;
-  const out = flags.out ?? file.replace(/(\.shrunk)?(\.itf)?\.json$/, '.shrunk.itf.json');
   const description = `${meta.property} violated after ${after} steps (shrunk from ${original} steps, ${meta.strategy} search of ${meta.specFile})`;
   writeOutput(out, traceText(model, shrunk, { tool: TOOL, ...meta, description, shrunkFrom: original }));
   if (flags.json === true) {
