@@ -1,9 +1,10 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { main } from './cli.ts';
+import { internalErrorLine, main } from './cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'txcheck-cli-'));
 const tp3 = 'specs/two-phase/tp3.json';
@@ -371,5 +372,45 @@ describe('bad input', () => {
     const { code, out, err } = await txcheck('check', file('range2.json', spec({ resourceManagers: 0 })), '--json');
     expect(code).toBe(2);
     expect(JSON.parse(out)).toEqual({ status: 'error', message: err.trimEnd() });
+  });
+});
+
+describe('internal errors', () => {
+  const failingOut = (argv: string[]) => {
+    let err = '';
+    const io = { out: () => { throw new Error('stdout is gone'); }, err: (t: string) => void (err += t), errIsTTY: false };
+    return main(argv, io).then((code) => ({ code, err }));
+  };
+
+  it('exit 4, never the violation code, with one line and no stack trace', async () => {
+    const { code, err } = await failingOut(['list']);
+    expect(code).toBe(4);
+    expect(err).toMatch(/^txcheck \S+: internal error: stdout is gone \(exit 4; --debug prints the stack trace\)\n$/);
+  });
+
+  it('--debug adds the stack trace', async () => {
+    const { code, err } = await failingOut(['list', '--debug']);
+    expect(code).toBe(4);
+    expect(err).toMatch(/internal error: stdout is gone.*\nError: stdout is gone\n {4}at /);
+  });
+
+  it('a worker that runs out of heap is named as such, in one line', async () => {
+    const worker = new Worker('const a = []; for (;;) a.push(new Array(1e5).fill(1));', { eval: true, resourceLimits: { maxOldGenerationSizeMb: 16 } });
+    const error = await new Promise((resolve) => worker.on('error', resolve));
+    const line = internalErrorLine(error);
+    expect(line).toMatch(/^txcheck \S+: out of memory: .*--max-states.*--max-old-space-size/);
+    expect(line).not.toContain('\n');
+  });
+});
+
+describe('a crash in a child process', () => {
+  // A variant whose handler sends to a node that does not exist: a state of the right shape that the model cannot take.
+  const variant = file('crash.ts', 'export const overrides = { InitProducerId: (ctx, s, c, r) => { const n = ctx.base.InitProducerId(ctx, s, c, r); return { ...n, network: n.network.map((ch) => ({ ...ch, to: 42 })) }; } };\n');
+  const spec = file('crash.json', { model: 'kafka', variant: { base: 'kafka-3.5', overrides: variant }, deadlock: true });
+
+  it.each(['1', '2'])('on %s worker(s): exit 4 and one line on stderr', (workers) => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'checker/cli.ts', 'check', spec, '--workers', workers], { encoding: 'utf8' });
+    expect(run.status).toBe(4);
+    expect(run.stderr).toMatch(/^txcheck \S+: internal error: .*\n$/);
   });
 });

@@ -29,7 +29,7 @@ export interface Io {
   readonly errIsTTY: boolean;
 }
 
-const ExitCode = { Ok: 0, Violation: 1, BadInput: 2, Incomplete: 3 } as const;
+const ExitCode = { Ok: 0, Violation: 1, BadInput: 2, Incomplete: 3, Internal: 4 } as const;
 
 const COMMAND_LINE = 'command line';
 const DEFAULT_WALKS = 1000;
@@ -64,11 +64,15 @@ Options of check (they override the spec's own defaults):
   --shrink                shrink the counterexample before writing it (see shrink)
   --json                  print one JSON object at the end, nothing else on stdout
 
+Options of every command:
+  --debug                 print the stack trace of an internal error
+
 Exit codes of check: 0 the properties hold within the bounds, 1 a violation was found,
 2 bad input or usage, 3 stopped at a limit before finishing, or random walks found nothing.
 Exit codes of replay: 0 the trace replays exactly and its violation shows again, 1 it does
 not, 2 bad input. compare: 0, or 3 when a limit left a verdict open. mutants: 0 when every
-mutant is killed, 1 when one survives.
+mutant is killed, 1 when one survives. Every command: 4 an internal error (a bug, or the
+machine ran out of memory), one line on stderr.
 `;
 
 const optionSpecs = {
@@ -86,6 +90,7 @@ const optionSpecs = {
   format: { type: 'string' },
   shrink: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  debug: { type: 'boolean' },
 } as const;
 
 type Flags = ReturnType<typeof parseCommandLine>['values'];
@@ -124,15 +129,32 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     }
     if (file === undefined) throw new InputError(COMMAND_LINE, spec.name, spec.name === 'check' ? 'a spec file' : 'a trace file');
     if (extra.length > 0) throw new InputError(COMMAND_LINE, extra[0]!, 'nothing more after the file (see txcheck --help)');
-    const other = Object.keys(flags).find((name) => !(spec.flags as readonly string[]).includes(name));
+    const other = Object.keys(flags).find((name) => name !== 'debug' && !(spec.flags as readonly string[]).includes(name));
     if (other !== undefined) throw new InputError(COMMAND_LINE, `--${other}`, `no such option for ${spec.name} (only ${spec.flags.map((f) => `--${f}`).join(', ')})`);
     return await spec.run(file, flags, io);
   } catch (e) {
-    if (!(e instanceof InputError)) throw e;
-    io.err(`${e.message}\n`);
-    if (json) io.out(`${JSON.stringify({ status: 'error', message: e.message })}\n`);
-    return ExitCode.BadInput;
+    const message = e instanceof InputError ? e.message : internalErrorLine(e);
+    io.err(`${message}\n`);
+    if (!(e instanceof InputError) && argv.includes('--debug')) io.err(`${stackOf(e)}\n`);
+    if (json) io.out(`${JSON.stringify({ status: 'error', message })}\n`);
+    return e instanceof InputError ? ExitCode.BadInput : ExitCode.Internal;
   }
+}
+
+/** A failure that is not the input's fault, in one line: a bug, or a limit of the machine. */
+export function internalErrorLine(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  const first = (e instanceof Error ? e.message : String(e)).split('\n')[0]!;
+  if (code === 'ERR_WORKER_OUT_OF_MEMORY' || /out of memory/i.test(first)) {
+    return `${TOOL}: out of memory: ${first}; bound the run (--max-states, --max-depth) or give Node more heap (NODE_OPTIONS=--max-old-space-size=MB)`;
+  }
+  return `${TOOL}: internal error: ${first} (exit 4; --debug prints the stack trace)`;
+}
+
+/** The stack of an error; one from a worker carries the worker's stack as its message. */
+function stackOf(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  return e.message.includes('\n    at ') ? e.message : (e.stack ?? e.message);
 }
 
 function variantsCommand(command: 'compare' | 'mutants', files: readonly string[], flags: Flags, io: Io): number {
@@ -631,6 +653,13 @@ const commands: readonly Command[] = [
 
 /** Runs `main` on this process's arguments and streams and sets its exit code. */
 export async function runProcess(): Promise<void> {
+  // What escapes main (an error raised outside any command) is still one line and exit 4.
+  const crash = (e: unknown): void => {
+    process.stderr.write(`${internalErrorLine(e)}\n${process.argv.includes('--debug') ? `${stackOf(e)}\n` : ''}`);
+    process.exit(ExitCode.Internal);
+  };
+  process.on('uncaughtException', crash);
+  process.on('unhandledRejection', crash);
   process.exitCode = await main(process.argv.slice(2), {
     out: (text) => process.stdout.write(text),
     err: (text) => process.stderr.write(text),
