@@ -27,6 +27,8 @@ export interface Io {
   err(text: string): void;
   /** True when progress lines can be redrawn in place on the error channel. */
   readonly errIsTTY: boolean;
+  /** Set when a signal asked the run to stop: a flag the search threads read, and the signal's name. */
+  readonly stop?: { readonly flag: Int32Array; readonly received: string | undefined };
 }
 
 const ExitCode = { Ok: 0, Violation: 1, BadInput: 2, Incomplete: 3, Internal: 4 } as const;
@@ -202,7 +204,7 @@ async function check(file: string, flags: Flags, io: Io): Promise<number> {
   else checkOutput(flags.out);
   const model = modelOf(spec);
   const progress = new ProgressLine(io);
-  let result = await explore(spec, model, options, workers, io.errIsTTY ? progress.show : undefined);
+  let result = await explore(spec, model, options, workers, io.errIsTTY ? progress.show : undefined, io.stop?.flag);
   progress.clear();
   // Liveness is checked once every invariant holds in every reachable state.
   const live =
@@ -241,8 +243,9 @@ async function check(file: string, flags: Flags, io: Io): Promise<number> {
     lassoFiles.set(property, write(property, lasso, `${lasso.goal} fails on a fair run: after ${lasso.loop} steps it ${cycle} (${spec.file})`));
   }
 
-  if (flags.json === true) io.out(`${JSON.stringify(jsonSummary(spec, result, options, workers, traceFile, live, lassoFiles, shrunkFrom))}\n`);
-  else io.out(textSummary(spec, options, workers, model, result, traceFile, live, lassoFiles, shrunkFrom));
+  const signal = io.stop?.received;
+  if (flags.json === true) io.out(`${JSON.stringify({ ...(jsonSummary(spec, result, options, workers, traceFile, live, lassoFiles, shrunkFrom) as object), ...(signal === undefined ? {} : { signal }) })}\n`);
+  else io.out(textSummary(spec, options, workers, model, result, traceFile, live, lassoFiles, shrunkFrom, signal));
   const status = overallStatus(result, live);
   return status === 'ok' ? ExitCode.Ok : status === 'violation' ? ExitCode.Violation : ExitCode.Incomplete;
 }
@@ -319,6 +322,39 @@ function jsonSummary(
 
 const count = (n: number) => Math.round(n).toLocaleString('en-US');
 
+/** A repeated signal within this time is the same request (a terminal and a launcher such as tsx both pass it on). */
+const SIGNAL_REPEAT_MS = 1000;
+
+/**
+ * SIGINT and SIGTERM ask a search to stop (through a flag the search threads read) so that it can
+ * still report what it covered; a signal repeated later ends the process at once.
+ */
+class StopOnSignal {
+  readonly flag = new Int32Array(new SharedArrayBuffer(4));
+  received: NodeJS.Signals | undefined;
+  private at = 0;
+  private readonly handler = (signal: NodeJS.Signals): void => {
+    if (this.received === undefined) {
+      this.received = signal;
+      this.at = performance.now();
+      Atomics.store(this.flag, 0, 1);
+    } else if (performance.now() - this.at > SIGNAL_REPEAT_MS) {
+      this.release();
+      process.kill(process.pid, signal);
+    }
+  };
+
+  constructor() {
+    process.on('SIGINT', this.handler);
+    process.on('SIGTERM', this.handler);
+  }
+
+  release(): void {
+    process.off('SIGINT', this.handler);
+    process.off('SIGTERM', this.handler);
+  }
+}
+
 class ProgressLine {
   private shown = false;
   constructor(private readonly io: Io) {}
@@ -346,6 +382,7 @@ function textSummary(
   live: LivenessResult | undefined,
   lassoFiles: ReadonlyMap<string, string>,
   shrunkFrom: number | undefined,
+  signal: string | undefined,
 ): string {
   const lines: string[] = [];
   const threads = workers === 1 ? '' : `, ${workers} workers`;
@@ -376,6 +413,11 @@ function textSummary(
     lines.push(
       `Result: incomplete. No violation found in ${count(options.walks)} walks of up to ${options.maxDepth} steps; ` +
         'random walks do not cover every state, so nothing is claimed.',
+    );
+  } else if (result.stoppedBy === 'signal') {
+    lines.push(
+      `Result: incomplete. Stopped by signal (${signal ?? 'a request to stop'}) at depth ${result.depth}; no violation in the states covered, ` +
+        'which says nothing about the rest.',
     );
   } else if (result.status === 'incomplete') {
     lines.push(
@@ -660,11 +702,17 @@ export async function runProcess(): Promise<void> {
   };
   process.on('uncaughtException', crash);
   process.on('unhandledRejection', crash);
-  process.exitCode = await main(process.argv.slice(2), {
-    out: (text) => process.stdout.write(text),
-    err: (text) => process.stderr.write(text),
-    errIsTTY: process.stderr.isTTY === true,
-  });
+  const stop = new StopOnSignal();
+  try {
+    process.exitCode = await main(process.argv.slice(2), {
+      out: (text) => process.stdout.write(text),
+      err: (text) => process.stderr.write(text),
+      errIsTTY: process.stderr.isTTY === true,
+      stop,
+    });
+  } finally {
+    stop.release();
+  }
 }
 
 function isEntryPoint(): boolean {
