@@ -307,6 +307,9 @@ describe('bad input', () => {
     ['a top-level field ITF does not have', () => ['replay', file('top.itf.json', { ...validTrace(), trace: [] })], 'top.itf.json', ': trace: expected no such field in an ITF trace'],
     ['a loop index out of range', () => ['replay', file('loop.itf.json', { ...validTrace(), loop: 9 })], 'loop.itf.json', ': loop: expected the index of a state, from 0 to 3'],
     ['an unknown show format', () => ['show', join(dir, 'mutant.itf.json'), '--format', 'svg'], 'command line', ': --format: expected one of "text", "mermaid", "json"'],
+    ['a check flag given to compare', () => ['compare', tp3, '--variants', 'x', '--strategy', 'random'], 'command line', ': --strategy: expected no such option for compare (only --variants, --markdown, --json, --max-states, --max-seconds)'],
+    ['a check flag given to mutants', () => ['mutants', mutant, '--seed', '3'], 'command line', ': --seed: expected no such option for mutants (only --markdown, --json, --max-states, --max-seconds)'],
+    ['--variants given to mutants', () => ['mutants', mutant, '--variants', 'kafka-3.5'], 'command line', ': --variants: expected no such option for mutants'],
     ['a show flag given to report', () => ['report', join(dir, 'mutant.itf.json'), '--format', 'text'], 'command line', ': --format: expected no such option for report'],
     ['a trace of another model', () => ['replay', file('paxos.itf.json', { ...validTrace(), '#meta': { ...validTrace()['#meta'], spec: { model: 'paxos' } } })], 'paxos.itf.json', ': #meta.spec.model: expected one of'],
     ['a trace whose variables are not the model\'s', () => {
@@ -360,6 +363,12 @@ describe('bad input', () => {
     expect(err).toContain(fileName);
     expect(err).toContain(fieldAndExpected);
     expect(err).not.toMatch(/\bat .*:\d+/);
+  });
+
+  it('compare with --markdown and --json together: exit 2, the error as JSON', async () => {
+    const { code, out } = await txcheck('compare', tp3, '--variants', 'x', '--markdown', '--json');
+    expect(code).toBe(2);
+    expect(JSON.parse(out).message).toBe('command line: --markdown: expected either --markdown or --json, not both');
   });
 
   it('a refused --out leaves what it names as it was', async () => {

@@ -47,9 +47,9 @@ Usage:
                                         one HTML file (works offline) to click through the steps
   txcheck shrink <trace.itf.json> [-o out.itf.json] [--json]
                                         a shorter trace that still violates the same property
-  txcheck compare <spec.json> --variants a,b,c [--markdown|--json]
+  txcheck compare <spec.json> --variants a,b,c [--markdown|--json] [--max-states N] [--max-seconds N]
                                         the spec under each variant: a verdict per property
-  txcheck mutants <spec.json>... [--markdown|--json]
+  txcheck mutants <spec.json>... [--markdown|--json] [--max-states N] [--max-seconds N]
                                         every mutant of the model against the specs: kill matrix
   txcheck list                          models, generations, switches, properties, mutants, specs
   txcheck --help
@@ -123,7 +123,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       io.out(listText());
       return ExitCode.Ok;
     }
-    if (command === 'compare' || command === 'mutants') return variantsCommand(command, positionals.slice(1), flags, io);
+    if (command === 'compare' || command === 'mutants') {
+      rejectOtherFlags(command, variantsFlags[command], flags);
+      return variantsCommand(command, positionals.slice(1), flags, io);
+    }
     const spec = commands.find((c) => c.name === command);
     if (spec === undefined) {
       const names = [...commands.map((c) => c.name), 'compare', 'mutants'].join(', ');
@@ -131,8 +134,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     }
     if (file === undefined) throw new InputError(COMMAND_LINE, spec.name, spec.name === 'check' ? 'a spec file' : 'a trace file');
     if (extra.length > 0) throw new InputError(COMMAND_LINE, extra[0]!, 'nothing more after the file (see txcheck --help)');
-    const other = Object.keys(flags).find((name) => name !== 'debug' && !(spec.flags as readonly string[]).includes(name));
-    if (other !== undefined) throw new InputError(COMMAND_LINE, `--${other}`, `no such option for ${spec.name} (only ${spec.flags.map((f) => `--${f}`).join(', ')})`);
+    rejectOtherFlags(spec.name, spec.flags, flags);
     return await spec.run(file, flags, io);
   } catch (e) {
     const message = e instanceof InputError ? e.message : internalErrorLine(e);
@@ -157,6 +159,18 @@ export function internalErrorLine(e: unknown): string {
 function stackOf(e: unknown): string {
   if (!(e instanceof Error)) return String(e);
   return e.message.includes('\n    at ') ? e.message : (e.stack ?? e.message);
+}
+
+const variantsFlags: Record<'compare' | 'mutants', readonly (keyof Flags)[]> = {
+  compare: ['variants', 'markdown', 'json', 'max-states', 'max-seconds'],
+  mutants: ['markdown', 'json', 'max-states', 'max-seconds'],
+};
+
+/** Refuses an option that `command` does not take (--debug goes with every command). */
+function rejectOtherFlags(command: string, allowed: readonly (keyof Flags)[], flags: Flags): void {
+  const other = Object.keys(flags).find((name) => name !== 'debug' && !(allowed as readonly string[]).includes(name));
+  if (other !== undefined) throw new InputError(COMMAND_LINE, `--${other}`, `no such option for ${command} (only ${allowed.map((f) => `--${f}`).join(', ')})`);
+  if (flags.json === true && flags.markdown === true) throw new InputError(COMMAND_LINE, '--markdown', 'either --markdown or --json, not both');
 }
 
 function variantsCommand(command: 'compare' | 'mutants', files: readonly string[], flags: Flags, io: Io): number {
