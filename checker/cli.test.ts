@@ -310,6 +310,14 @@ describe('bad input', () => {
     ['a check flag given to compare', () => ['compare', tp3, '--variants', 'x', '--strategy', 'random'], 'command line', ': --strategy: expected no such option for compare (only --variants, --markdown, --json, --max-states, --max-seconds)'],
     ['a check flag given to mutants', () => ['mutants', mutant, '--seed', '3'], 'command line', ': --seed: expected no such option for mutants (only --markdown, --json, --max-states, --max-seconds)'],
     ['--variants given to mutants', () => ['mutants', mutant, '--variants', 'kafka-3.5'], 'command line', ': --variants: expected no such option for mutants'],
+    ['a negative flag value', () => ['check', tp3, '--seed', '-1'], 'command line', ': --seed: expected an integer from 0 to 4294967295, got -1'],
+    ['a negative flag value with =', () => ['check', tp3, '--max-states=-5'], 'command line', ': --max-states: expected an integer from 1'],
+    ['a repeated flag', () => ['check', tp3, '--seed', '1', '--seed', '2'], 'command line', ': --seed: expected each option at most once, got 2 times'],
+    ['an unknown field, listing the common fields too', () => ['check', file('field2.json', spec({ colour: 'red' }))], 'field2.json', 'description, expect, fairness, liveness, maxDepth'],
+    ['a number too large for JSON', () => ['check', file('huge.json', '{"model": "two-phase", "resourceManagers": 1e400}')], 'huge.json', ': resourceManagers: expected an integer from 1 to 12, got a number beyond the largest double (such as 1e400)'],
+    ['a FIFO as the spec', () => ['check', fifo()], 'fifo.itf.json', ': (top level): expected a regular file, got a FIFO'],
+    ['a folder as the spec', () => ['check', dir], dir, ': (top level): expected a regular file, got a folder'],
+    ['a spec path under a file', () => ['check', join(tp3, 'x.json')], 'x.json', ': (top level): expected a readable file, got ENOTDIR'],
     ['a show flag given to report', () => ['report', join(dir, 'mutant.itf.json'), '--format', 'text'], 'command line', ': --format: expected no such option for report'],
     ['a trace of another model', () => ['replay', file('paxos.itf.json', { ...validTrace(), '#meta': { ...validTrace()['#meta'], spec: { model: 'paxos' } } })], 'paxos.itf.json', ': #meta.spec.model: expected one of'],
     ['a trace whose variables are not the model\'s', () => {
@@ -363,6 +371,12 @@ describe('bad input', () => {
     expect(err).toContain(fileName);
     expect(err).toContain(fieldAndExpected);
     expect(err).not.toMatch(/\bat .*:\d+/);
+  });
+
+  it('a spec that starts with a UTF-8 byte order mark is read', async () => {
+    const { code, out } = await txcheck('check', file('bom.json', `\uFEFF${JSON.stringify(spec({}))}`), '--json');
+    expect(code).toBe(0);
+    expect(JSON.parse(out).distinctStates).toBe(288);
   });
 
   it('compare with --markdown and --json together: exit 2, the error as JSON', async () => {

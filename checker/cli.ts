@@ -98,8 +98,11 @@ const optionSpecs = {
 type Flags = ReturnType<typeof parseCommandLine>['values'];
 
 function parseCommandLine(argv: readonly string[]) {
+  // parseArgs takes "--seed -1" for two options; a negative number is the option's value (and is then refused by range).
+  const args = argv.flatMap((arg, i) => (/^-\d/.test(arg) && /^--[\w-]+$/.test(argv[i - 1] ?? '') ? [] : /^--[\w-]+$/.test(arg) && /^-\d/.test(argv[i + 1] ?? '') ? [`${arg}=${argv[i + 1]}`] : [arg]));
+  let parsed;
   try {
-    return parseArgs({ args: [...argv], options: optionSpecs, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args, options: optionSpecs, allowPositionals: true, strict: true, tokens: true });
   } catch (e) {
     const message = (e as Error).message.split('\n')[0] ?? '';
     const option = /'(-[^' ]+)/.exec(message)?.[1] ?? '(options)';
@@ -108,6 +111,11 @@ function parseCommandLine(argv: readonly string[]) {
     }
     throw new InputError(COMMAND_LINE, option, 'an option used as txcheck --help shows', JSON.stringify(message));
   }
+  // A repeated option would silently override the first.
+  const names = parsed.tokens.flatMap((t) => (t.kind === 'option' ? [t.name] : []));
+  const repeated = names.find((name, i) => names.indexOf(name) !== i);
+  if (repeated !== undefined) throw new InputError(COMMAND_LINE, `--${repeated}`, 'each option at most once', `${names.filter((n) => n === repeated).length} times`);
+  return parsed;
 }
 
 export async function main(argv: readonly string[], io: Io): Promise<number> {

@@ -56,7 +56,7 @@ describe('user-defined variants', () => {
 
   const broken: [string, string | null, RegExp][] = [
     ['a missing file', null, /variant\.overrides: expected the path of a variant file/],
-    ['a syntax error', 'export const overrides = {;\n', /variant\.overrides: expected a variant file that loads/],
+    ['a syntax error', 'export const overrides = {\n  EndTxn: 1,,\n};\n', /variant\.overrides: expected a variant file that loads, got .*a-syntax-error\.ts: .*a-syntax-error\.ts:2:12: ERROR: /],
     ['no overrides export', 'export const handlers = {};\n', /expected a file exporting "overrides"/],
     ['an unknown handler', 'export const overrides = { Fetch: () => 1 };\n', /expected handlers named InitProducerId/],
     ['a handler that is not a function', 'export const overrides = { EndTxn: 3 };\n', /EndTxn: expected a function/],

@@ -7,8 +7,10 @@ import { type RequestApi, type RequestHandler, type RequestHandlers, requestApis
 import { defaultHandlers } from '../../model/kafka/handlers.ts';
 import { type Fields, InputError } from '../../checker/engine/input.ts';
 
+/** The line of an error that says what is wrong, and where when it says so (esbuild's "file:line:column: ERROR: ..."). */
 function firstLine(e: unknown): string {
-  return (e instanceof Error ? e.message : String(e)).split('\n')[0]!;
+  const lines = (e instanceof Error ? e.message : String(e)).split('\n');
+  return lines.find((line) => /:\d+:\d+: /.test(line)) ?? lines[0]!;
 }
 
 /** Reads the file named by `fields`' field `name` (a path relative to the working directory). */
