@@ -1,8 +1,10 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { main } from './cli.ts';
+import { internalErrorLine, main } from './cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'txcheck-cli-'));
 const tp3 = 'specs/two-phase/tp3.json';
@@ -239,6 +241,25 @@ describe('random search', () => {
   });
 });
 
+/** A symbolic link to a file that must survive any refused --out. */
+function link(): string {
+  const path = join(dir, 'link.itf.json');
+  if (!existsSync(path)) symlinkSync(file('target.txt', 'keep me'), path);
+  return path;
+}
+
+function fifo(): string {
+  const path = join(dir, 'fifo.itf.json');
+  if (!existsSync(path)) execFileSync('mkfifo', [path]);
+  return path;
+}
+
+function device(): string {
+  const path = join(dir, 'null.dev');
+  if (!existsSync(path)) execFileSync('mknod', [path, 'c', '1', '3']);
+  return path;
+}
+
 describe('bad input', () => {
   const spec = (extra: Record<string, unknown>) => ({ model: 'two-phase', resourceManagers: 3, ...extra });
   const kafka = (extra: Record<string, unknown>) => ({ model: 'kafka', deadlock: true, ...extra });
@@ -286,6 +307,17 @@ describe('bad input', () => {
     ['a top-level field ITF does not have', () => ['replay', file('top.itf.json', { ...validTrace(), trace: [] })], 'top.itf.json', ': trace: expected no such field in an ITF trace'],
     ['a loop index out of range', () => ['replay', file('loop.itf.json', { ...validTrace(), loop: 9 })], 'loop.itf.json', ': loop: expected the index of a state, from 0 to 3'],
     ['an unknown show format', () => ['show', join(dir, 'mutant.itf.json'), '--format', 'svg'], 'command line', ': --format: expected one of "text", "mermaid", "json"'],
+    ['a check flag given to compare', () => ['compare', tp3, '--variants', 'x', '--strategy', 'random'], 'command line', ': --strategy: expected no such option for compare (only --variants, --markdown, --json, --max-states, --max-seconds)'],
+    ['a check flag given to mutants', () => ['mutants', mutant, '--seed', '3'], 'command line', ': --seed: expected no such option for mutants (only --markdown, --json, --max-states, --max-seconds)'],
+    ['--variants given to mutants', () => ['mutants', mutant, '--variants', 'kafka-3.5'], 'command line', ': --variants: expected no such option for mutants'],
+    ['a negative flag value', () => ['check', tp3, '--seed', '-1'], 'command line', ': --seed: expected an integer from 0 to 4294967295, got -1'],
+    ['a negative flag value with =', () => ['check', tp3, '--max-states=-5'], 'command line', ': --max-states: expected an integer from 1'],
+    ['a repeated flag', () => ['check', tp3, '--seed', '1', '--seed', '2'], 'command line', ': --seed: expected each option at most once, got 2 times'],
+    ['an unknown field, listing the common fields too', () => ['check', file('field2.json', spec({ colour: 'red' }))], 'field2.json', 'description, expect, fairness, liveness, maxDepth'],
+    ['a number too large for JSON', () => ['check', file('huge.json', '{"model": "two-phase", "resourceManagers": 1e400}')], 'huge.json', ': resourceManagers: expected an integer from 1 to 12, got a number beyond the largest double (such as 1e400)'],
+    ['a FIFO as the spec', () => ['check', fifo()], 'fifo.itf.json', ': (top level): expected a regular file, got a FIFO'],
+    ['a folder as the spec', () => ['check', dir], dir, ': (top level): expected a regular file, got a folder'],
+    ['a spec path under a file', () => ['check', join(tp3, 'x.json')], 'x.json', ': (top level): expected a readable file, got ENOTDIR'],
     ['a show flag given to report', () => ['report', join(dir, 'mutant.itf.json'), '--format', 'text'], 'command line', ': --format: expected no such option for report'],
     ['a trace of another model', () => ['replay', file('paxos.itf.json', { ...validTrace(), '#meta': { ...validTrace()['#meta'], spec: { model: 'paxos' } } })], 'paxos.itf.json', ': #meta.spec.model: expected one of'],
     ['a trace whose variables are not the model\'s', () => {
@@ -315,6 +347,18 @@ describe('bad input', () => {
       t['#meta'].goal = 'LsoAdvances[p7, txn 0]';
       return ['replay', file('goal.itf.json', t)];
     }, 'goal.itf.json', ': #meta.goal: expected one of LsoAdvances[p0, txn 0]'],
+    ['--out naming a folder', () => ['check', mutant, '--out', dir], dir, ': --out: expected a regular file or a new name in an existing folder, got a folder'],
+    ['--out naming a symbolic link', () => ['check', mutant, '--out', link()], 'link.itf.json', ': --out: expected a regular file or a new name in an existing folder, got a symbolic link'],
+    ['--out naming a FIFO', () => ['check', mutant, '--out', fifo()], 'fifo.itf.json', ': --out: expected a regular file or a new name in an existing folder, got a FIFO'],
+    // A device node of its own (only root may make one): a checker without the test replaces it.
+    ...(process.getuid?.() === 0
+      ? [['--out naming a device', () => ['check', mutant, '--out', device()], 'null.dev', ': --out: expected a regular file or a new name in an existing folder, got a character device'] satisfies [string, () => string[], string, string]]
+      : []),
+    ['--out in a folder that does not exist', () => ['check', mutant, '--out', join(dir, 'nowhere', 't.itf.json')], 't.itf.json', `: --out: expected a new name in an existing folder, got no folder ${join(dir, 'nowhere')}`],
+    ['--out under a file', () => ['check', mutant, '--out', join(tp3, 't.itf.json')], 't.itf.json', `: --out: expected a new name in an existing folder, got ${tp3}, which is a file`],
+    ['--out in a folder nobody may write', () => ['check', mutant, '--out', '/proc/t.itf.json'], '/proc/t.itf.json', ': --out: expected a path this user can write'],
+    ['report -o naming a folder', () => ['report', join(dir, 'mutant.itf.json'), '-o', dir], dir, ': --out: expected a regular file or a new name in an existing folder, got a folder'],
+    ['shrink -o naming a symbolic link', () => ['shrink', join(dir, 'mutant.itf.json'), '-o', link()], 'link.itf.json', ': --out: expected a regular file or a new name in an existing folder, got a symbolic link'],
     ['a bad spec inside a trace', () => ['replay', file('tspec.itf.json', { ...validTrace(), '#meta': { ...validTrace()['#meta'], spec: spec({ resourceManagers: 0 }) } })], 'tspec.itf.json', ': #meta.spec.resourceManagers: expected an integer from 1 to 12'],
   ];
 
@@ -329,9 +373,67 @@ describe('bad input', () => {
     expect(err).not.toMatch(/\bat .*:\d+/);
   });
 
+  it('a spec that starts with a UTF-8 byte order mark is read', async () => {
+    const { code, out } = await txcheck('check', file('bom.json', `\uFEFF${JSON.stringify(spec({}))}`), '--json');
+    expect(code).toBe(0);
+    expect(JSON.parse(out).distinctStates).toBe(288);
+  });
+
+  it('compare with --markdown and --json together: exit 2, the error as JSON', async () => {
+    const { code, out } = await txcheck('compare', tp3, '--variants', 'x', '--markdown', '--json');
+    expect(code).toBe(2);
+    expect(JSON.parse(out).message).toBe('command line: --markdown: expected either --markdown or --json, not both');
+  });
+
+  it('a refused --out leaves what it names as it was', async () => {
+    await txcheck('check', mutant, '--out', link());
+    expect(lstatSync(link()).isSymbolicLink()).toBe(true);
+    expect(readFileSync(link(), 'utf8')).toBe('keep me');
+  });
+
   it('with --json, bad input is one JSON error object on stdout', async () => {
     const { code, out, err } = await txcheck('check', file('range2.json', spec({ resourceManagers: 0 })), '--json');
     expect(code).toBe(2);
     expect(JSON.parse(out)).toEqual({ status: 'error', message: err.trimEnd() });
+  });
+});
+
+describe('internal errors', () => {
+  const failingOut = (argv: string[]) => {
+    let err = '';
+    const io = { out: () => { throw new Error('stdout is gone'); }, err: (t: string) => void (err += t), errIsTTY: false };
+    return main(argv, io).then((code) => ({ code, err }));
+  };
+
+  it('exit 4, never the violation code, with one line and no stack trace', async () => {
+    const { code, err } = await failingOut(['list']);
+    expect(code).toBe(4);
+    expect(err).toMatch(/^txcheck \S+: internal error: stdout is gone \(exit 4; --debug prints the stack trace\)\n$/);
+  });
+
+  it('--debug adds the stack trace', async () => {
+    const { code, err } = await failingOut(['list', '--debug']);
+    expect(code).toBe(4);
+    expect(err).toMatch(/internal error: stdout is gone.*\nError: stdout is gone\n {4}at /);
+  });
+
+  it('a worker that runs out of heap is named as such, in one line', async () => {
+    const worker = new Worker('const a = []; for (;;) a.push(new Array(1e5).fill(1));', { eval: true, resourceLimits: { maxOldGenerationSizeMb: 16 } });
+    const error = await new Promise((resolve) => worker.on('error', resolve));
+    const line = internalErrorLine(error);
+    expect(line).toMatch(/^txcheck \S+: out of memory: .*--max-states.*--max-old-space-size/);
+    expect(line).not.toContain('\n');
+  });
+});
+
+describe('a crash in a child process', () => {
+  // A variant whose handler sends to a node that does not exist: a state of the right shape that the model cannot take.
+  const variant = file('crash.ts', 'export const overrides = { InitProducerId: (ctx, s, c, r) => { const n = ctx.base.InitProducerId(ctx, s, c, r); return { ...n, network: n.network.map((ch) => ({ ...ch, to: 42 })) }; } };\n');
+  const spec = file('crash.json', { model: 'kafka', variant: { base: 'kafka-3.5', overrides: variant }, deadlock: true });
+
+  it.each(['1', '2'])('on %s worker(s): exit 4 and one line on stderr', (workers) => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'checker/cli.ts', 'check', spec, '--workers', workers], { encoding: 'utf8' });
+    expect(run.status).toBe(4);
+    expect(run.stderr).toMatch(/^txcheck \S+: internal error: .*\n$/);
   });
 });

@@ -1,8 +1,8 @@
 // The txcheck command line. `main` takes its arguments and output channels as parameters so
 // tests can run it in-process; the entry guard at the bottom wires it to the real process.
-import { mkdirSync, realpathSync } from 'node:fs';
+import { type Stats, closeSync, lstatSync, mkdirSync, openSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Fields, InputError } from './engine/input.ts';
@@ -29,9 +29,11 @@ export interface Io {
   err(text: string): void;
   /** True when progress lines can be redrawn in place on the error channel. */
   readonly errIsTTY: boolean;
+  /** Set when a signal asked the run to stop: a flag the search threads read, and the signal's name. */
+  readonly stop?: { readonly flag: Int32Array; readonly received: string | undefined };
 }
 
-const ExitCode = { Ok: 0, Violation: 1, BadInput: 2, Incomplete: 3 } as const;
+const ExitCode = { Ok: 0, Violation: 1, BadInput: 2, Incomplete: 3, Internal: 4 } as const;
 
 const COMMAND_LINE = 'command line';
 const DEFAULT_WALKS = 1000;
@@ -47,9 +49,9 @@ Usage:
                                         one HTML file (works offline) to click through the steps
   txcheck shrink <trace.itf.json> [-o out.itf.json] [--json]
                                         a shorter trace that still violates the same property
-  txcheck compare <spec.json> --variants a,b,c [--markdown|--json]
+  txcheck compare <spec.json> --variants a,b,c [--markdown|--json] [--max-states N] [--max-seconds N]
                                         the spec under each variant: a verdict per property
-  txcheck mutants <spec.json>... [--markdown|--json]
+  txcheck mutants <spec.json>... [--markdown|--json] [--max-states N] [--max-seconds N]
                                         every mutant of the model against the specs: kill matrix
   txcheck explore <spec.json | trace.itf.json> [--port N]
                                         step through the model in the browser (127.0.0.1 only)
@@ -68,11 +70,15 @@ Options of check (they override the spec's own defaults):
   --shrink                shrink the counterexample before writing it (see shrink)
   --json                  print one JSON object at the end, nothing else on stdout
 
+Options of every command:
+  --debug                 print the stack trace of an internal error
+
 Exit codes of check: 0 the properties hold within the bounds, 1 a violation was found,
 2 bad input or usage, 3 stopped at a limit before finishing, or random walks found nothing.
 Exit codes of replay: 0 the trace replays exactly and its violation shows again, 1 it does
 not, 2 bad input. compare: 0, or 3 when a limit left a verdict open. mutants: 0 when every
-mutant is killed, 1 when one survives.
+mutant is killed, 1 when one survives. Every command: 4 an internal error (a bug, or the
+machine ran out of memory), one line on stderr.
 `;
 
 const optionSpecs = {
@@ -91,13 +97,17 @@ const optionSpecs = {
   shrink: { type: 'boolean' },
   port: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  debug: { type: 'boolean' },
 } as const;
 
 type Flags = ReturnType<typeof parseCommandLine>['values'];
 
 function parseCommandLine(argv: readonly string[]) {
+  // parseArgs takes "--seed -1" for two options; a negative number is the option's value (and is then refused by range).
+  const args = argv.flatMap((arg, i) => (/^-\d/.test(arg) && /^--[\w-]+$/.test(argv[i - 1] ?? '') ? [] : /^--[\w-]+$/.test(arg) && /^-\d/.test(argv[i + 1] ?? '') ? [`${arg}=${argv[i + 1]}`] : [arg]));
+  let parsed;
   try {
-    return parseArgs({ args: [...argv], options: optionSpecs, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args, options: optionSpecs, allowPositionals: true, strict: true, tokens: true });
   } catch (e) {
     const message = (e as Error).message.split('\n')[0] ?? '';
     const option = /'(-[^' ]+)/.exec(message)?.[1] ?? '(options)';
@@ -106,6 +116,11 @@ function parseCommandLine(argv: readonly string[]) {
     }
     throw new InputError(COMMAND_LINE, option, 'an option used as txcheck --help shows', JSON.stringify(message));
   }
+  // A repeated option would silently override the first.
+  const names = parsed.tokens.flatMap((t) => (t.kind === 'option' ? [t.name] : []));
+  const repeated = names.find((name, i) => names.indexOf(name) !== i);
+  if (repeated !== undefined) throw new InputError(COMMAND_LINE, `--${repeated}`, 'each option at most once', `${names.filter((n) => n === repeated).length} times`);
+  return parsed;
 }
 
 export async function main(argv: readonly string[], io: Io): Promise<number> {
@@ -121,7 +136,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       io.out(listText());
       return ExitCode.Ok;
     }
-    if (command === 'compare' || command === 'mutants') return variantsCommand(command, positionals.slice(1), flags, io);
+    if (command === 'compare' || command === 'mutants') {
+      rejectOtherFlags(command, variantsFlags[command], flags);
+      return variantsCommand(command, positionals.slice(1), flags, io);
+    }
     const spec = commands.find((c) => c.name === command);
     if (spec === undefined) {
       const names = [...commands.map((c) => c.name), 'compare', 'mutants'].join(', ');
@@ -129,15 +147,43 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     }
     if (file === undefined) throw new InputError(COMMAND_LINE, spec.name, spec.name === 'check' ? 'a spec file' : spec.name === 'explore' ? 'a spec or trace file' : 'a trace file');
     if (extra.length > 0) throw new InputError(COMMAND_LINE, extra[0]!, 'nothing more after the file (see txcheck --help)');
-    const other = Object.keys(flags).find((name) => !(spec.flags as readonly string[]).includes(name));
-    if (other !== undefined) throw new InputError(COMMAND_LINE, `--${other}`, `no such option for ${spec.name} (only ${spec.flags.map((f) => `--${f}`).join(', ')})`);
+    rejectOtherFlags(spec.name, spec.flags, flags);
     return await spec.run(file, flags, io);
   } catch (e) {
-    if (!(e instanceof InputError)) throw e;
-    io.err(`${e.message}\n`);
-    if (json) io.out(`${JSON.stringify({ status: 'error', message: e.message })}\n`);
-    return ExitCode.BadInput;
+    const message = e instanceof InputError ? e.message : internalErrorLine(e);
+    io.err(`${message}\n`);
+    if (!(e instanceof InputError) && argv.includes('--debug')) io.err(`${stackOf(e)}\n`);
+    if (json) io.out(`${JSON.stringify({ status: 'error', message })}\n`);
+    return e instanceof InputError ? ExitCode.BadInput : ExitCode.Internal;
   }
+}
+
+/** A failure that is not the input's fault, in one line: a bug, or a limit of the machine. */
+export function internalErrorLine(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  const first = (e instanceof Error ? e.message : String(e)).split('\n')[0]!;
+  if (code === 'ERR_WORKER_OUT_OF_MEMORY' || /out of memory/i.test(first)) {
+    return `${TOOL}: out of memory: ${first}; bound the run (--max-states, --max-depth) or give Node more heap (NODE_OPTIONS=--max-old-space-size=MB)`;
+  }
+  return `${TOOL}: internal error: ${first} (exit 4; --debug prints the stack trace)`;
+}
+
+/** The stack of an error; one from a worker carries the worker's stack as its message. */
+function stackOf(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  return e.message.includes('\n    at ') ? e.message : (e.stack ?? e.message);
+}
+
+const variantsFlags: Record<'compare' | 'mutants', readonly (keyof Flags)[]> = {
+  compare: ['variants', 'markdown', 'json', 'max-states', 'max-seconds'],
+  mutants: ['markdown', 'json', 'max-states', 'max-seconds'],
+};
+
+/** Refuses an option that `command` does not take (--debug goes with every command). */
+function rejectOtherFlags(command: string, allowed: readonly (keyof Flags)[], flags: Flags): void {
+  const other = Object.keys(flags).find((name) => name !== 'debug' && !(allowed as readonly string[]).includes(name));
+  if (other !== undefined) throw new InputError(COMMAND_LINE, `--${other}`, `no such option for ${command} (only ${allowed.map((f) => `--${f}`).join(', ')})`);
+  if (flags.json === true && flags.markdown === true) throw new InputError(COMMAND_LINE, '--markdown', 'either --markdown or --json, not both');
 }
 
 function variantsCommand(command: 'compare' | 'mutants', files: readonly string[], flags: Flags, io: Io): number {
@@ -181,9 +227,11 @@ async function check(file: string, flags: Flags, io: Io): Promise<number> {
   if (spec.liveness.length > 0 && options.strategy === 'random') {
     throw new InputError(COMMAND_LINE, '--strategy', '"bfs": the spec checks liveness, which needs the whole state graph', '"random"');
   }
+  if (flags.out === undefined) checkOutputFolder(`out/${spec.name}.*.itf.json`, 'out', true);
+  else checkOutput(flags.out);
   const model = modelOf(spec);
   const progress = new ProgressLine(io);
-  let result = await explore(spec, model, options, workers, io.errIsTTY ? progress.show : undefined);
+  let result = await explore(spec, model, options, workers, io.errIsTTY ? progress.show : undefined, io.stop?.flag);
   progress.clear();
   // Liveness is checked once every invariant holds in every reachable state.
   const live =
@@ -222,8 +270,9 @@ async function check(file: string, flags: Flags, io: Io): Promise<number> {
     lassoFiles.set(property, write(property, lasso, `${lasso.goal} fails on a fair run: after ${lasso.loop} steps it ${cycle} (${spec.file})`));
   }
 
-  if (flags.json === true) io.out(`${JSON.stringify(jsonSummary(spec, result, options, workers, traceFile, live, lassoFiles, shrunkFrom))}\n`);
-  else io.out(textSummary(spec, options, workers, model, result, traceFile, live, lassoFiles, shrunkFrom));
+  const signal = io.stop?.received;
+  if (flags.json === true) io.out(`${JSON.stringify({ ...(jsonSummary(spec, result, options, workers, traceFile, live, lassoFiles, shrunkFrom) as object), ...(signal === undefined ? {} : { signal }) })}\n`);
+  else io.out(textSummary(spec, options, workers, model, result, traceFile, live, lassoFiles, shrunkFrom, signal));
   const status = overallStatus(result, live);
   return status === 'ok' ? ExitCode.Ok : status === 'violation' ? ExitCode.Violation : ExitCode.Incomplete;
 }
@@ -300,6 +349,39 @@ function jsonSummary(
 
 const count = (n: number) => Math.round(n).toLocaleString('en-US');
 
+/** A repeated signal within this time is the same request (a terminal and a launcher such as tsx both pass it on). */
+const SIGNAL_REPEAT_MS = 1000;
+
+/**
+ * SIGINT and SIGTERM ask a search to stop (through a flag the search threads read) so that it can
+ * still report what it covered; a signal repeated later ends the process at once.
+ */
+class StopOnSignal {
+  readonly flag = new Int32Array(new SharedArrayBuffer(4));
+  received: NodeJS.Signals | undefined;
+  private at = 0;
+  private readonly handler = (signal: NodeJS.Signals): void => {
+    if (this.received === undefined) {
+      this.received = signal;
+      this.at = performance.now();
+      Atomics.store(this.flag, 0, 1);
+    } else if (performance.now() - this.at > SIGNAL_REPEAT_MS) {
+      this.release();
+      process.kill(process.pid, signal);
+    }
+  };
+
+  constructor() {
+    process.on('SIGINT', this.handler);
+    process.on('SIGTERM', this.handler);
+  }
+
+  release(): void {
+    process.off('SIGINT', this.handler);
+    process.off('SIGTERM', this.handler);
+  }
+}
+
 class ProgressLine {
   private shown = false;
   constructor(private readonly io: Io) {}
@@ -327,6 +409,7 @@ function textSummary(
   live: LivenessResult | undefined,
   lassoFiles: ReadonlyMap<string, string>,
   shrunkFrom: number | undefined,
+  signal: string | undefined,
 ): string {
   const lines: string[] = [];
   const threads = workers === 1 ? '' : `, ${workers} workers`;
@@ -357,6 +440,11 @@ function textSummary(
     lines.push(
       `Result: incomplete. No violation found in ${count(options.walks)} walks of up to ${options.maxDepth} steps; ` +
         'random walks do not cover every state, so nothing is claimed.',
+    );
+  } else if (result.stoppedBy === 'signal') {
+    lines.push(
+      `Result: incomplete. Stopped by signal (${signal ?? 'a request to stop'}) at depth ${result.depth}; no violation in the states covered, ` +
+        'which says nothing about the rest.',
     );
   } else if (result.status === 'incomplete') {
     lines.push(
@@ -498,20 +586,96 @@ function showCommand(file: string, flags: Flags, io: Io): number {
   return ExitCode.Ok;
 }
 
-/** Writes `text` to `file` atomically, creating its folder; a failure is bad input naming the file. */
-function writeOutput(file: string, text: string): void {
+const errorCode = (e: unknown) => (e as NodeJS.ErrnoException).code ?? String(e);
+
+function fileKind(stat: Stats): string {
+  if (stat.isDirectory()) return 'a folder';
+  if (stat.isSymbolicLink()) return 'a symbolic link';
+  if (stat.isFIFO()) return 'a FIFO';
+  if (stat.isCharacterDevice()) return 'a character device';
+  if (stat.isBlockDevice()) return 'a block device';
+  return stat.isSocket() ? 'a socket' : 'not a regular file';
+}
+
+/**
+ * Refuses, before any work is done, an output path that is not a regular file or a new name in
+ * an existing folder this user can write: the atomic rename would replace a link, a FIFO or a
+ * device with a plain file, and a path that cannot be written would lose the result at the end.
+ */
+function checkOutput(file: string): void {
+  const existing = lstatOrUndefined(file);
+  if (existing !== undefined && !existing.isFile()) {
+    throw new InputError(file, '--out', 'a regular file or a new name in an existing folder', fileKind(existing));
+  }
+  checkOutputFolder(file, dirname(file), false);
+}
+
+/** Refuses a folder that does not exist (unless `make` creates it) or that this user cannot write in. */
+function checkOutputFolder(file: string, folder: string, make: boolean): void {
+  const refuse = (expected: string, got: string): never => {
+    throw new InputError(file, '--out', expected, got);
+  };
+  if (make) {
+    try {
+      mkdirSync(folder, { recursive: true });
+    } catch (e) {
+      refuse('a path whose folder can be created', `${errorCode(e)} for ${folder}`);
+    }
+  }
+  let parent: Stats | undefined;
   try {
-    mkdirSync(dirname(file), { recursive: true });
+    parent = statSync(folder);
+  } catch (e) {
+    if (errorCode(e) !== 'ENOENT' && errorCode(e) !== 'ENOTDIR') refuse('a new name in an existing folder', `${errorCode(e)} for ${folder}`);
+  }
+  if (parent === undefined) {
+    const above = ancestorFile(folder);
+    refuse('a new name in an existing folder', above === undefined ? `no folder ${folder}` : `${above}, which is a file`);
+  }
+  if (!parent!.isDirectory()) refuse('a new name in an existing folder', `${folder}, which is ${parent!.isFile() ? 'a file' : fileKind(parent!)}`);
+  // Creating a file is the only test that holds for every user, root included.
+  const probe = join(folder, `.txcheck-${process.pid}.probe`);
+  try {
+    closeSync(openSync(probe, 'wx'));
+    rmSync(probe);
+  } catch (e) {
+    refuse('a path this user can write', `${errorCode(e)} in ${folder}`);
+  }
+}
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The nearest ancestor of `folder` that exists as something other than a folder, if any. */
+function ancestorFile(folder: string): string | undefined {
+  for (let p = folder; p !== dirname(p); p = dirname(p)) {
+    const stat = lstatOrUndefined(p);
+    if (stat !== undefined) return stat.isDirectory() ? undefined : p;
+  }
+  return undefined;
+}
+
+/** Writes `text` to `file` atomically; a failure is bad input naming the file. */
+function writeOutput(file: string, text: string): void {
+  checkOutput(file);
+  try {
     writeFileAtomic(file, text);
   } catch (e) {
-    throw new InputError(file, '--out', 'a writable file path', (e as NodeJS.ErrnoException).code ?? String(e));
+    throw new InputError(file, '--out', 'a writable file path', errorCode(e));
   }
 }
 
 function reportCommand(file: string, flags: Flags, io: Io): number {
+  const out = flags.out ?? `out/${basename(file).replace(/(\.itf)?\.json$/, '')}.html`;
+  if (flags.out === undefined) checkOutputFolder(out, 'out', true);
+  checkOutput(out);
   const report = reportOf(file, io);
   if (report === undefined) return ExitCode.Violation;
-  const out = flags.out ?? `out/${basename(file).replace(/(\.itf)?\.json$/, '')}.html`;
   writeOutput(out, renderHtml(report));
   io.out(`${TOOL}: report of ${file} (${report.steps.length - 1} steps, ${report.property}) written to ${out}\n`);
   return ExitCode.Ok;
@@ -519,6 +683,8 @@ function reportCommand(file: string, flags: Flags, io: Io): number {
 
 function shrinkCommand(file: string, flags: Flags, io: Io): number {
   const { trace, model } = loadTrace(file);
+  const out = flags.out ?? file.replace(/(\.shrunk)?(\.itf)?\.json$/, '.shrunk.itf.json');
+  checkOutput(out);
   if (trace.loop !== undefined) throw new InputError(file, 'loop', 'a counterexample without a cycle: a lasso (liveness) trace cannot lose steps and keep its cycle');
   const { reproduced, message } = replay(model, trace);
   if (!reproduced) {
@@ -529,7 +695,6 @@ function shrinkCommand(file: string, flags: Flags, io: Io): number {
   const { trace: shrunk, tried } = shrink(model, initialStateOf(model, trace)!, trace.actions, violates(model, meta.property));
   const [before, after] = [trace.actions.length, shrunk.actions.length];
   const original = meta.shrunkFrom ?? before;
-  const out = flags.out ?? file.replace(/(\.shrunk)?(\.itf)?\.json$/, '.shrunk.itf.json');
   const description = `${meta.property} violated after ${after} steps (shrunk from ${original} steps, ${meta.strategy} search of ${meta.specFile})`;
   writeOutput(out, traceText(model, shrunk, { tool: TOOL, ...meta, description, shrunkFrom: original }));
   if (flags.json === true) {
@@ -581,11 +746,24 @@ async function exploreCommand(file: string, flags: Flags, io: Io): Promise<numbe
 
 /** Runs `main` on this process's arguments and streams and sets its exit code. */
 export async function runProcess(): Promise<void> {
-  process.exitCode = await main(process.argv.slice(2), {
-    out: (text) => process.stdout.write(text),
-    err: (text) => process.stderr.write(text),
-    errIsTTY: process.stderr.isTTY === true,
-  });
+  // What escapes main (an error raised outside any command) is still one line and exit 4.
+  const crash = (e: unknown): void => {
+    process.stderr.write(`${internalErrorLine(e)}\n${process.argv.includes('--debug') ? `${stackOf(e)}\n` : ''}`);
+    process.exit(ExitCode.Internal);
+  };
+  process.on('uncaughtException', crash);
+  process.on('unhandledRejection', crash);
+  const stop = new StopOnSignal();
+  try {
+    process.exitCode = await main(process.argv.slice(2), {
+      out: (text) => process.stdout.write(text),
+      err: (text) => process.stderr.write(text),
+      errIsTTY: process.stderr.isTTY === true,
+      stop,
+    });
+  } finally {
+    stop.release();
+  }
 }
 
 function isEntryPoint(): boolean {

@@ -6,22 +6,29 @@ import { bfs } from './engine/bfs.ts';
 import type { Model } from './engine/model.ts';
 import { parallelBfs } from './engine/parallel/bfs.ts';
 import { swarmSearch } from './engine/parallel/swarm.ts';
+import { searchOffThread } from './engine/parallel/solo.ts';
 import { randomSearch } from './engine/random.ts';
 import type { Progress, Result } from './engine/search.ts';
 
 export const DEFAULT_WALK_DEPTH = 100;
 
+/**
+ * The search `options` ask for. With a `stop` flag (the command line sets it on a signal) the
+ * search runs off this thread, so that this thread can answer the signal at once.
+ */
 export async function explore(
   spec: Spec,
   model: Model<unknown, unknown>,
   options: RunOptions,
   workers: number,
   onProgress?: (p: Progress) => void,
+  stop?: Int32Array,
 ): Promise<Result> {
-  const searchOptions = { ...options, deadlockAllowed: spec.deadlockAllowed, onProgress };
+  const searchOptions = { ...options, deadlockAllowed: spec.deadlockAllowed, onProgress, ...(stop === undefined ? {} : { stop }) };
+  const randomOptions = { ...searchOptions, maxDepth: options.maxDepth ?? DEFAULT_WALK_DEPTH };
+  if (stop !== undefined) return searchOffThread(modelRecipe(spec), options.strategy, workers, options.strategy === 'bfs' ? searchOptions : randomOptions);
   if (options.strategy === 'bfs') {
     return workers === 1 ? bfs(model, searchOptions) : parallelBfs(model, modelRecipe(spec), { ...searchOptions, workers });
   }
-  const randomOptions = { ...searchOptions, maxDepth: options.maxDepth ?? DEFAULT_WALK_DEPTH };
   return workers === 1 ? randomSearch(model, randomOptions) : swarmSearch(model, modelRecipe(spec), { ...randomOptions, workers });
 }

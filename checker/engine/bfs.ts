@@ -4,7 +4,7 @@
 // first violation found has a shortest trace. The level in which it is found is finished before
 // reporting, so the counts are those of whole levels, as the parallel search reports them.
 import type { Model } from './model.ts';
-import { DEADLOCK, Discovery, SearchRun, brokenInvariant, rebuildTrace, successorsOf, type Result, type SearchOptions } from './search.ts';
+import { DEADLOCK, Discovery, SearchRun, brokenInvariant, rebuildTrace, successorsOf, type Limit, type Result, type SearchOptions } from './search.ts';
 
 /** Expansions between two looks at the clock. */
 const CLOCK_EVERY = 256;
@@ -48,7 +48,7 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
   // The first violation in discovery order: the property and the state id.
   let found: { property: string; id: number } | undefined;
 
-  const finish = (stoppedBy?: 'maxStates' | 'maxSeconds' | 'maxDepth'): Result => {
+  const finish = (stoppedBy?: Limit): Result => {
     const memory = { visitedBytes: run.visited.bytes, traceBytes: trail.bytes };
     if (found !== undefined) {
       const { init, actions } = trail.path(found.id);
@@ -116,7 +116,8 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
       if (overLimit) return finish('maxStates');
       if (++sinceClock === CLOCK_EVERY) {
         sinceClock = 0;
-        if (run.clock.check(() => run.progress(level.length - i - 1 + nextLevel.length))) return finish('maxSeconds');
+        const limit = run.clock.check(() => run.progress(level.length - i - 1 + nextLevel.length));
+        if (limit !== undefined) return finish(limit);
       }
     }
     if (found !== undefined) {

@@ -1,6 +1,6 @@
 // Reading untrusted JSON (spec files, trace files) field by field. Every failure is one line
 // naming the file, the field and what was expected.
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 
 export class InputError extends Error {
   constructor(
@@ -20,6 +20,8 @@ export function describeValue(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
   if (typeof v === 'object') return 'an object';
+  // JSON reads 1e400 as Infinity, which JSON.stringify would show as null.
+  if (typeof v === 'number' && !Number.isFinite(v)) return 'a number beyond the largest double (such as 1e400)';
   const text = JSON.stringify(v);
   return text.length > 40 ? `${text.slice(0, 37)}...` : text;
 }
@@ -31,6 +33,8 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 /** Reads the fields of one JSON object; `done()` rejects any field nobody asked for. */
 export class Fields {
   private readonly seen = new Set<string>();
+  /** Every field name asked about, read or not: what an unknown field's message lists. */
+  private readonly known = new Set<string>();
 
   constructor(
     readonly file: string,
@@ -52,11 +56,13 @@ export class Fields {
   }
 
   has(name: string): boolean {
+    this.known.add(name);
     return Object.prototype.hasOwnProperty.call(this.obj, name);
   }
 
   raw(name: string): unknown {
     this.seen.add(name);
+    this.known.add(name);
     return this.has(name) ? this.obj[name] : undefined;
   }
 
@@ -117,7 +123,7 @@ export class Fields {
   done(): void {
     for (const key of Object.keys(this.obj)) {
       if (!this.seen.has(key)) {
-        const known = [...this.seen].sort().join(', ');
+        const known = [...this.known].sort().join(', ');
         throw new InputError(this.file, this.fieldName(key), `no such field (known: ${known})`);
       }
     }
@@ -128,12 +134,17 @@ export class Fields {
 export function readJsonFile(file: string): unknown {
   let text: string;
   try {
+    // Reading a FIFO or a device would wait for a writer, or never end.
+    const stat = statSync(file);
+    if (!stat.isFile()) throw new InputError(file, '', 'a regular file', stat.isDirectory() ? 'a folder' : stat.isFIFO() ? 'a FIFO' : 'a device or socket');
     text = readFileSync(file, 'utf8');
   } catch (e) {
+    if (e instanceof InputError) throw e;
     throw new InputError(file, '', 'a readable file', (e as NodeJS.ErrnoException).code ?? String(e));
   }
   try {
-    return JSON.parse(text);
+    // A byte order mark is not JSON, but editors write one.
+    return JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (e) {
     throw new InputError(file, '', 'valid JSON', (e as Error).message.split('\n')[0]);
   }

@@ -58,7 +58,8 @@ export function randomSearch<S, A>(model: Model<S, A>, options: RandomOptions): 
       chosen.push(index);
       if (step + 1 > run.depth) run.depth = step + 1;
     }
-    if (run.clock.check(() => run.progress(0))) return run.finish('incomplete', { stoppedBy: 'maxSeconds' });
+    const limit = run.clock.check(() => run.progress(0));
+    if (limit !== undefined) return run.finish('incomplete', { stoppedBy: limit });
   }
   return run.finish('incomplete', { stoppedBy: 'walks' });
 }

@@ -8,8 +8,8 @@ import { VisitedSet } from './visited.ts';
 export const DEADLOCK = 'Deadlock';
 
 export type Status = 'ok' | 'violation' | 'incomplete';
-/** What stopped a search before it could claim anything: a bound, or (random) the walk count. */
-export type Limit = 'maxStates' | 'maxDepth' | 'maxSeconds' | 'walks';
+/** What stopped a search before it could claim anything: a bound, (random) the walk count, or a request to stop. */
+export type Limit = 'maxStates' | 'maxDepth' | 'maxSeconds' | 'walks' | 'signal';
 
 export interface Trace {
   /** The states from an initial state to the last one, in the model's own representation. */
@@ -68,6 +68,8 @@ export interface SearchOptions {
   readonly progressEveryMs?: number;
   /** The clock, in milliseconds (default performance.now); a test can pass a simulated one. */
   readonly now?: () => number;
+  /** A flag, shared across threads (Int32Array over a SharedArrayBuffer): non-zero asks the search to stop. */
+  readonly stop?: Int32Array;
 }
 
 class CoverageCounter<A> {
@@ -122,17 +124,18 @@ class Clock {
     return (this.now() - this.start) / 1000;
   }
 
-  /** True once the time limit has passed; reports progress when it is due. */
-  check(progress: () => Omit<Progress, 'seconds' | 'statesPerSecond'>): boolean {
+  /** What stops the search now (the time limit, or a request to stop), if anything; reports progress when it is due. */
+  check(progress: () => Omit<Progress, 'seconds' | 'statesPerSecond'>): 'maxSeconds' | 'signal' | undefined {
     const now = this.now();
-    const { onProgress, progressEveryMs = 1000, maxSeconds } = this.options;
+    const { onProgress, progressEveryMs = 1000, maxSeconds, stop } = this.options;
     if (onProgress !== undefined && now - this.lastProgress >= progressEveryMs) {
       this.lastProgress = now;
       const p = progress();
       const seconds = (now - this.start) / 1000;
       onProgress({ ...p, seconds, statesPerSecond: seconds > 0 ? p.statesGenerated / seconds : 0 });
     }
-    return maxSeconds !== undefined && now - this.start >= maxSeconds * 1000;
+    if (stop !== undefined && Atomics.load(stop, 0) !== 0) return 'signal';
+    return maxSeconds !== undefined && now - this.start >= maxSeconds * 1000 ? 'maxSeconds' : undefined;
   }
 }
 
@@ -243,3 +246,4 @@ export function rebuildTrace<S, A>(model: Model<S, A>, initIndex: number, action
   }
   return { states, actions };
 }
+

@@ -5,12 +5,16 @@ import type { DiagramEvent, Explanation, StepMeaning, Table, TraceRenderer, View
 import type { ChannelView, KafkaView, LogEntryView, MessageView, PartitionView, TransactionView } from './view.ts';
 import { txnStateName } from './state.ts';
 import { VALID_PREVIOUS } from './properties.ts';
+import { VERIFICATION_CONN } from './partition.ts';
 
-const DELIVERY = /^(deliver|lose) (\S+)→([^#:]+)(?:#(\d+))?: (.+)$/;
+// The channel is `from→to`, then `#n` for a connection after the first, or ` (verification)`.
+const DELIVERY = /^(deliver|lose) (\S+)→([^#: ]+)(?:#(\d+)| (\(verification\)))?: (.+)$/;
 const CALL = /^(\S+): (\w+)(?:\((.*)\))?$/;
 
 const kafka = (v: View) => v as unknown as KafkaView;
 const channelKey = (from: string, to: string, conn: number) => `${from}|${to}|${conn}`;
+/** How a label and a step name a connection other than the first. */
+const connectionText = (conn: number) => (conn === 0 ? '' : conn === VERIFICATION_CONN ? ' (verification)' : ` (connection #${conn})`);
 
 /** The leader of a partition: L<n>, or GC for the group's __consumer_offsets. */
 function leaderOf(partition: string): string {
@@ -243,6 +247,14 @@ function coordinatorCall(call: string, arg: string | undefined, after: KafkaView
   }
 }
 
+/** A leader gives up a verification whose request or answer was lost (AddPartitionsToTxnManager). */
+function leaderCall(leader: string, call: string, arg: string | undefined, sent: string[]): { action: string; events: DiagramEvent[] } {
+  const answer = sent.length === 0 ? '' : `; sends ${sent.join('; ')}`;
+  if (call !== 'verificationTimeout') return { action: call, events: [note(leader, call)] };
+  const action = `verification with the coordinator timed out (${arg})${answer}`;
+  return { action, events: [note(leader, `⚠ ${action}`, true)] };
+}
+
 function consumerFetch(name: string, partition: string, before: KafkaView, after: KafkaView): { action: string; events: DiagramEvent[] } {
   const i = after.consumers.findIndex((c) => c.name === name);
   const c = after.consumers[i]!;
@@ -271,22 +283,23 @@ function steps(states: readonly View[], labels: readonly string[]): StepMeaning[
     const step = i + 1;
     const delivery = DELIVERY.exec(label);
     let head: { message: MessageView; sentAt: number | undefined } | undefined;
+    const conn = delivery === null ? 0 : delivery[5] !== undefined ? VERIFICATION_CONN : Number(delivery[4] ?? 0);
     if (delivery !== null) {
-      const [, , from, to, conn] = delivery;
-      const channel = before.network.find((c) => c.from === from && c.to === to && c.connection === Number(conn ?? 0));
-      head = { message: channel!.messages[0]!, sentAt: clock.take(channelKey(from!, to!, Number(conn ?? 0))) };
+      const [, , from, to] = delivery;
+      const channel = before.network.find((c) => c.from === from && c.to === to && c.connection === conn);
+      head = { message: channel!.messages[0]!, sentAt: clock.take(channelKey(from!, to!, conn)) };
     }
     const sentNow = clock.record(after.network, step).map(({ channel, message }) => {
-      const conn = channel.connection === 0 ? '' : ` on connection #${channel.connection}`;
-      return { by: channel.from, text: `${messageText(message)} → ${channel.to}${conn}` };
+      const on = channel.connection === VERIFICATION_CONN ? ' (verification)' : channel.connection === 0 ? '' : ` on connection #${channel.connection}`;
+      return { by: channel.from, text: `${messageText(message)} → ${channel.to}${on}` };
     });
     const changed = [...changes(before, after), ...sentNow.map((s) => `${s.by} sends ${s.text}`)];
 
     if (delivery !== null && head !== undefined) {
-      const [, verb, from, to, conn] = delivery;
+      const [, verb, from, to] = delivery;
       const text = messageText(head.message);
       const late = head.sentAt !== undefined && head.sentAt < step - 1 ? `, sent at step ${head.sentAt}` : '';
-      const via = conn === undefined ? '' : ` (connection #${conn})`;
+      const via = connectionText(conn);
       if (verb === 'lose') {
         return { actor: 'network', action: `lost: ${from} → ${to}  ${text}${via}${late}`, changes: changed, events: [{ kind: 'lost', from: from!, to: to!, text }] };
       }
@@ -296,7 +309,7 @@ function steps(states: readonly View[], labels: readonly string[]): StepMeaning[
         kind: 'message',
         from: from!,
         to: to!,
-        text,
+        text: conn === VERIFICATION_CONN ? `${text} (verification)` : text,
         response: head.message.error !== undefined,
         ...(head.sentAt === undefined ? {} : { sentAt: head.sentAt }),
         ...(did === undefined ? {} : { effect: did }),
@@ -311,9 +324,11 @@ function steps(states: readonly View[], labels: readonly string[]): StepMeaning[
         ? coordinatorCall(name!, arg, after)
         : who!.startsWith('C') && name === 'fetch'
           ? consumerFetch(who!, arg!, before, after)
-          : producerCall(who!, name!, arg, after, sentByActor);
+          : /^(L\d+|GC)$/.test(who!)
+            ? leaderCall(who!, name!, arg, sentByActor)
+            : producerCall(who!, name!, arg, after, sentByActor);
     // A client's send step already names what it sent.
-    const sending = name === 'sendTxnRequest' || name === 'sendProduce';
+    const sending = name === 'sendTxnRequest' || name === 'sendProduce' || name === 'verificationTimeout';
     return { actor: who!, action: meaning.action, changes: sending ? changed.filter((c) => !c.startsWith(`${who} sends `)) : changed, events: meaning.events };
   });
 }

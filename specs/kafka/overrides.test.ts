@@ -56,11 +56,14 @@ describe('user-defined variants', () => {
 
   const broken: [string, string | null, RegExp][] = [
     ['a missing file', null, /variant\.overrides: expected the path of a variant file/],
-    ['a syntax error', 'export const overrides = {;\n', /variant\.overrides: expected a variant file that loads/],
+    ['a syntax error', 'export const overrides = {\n  EndTxn: 1,,\n};\n', /variant\.overrides: expected a variant file that loads, got .*a-syntax-error\.ts: .*a-syntax-error\.ts:2:12: ERROR: /],
     ['no overrides export', 'export const handlers = {};\n', /expected a file exporting "overrides"/],
     ['an unknown handler', 'export const overrides = { Fetch: () => 1 };\n', /expected handlers named InitProducerId/],
     ['a handler that is not a function', 'export const overrides = { EndTxn: 3 };\n', /EndTxn: expected a function/],
     ['a handler that throws', 'export const overrides = { InitProducerId: () => { throw new Error("boom"); } };\n', /InitProducerId: expected a handler that returns the next state, got it threw: boom/],
+    ['a handler that returns no state', 'export const overrides = { InitProducerId: () => 1 };\n', /InitProducerId: expected a handler that returns the next state, shaped as the state it was given, got state is a value of type number/],
+    ['a handler that drops a field', 'export const overrides = { InitProducerId: (ctx, s, c, r) => ({ ...ctx.base.InitProducerId(ctx, s, c, r), network: undefined }) };\n', /\(.*handler-that-drops-a-field\.ts\): InitProducerId: expected .*, got state\.network is missing where the state has a value of type array/],
+    ['a handler that sets a field of the wrong type', 'export const overrides = { EndTxn: (ctx, s, c, r) => ({ ...s, coordinator: { ...s.coordinator, epoch: "1" } }) };\n', /EndTxn: expected .*, got state\.coordinator\.epoch is a value of type string where the state has a value of type number/],
   ];
 
   it.each(broken)('%s gives one clear line and exit 2', async (name, source, message) => {

@@ -7,8 +7,10 @@ import { type RequestApi, type RequestHandler, type RequestHandlers, requestApis
 import { defaultHandlers } from '../../model/kafka/handlers.ts';
 import { type Fields, InputError } from '../../checker/engine/input.ts';
 
+/** The line of an error that says what is wrong, and where when it says so (esbuild's "file:line:column: ERROR: ..."). */
 function firstLine(e: unknown): string {
-  return (e instanceof Error ? e.message : String(e)).split('\n')[0]!;
+  const lines = (e instanceof Error ? e.message : String(e)).split('\n');
+  return lines.find((line) => /:\d+:\d+: /.test(line)) ?? lines[0]!;
 }
 
 /** Reads the file named by `fields`' field `name` (a path relative to the working directory). */
@@ -45,9 +47,42 @@ function guarded(file: string, field: string, handler: RequestHandler): RequestH
     } catch (e) {
       throw new InputError(file, field, 'a handler that returns the next state', `it threw: ${firstLine(e)}`);
     }
-    if (typeof next !== 'object' || next === null || !Array.isArray((next as { producers?: unknown }).producers)) {
-      throw new InputError(file, field, 'a handler that returns the next state', typeof next);
-    }
+    const difference = shapeDifference(s, next, 'state');
+    if (difference !== undefined) throw new InputError(file, field, 'a handler that returns the next state, shaped as the state it was given', difference);
     return next;
   };
+}
+
+const kindOf = (v: unknown): string => (v === null ? 'object' : Array.isArray(v) ? 'array' : typeof v);
+
+/**
+ * Where `after` is not shaped like `before`: a field missing, added or of another kind (null
+ * stands for an absent object). Items of a list are compared with the item at the same index,
+ * or the first, so lists may grow and shrink; a channel's messages are requests or responses,
+ * two shapes, so only their kind is compared.
+ */
+function shapeDifference(before: unknown, after: unknown, path: string): string | undefined {
+  const [was, is] = [kindOf(before), kindOf(after)];
+  if (was !== is) return `${path} is ${is === 'undefined' ? 'missing' : `a value of type ${is}`} where the state has a value of type ${was}`;
+  if (is === 'array' && path.endsWith('.messages')) {
+    const other = (after as readonly unknown[]).findIndex((m) => kindOf(m) !== 'object' || m === null);
+    return other < 0 ? undefined : `${path}[${other}] is not a message`;
+  }
+  if (is === 'array') {
+    const items = before as readonly unknown[];
+    for (const [i, item] of (after as readonly unknown[]).entries()) {
+      const model = i < items.length ? items[i] : items[0];
+      const d = model === undefined ? undefined : shapeDifference(model, item, `${path}[${i}]`);
+      if (d !== undefined) return d;
+    }
+  } else if (is === 'object' && before !== null && after !== null) {
+    const [a, b] = [before as Record<string, unknown>, after as Record<string, unknown>];
+    for (const key of Object.keys(a)) {
+      const d = shapeDifference(a[key], b[key], `${path}.${key}`);
+      if (d !== undefined) return d;
+    }
+    const extra = Object.keys(b).find((key) => !(key in a));
+    if (extra !== undefined) return `${path}.${extra} is a field the state does not have`;
+  }
+  return undefined;
 }

@@ -23,7 +23,10 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
   const maxDepth = options.maxDepth ?? Infinity;
   const maxStates = options.maxStates ?? Infinity;
   const workers = Array.from({ length: n }, (_, me) => new WorkerHandle(bfsWorker, { recipe, workers: n, me, deadlockAllowed: options.deadlockAllowed }));
-  const all = <T>(f: (w: WorkerHandle, i: number) => Promise<T>) => Promise.all(workers.map(f));
+  // A request to stop does not wait for the level under way: the workers are terminated, and the
+  // counts are those of the levels merged so far.
+  const stopped = stopRequested(options.stop);
+  const all = <T>(f: (w: WorkerHandle, i: number) => Promise<T>): Promise<T[] | typeof STOP> => Promise.race([Promise.all(workers.map(f)), stopped.promise]);
   const trail = new Trail();
   let distinct = 0;
   let visitedBytes = 0;
@@ -40,7 +43,9 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
 
   try {
     run.statesGenerated += model.init().length;
-    let expanded = await all((w) => w.request<Expanded>({ type: 'seed' }));
+    const seeded = await all((w) => w.request<Expanded>({ type: 'seed' }));
+    if (seeded === STOP) return finish('incomplete', { stoppedBy: 'signal' });
+    let expanded: Expanded[] = seeded;
     let seeding = true;
     // The id of the first state of the level just expanded.
     let expandedStart = 0;
@@ -49,13 +54,17 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
         run.statesGenerated += e.statesGenerated;
         run.coverage.add(e.coverage);
       }
-      const decided = await all((w, to) => w.request<Decided>({ type: 'decide', inboxes: expanded.map((e) => e.outboxes[to]!) }, expanded.map((e) => e.outboxes[to]!)));
+      const level = expanded;
+      const decided = await all((w, to) => w.request<Decided>({ type: 'decide', inboxes: level.map((e) => e.outboxes[to]!) }, level.map((e) => e.outboxes[to]!)));
+      if (decided === STOP) return finish('incomplete', { stoppedBy: 'signal' });
       const give = rebalance(workers.map((_, h) => decided.reduce((k, d) => k + d.counts[h]!, 0)));
       const released = await all((w, h) => w.request<Released>({ type: 'release', winners: decided.map((d) => d.winners[h]!), give: give[h]! }, decided.map((d) => d.winners[h]!)));
+      if (released === STOP) return finish('incomplete', { stoppedBy: 'signal' });
       const held = await all((w, to) => {
         const given = released.map((r) => r.given[to]!);
         return w.request<Held>({ type: 'hold', given }, given.flatMap((g) => (g === null ? [] : [g.states, g.parentRanks, g.actions])));
       });
+      if (held === STOP) return finish('incomplete', { stoppedBy: 'signal' });
       const newStart = distinct;
       const parentBase = seeding ? 0 : expandedStart;
       const ranks = mergeRanks(held, (rank, parentRank, action) => trail.set(newStart + rank, seeding ? -1 : parentBase + parentRank, action));
@@ -88,13 +97,14 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
       }
       if (found !== undefined) return finish('violation', { found });
       if (size === 0) return finish('ok', {});
-      if (run.clock.check(() => ({ distinctStates: distinct, statesGenerated: run.statesGenerated, queue: size, depth: run.depth }))) {
-        return finish('incomplete', { stoppedBy: 'maxSeconds' });
-      }
+      const limit = run.clock.check(() => ({ distinctStates: distinct, statesGenerated: run.statesGenerated, queue: size, depth: run.depth }));
+      if (limit !== undefined) return finish('incomplete', { stoppedBy: limit });
       seeding = false;
       expandedStart = newStart;
       const cut = run.depth >= maxDepth;
-      expanded = await all((w, i) => w.request<Expanded>({ type: 'expand', ranks: ranks[i]!, cut }, [ranks[i]!]));
+      const next = await all((w, i) => w.request<Expanded>({ type: 'expand', ranks: ranks[i]!, cut }, [ranks[i]!]));
+      if (next === STOP) return finish('incomplete', { stoppedBy: 'signal' });
+      expanded = next;
       if (cut) {
         const deadlock = expanded.map((e) => e.deadlock).filter((r) => r !== -1);
         if (deadlock.length > 0) return finish('violation', { found: { property: DEADLOCK, id: expandedStart + Math.min(...deadlock) } });
@@ -102,8 +112,25 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
       }
     }
   } finally {
-    await all((w) => w.terminate());
+    stopped.cancel();
+    await Promise.all(workers.map((w) => w.terminate()));
   }
+}
+
+const STOP = Symbol('stop');
+/** How often the coordinator looks at the stop flag while the workers are busy. */
+const STOP_POLL_MS = 50;
+
+/** A promise of STOP once `flag` is set, and a way to stop watching it. */
+function stopRequested(flag: Int32Array | undefined): { promise: Promise<typeof STOP>; cancel(): void } {
+  if (flag === undefined) return { promise: new Promise(() => {}), cancel: () => {} };
+  let timer: NodeJS.Timeout | undefined;
+  const promise = new Promise<typeof STOP>((resolve) => {
+    timer = setInterval(() => {
+      if (Atomics.load(flag, 0) !== 0) resolve(STOP);
+    }, STOP_POLL_MS);
+  });
+  return { promise, cancel: () => clearInterval(timer) };
 }
 
 /** Imbalance worth moving states for: above this share of the mean, plus a few states. */

@@ -25,17 +25,22 @@ export interface Reply {
 const buffers = (arrays: readonly (Int32Array | Uint8Array | null)[]) => arrays.flatMap((a) => (a === null ? [] : [a.buffer as ArrayBuffer]));
 
 /** In a worker: answers each request with `answer(request)`, or with the error it throws. */
-export function answerRequests<R>(answer: (request: R) => Reply): void {
+export function answerRequests<R>(answer: (request: R) => Reply | Promise<Reply>): void {
+  const fail = (e: unknown): void => {
+    const input = e instanceof InputError ? ([e.file, e.field, e.expected, e.got] as const) : undefined;
+    parentPort!.postMessage({ failure: { message: e instanceof Error ? (e.stack ?? e.message) : String(e), input } } satisfies Failure);
+  };
+  const send = (reply: Reply): void => parentPort!.postMessage(reply.message, buffers(reply.transfer ?? []));
   parentPort!.on('message', (request: R) => {
-    let reply: Reply;
+    let reply: Reply | Promise<Reply>;
     try {
       reply = answer(request);
     } catch (e) {
-      const input = e instanceof InputError ? ([e.file, e.field, e.expected, e.got] as const) : undefined;
-      parentPort!.postMessage({ failure: { message: e instanceof Error ? (e.stack ?? e.message) : String(e), input } } satisfies Failure);
+      fail(e);
       return;
     }
-    parentPort!.postMessage(reply.message, buffers(reply.transfer ?? []));
+    if (reply instanceof Promise) reply.then(send, fail);
+    else send(reply);
   });
 }
 
