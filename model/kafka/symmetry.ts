@@ -9,7 +9,7 @@
 // consumers' positions and deliveries, the leaders' nodes in the network (channels re-sorted by
 // (from, to, conn)) and every message that names partitions (a bitmask for AddPartitionsToTxn and
 // AddOffsetsToTxn, one partition for Produce, WriteTxnMarkers and TxnOffsetCommit), the requests
-// a leader holds included.
+// a leader holds and the coordinator's appends in flight included.
 //
 // The representative: each data partition gets a signature that moves with it under any renaming
 // (a hash of what the state says about it alone); only the renamings that sort the signatures
@@ -94,11 +94,18 @@ function renameProducer(perm: Renaming, p: Producer): Producer {
 }
 
 function renameCoordinator(perm: Renaming, c: Coordinator): Coordinator {
-  if (c.metadata.every((md) => md === null || md.partitions === 0) && c.log.every((r) => r === null || r.partitions === 0)) return c;
+  if (c.appends.length === 0 && c.metadata.every((md) => md === null || md.partitions === 0) && c.log.every((r) => r === null || r.partitions === 0)) return c;
   return {
     ...c,
     metadata: c.metadata.map((md) => (md === null || md.partitions === 0 ? md : { ...md, partitions: renameMask(perm, md.partitions) })),
     log: c.log.map((r) => (r === null || r.partitions === 0 ? r : { ...r, partitions: renameMask(perm, r.partitions) })),
+    // An append in flight: its transition's partitions, the request it answers and that answer.
+    appends: c.appends.map((a) => ({
+      ...a,
+      transit: { ...a.transit, partitions: renameMask(perm, a.transit.partitions) },
+      request: a.request === null ? null : renameMessage(perm, a.request),
+      response: a.response === null ? null : renameMessage(perm, a.response),
+    })),
   };
 }
 
