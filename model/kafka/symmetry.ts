@@ -99,9 +99,11 @@ function renameCoordinator(perm: Renaming, c: Coordinator): Coordinator {
     ...c,
     metadata: c.metadata.map((md) => (md === null || md.partitions === 0 ? md : { ...md, partitions: renameMask(perm, md.partitions) })),
     log: c.log.map((r) => (r === null || r.partitions === 0 ? r : { ...r, partitions: renameMask(perm, r.partitions) })),
-    // An append in flight: its transition's partitions, the request it answers and that answer.
+    // An append in flight: its transition's partitions, the request it answers, that answer and
+    // the node it goes to (a leader adding its partition under transaction version 2).
     appends: c.appends.map((a) => ({
       ...a,
+      from: renameNode(perm, a.from),
       transit: { ...a.transit, partitions: renameMask(perm, a.transit.partitions) },
       request: a.request === null ? null : renameMessage(perm, a.request),
       response: a.response === null ? null : renameMessage(perm, a.response),
