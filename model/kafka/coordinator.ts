@@ -28,9 +28,10 @@ import {
 } from './state.ts';
 import { bit, bits, setAt } from './util.ts';
 
-export function emptyCoordinator(transactionalIds: number): Coordinator {
+/** `leaders`: the data partitions, plus the group's __consumer_offsets partition with the transform app. */
+export function emptyCoordinator(transactionalIds: number, leaders: number): Coordinator {
   const none = Array.from({ length: transactionalIds }, () => null);
-  return { epoch: 0, nextPid: 0, metadata: none, log: none, appends: [] };
+  return { epoch: 0, nextPid: 0, metadata: none, log: none, appends: [], markerConns: Array.from({ length: leaders }, () => 0) };
 }
 
 function isPrepare(state: number): boolean {
@@ -74,7 +75,7 @@ function sendMarkers(s: State, txnId: number, md: TxnMetadata, partitions: numbe
       coordinatorEpoch: s.coordinator.epoch,
       ghostTxn: md.ghostTxn,
     });
-    network = send(network, TC_NODE, LEADER_BASE + p, s.coordinator.epoch, marker);
+    network = send(network, TC_NODE, LEADER_BASE + p, s.coordinator.markerConns[p]!, marker);
   }
   return { ...s, network };
 }
@@ -102,8 +103,9 @@ export function pendingAppend(s: State, txnId: number): TxnAppend | undefined {
   return s.coordinator.appends.find((a) => a.txnId === txnId);
 }
 
+/** Answers the request an append serves, on the connection it came on. */
 function answerAppend(s: State, append: TxnAppend, answer: Response): State {
-  return append.response === null ? s : reply(s, { from: append.from, to: TC_NODE, conn: append.conn }, answer);
+  return reply(s, { from: append.from, to: TC_NODE, conn: append.conn }, answer);
 }
 
 /**
@@ -321,9 +323,11 @@ function handleEndTxnV2(cfg: KafkaConfig, s: State, channel: Connection, req: Re
 }
 
 /** A WriteTxnMarkers answer (TransactionMarkerRequestCompletionHandler). */
-export function handleWriteTxnMarkersResponse(s: State, resp: { txnId: number; error: Err; pid: number; partitions: number; coordinatorEpoch: number }): State {
+export function handleWriteTxnMarkersResponse(s: State, conn: number, resp: { txnId: number; error: Err; pid: number; partitions: number; coordinatorEpoch: number }): State {
   // An answer to a previous coordinator epoch reaches a coordinator that has resigned: dropped.
   if (resp.coordinatorEpoch !== s.coordinator.epoch) return s;
+  // An answer on a connection the marker channel closed after a timeout is never read.
+  if (conn !== s.coordinator.markerConns[resp.partitions]) return s;
   const md = s.coordinator.metadata[resp.txnId] ?? null;
   if (md === null || !isComplete(md.pendingState) || md.pid !== resp.pid) return s;
   if (resp.error === Err.NONE) return setMetadata(s, resp.txnId, { ...md, partitions: md.partitions & ~bit(resp.partitions) });
@@ -350,16 +354,33 @@ export function completeTransaction(s: State, txnId: number): State {
 export function canRetryTxnMarker(s: State, txnId: number, p: number): boolean {
   const md = s.coordinator.metadata[txnId] ?? null;
   if (md === null || !isComplete(md.pendingState) || (md.partitions & bit(p)) === 0) return false;
-  const cE = s.coordinator.epoch;
+  const conn = s.coordinator.markerConns[p];
   return !hasMessage(
     s.network,
-    (ch, m) => ch.conn === cE && m.api === Api.WriteTxnMarkers && m.txnId === txnId && m.partitions === p && (ch.from === TC_NODE || ch.to === TC_NODE),
+    (ch, m) => ch.conn === conn && m.api === Api.WriteTxnMarkers && m.txnId === txnId && m.partitions === p && (ch.from === TC_NODE || ch.to === TC_NODE),
   );
 }
 
-/** The marker channel manager re-sends a marker whose request or answer was lost. */
+/** The marker channel manager re-sends a marker whose request or answer was lost, or timed out. */
 export function retryTxnMarker(s: State, txnId: number, p: number): State {
   return sendMarkers(s, txnId, s.coordinator.metadata[txnId]!, bit(p));
+}
+
+/** A WriteTxnMarkers request to partition `p`'s leader, or its answer, is on the way on the current connection. */
+export function canTimeOutTxnMarker(s: State, p: number): boolean {
+  const leader = LEADER_BASE + p;
+  const conn = s.coordinator.markerConns[p];
+  return hasMessage(s.network, (ch, m) => ch.conn === conn && m.api === Api.WriteTxnMarkers && ((ch.from === TC_NODE && ch.to === leader) || (ch.from === leader && ch.to === TC_NODE)));
+}
+
+/**
+ * The marker request to `p`'s leader times out (InterBrokerSendThread, request.timeout.ms): the
+ * connection is closed and its markers are re-enqueued for a new one, while the request already
+ * sent may still be processed by the leader (TransactionMarkerRequestCompletionHandler.scala@3.9,
+ * wasDisconnected).
+ */
+export function txnMarkerTimeout(s: State, p: number): State {
+  return { ...s, coordinator: { ...s.coordinator, markerConns: setAt(s.coordinator.markerConns, p, s.coordinator.markerConns[p]! + 1) } };
 }
 
 export function canTimeOut(rules: Rules, s: State, txnId: number): boolean {
@@ -399,7 +420,9 @@ export function coordinatorFailover(rules: Rules, s: State): State {
       hasFailedEpochFence: false, // in memory only
     };
   });
-  let next: State = { ...s, coordinator: { ...s.coordinator, epoch, metadata } };
+  // The new coordinator's marker channel opens new connections.
+  const markerConns = s.coordinator.markerConns.map((c) => c + 1);
+  let next: State = { ...s, coordinator: { ...s.coordinator, epoch, metadata, markerConns } };
   metadata.forEach((md, t) => {
     if (md !== null && isPrepare(md.state)) next = sendMarkers(next, t, md, md.partitions);
   });

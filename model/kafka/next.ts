@@ -35,6 +35,7 @@ export const ActionKind = {
   verificationTimeout: 20,
   completeAppend: 21,
   failAppend: 22,
+  markerTimeout: 23,
 } as const;
 export type ActionKind = (typeof ActionKind)[keyof typeof ActionKind];
 export const actionKindNames: readonly string[] = Object.keys(ActionKind);
@@ -91,6 +92,9 @@ export function enabledActions(cfg: KafkaConfig, s: State): Action[] {
     out.push(act(ActionKind.completeAppend, append.txnId));
     if (s.faults.appendFailures > 0) out.push(act(ActionKind.failAppend, append.txnId));
   }
+  if (s.faults.markerTimeouts > 0) {
+    for (let q = 0; q < s.partitions.length; q++) if (coordinator.canTimeOutTxnMarker(s, q)) out.push(act(ActionKind.markerTimeout, 0, q));
+  }
   for (let t = 0; t < cfg.transactionalIds; t++) {
     for (let q = 0; q < P; q++) if (coordinator.canRetryTxnMarker(s, t, q)) out.push(act(ActionKind.resendTxnMarker, t, q));
     if (coordinator.canCompleteTransaction(s, t)) out.push(act(ActionKind.completeTransaction, t));
@@ -113,7 +117,7 @@ function deliver(cfg: KafkaConfig, s: State, a: Action): State {
     if (isProducerNode(channel.to)) {
       return producer.acceptsResponse(rest, channel.to, channel.from, channel.conn) ? producer.handleResponse(cfg, cfg.rules, rest, channel.to, m) : rest;
     }
-    if (channel.to === TC_NODE) return coordinator.handleWriteTxnMarkersResponse(rest, m);
+    if (channel.to === TC_NODE) return coordinator.handleWriteTxnMarkersResponse(rest, channel.conn, m);
     return verificationAnswered(cfg, rest, channel.to - LEADER_BASE, m);
   }
   const handler = cfg.handlers[apiName[m.api] as RequestApi];
@@ -180,6 +184,8 @@ export function step(cfg: KafkaConfig, s: State, a: Action): State {
       return coordinator.completeAppend(cfg, s, a.actor);
     case ActionKind.failAppend:
       return coordinator.failAppend(rules, spend(s, 'appendFailures'), a.actor);
+    case ActionKind.markerTimeout:
+      return coordinator.txnMarkerTimeout(spend(s, 'markerTimeouts'), a.target);
   }
 }
 
@@ -242,6 +248,8 @@ export function actionLabel(cfg: KafkaConfig, a: Action): string {
       return `TC: completeAppend(t${a.actor})`;
     case ActionKind.failAppend:
       return `TC: failAppend(t${a.actor})`;
+    case ActionKind.markerTimeout:
+      return `TC: markerTimeout(${nodeName(cfg, LEADER_BASE + a.target)})`;
     case ActionKind.fetch:
       return `C${a.actor}: fetch(p${a.target})`;
     case ActionKind.verificationTimeout:

@@ -249,6 +249,11 @@ export interface Coordinator {
   readonly log: readonly (TxnLogRecord | null)[];
   /** Appends in flight, sorted by transactional.id, at most one each (always empty with atomic appends). */
   readonly appends: readonly TxnAppend[];
+  /**
+   * The marker channel's connection to each partition's leader (the group coordinator's last): a
+   * new one after a failover or a marker request timeout. Without marker timeouts it equals `epoch`.
+   */
+  readonly markerConns: readonly number[];
 }
 
 // ---- Partition leader -----------------------------------------------------------------------
@@ -353,6 +358,8 @@ export interface FaultBudget {
   readonly transactionTimeouts: number;
   /** __transaction_state appends that fail (NOT_ENOUGH_REPLICAS); only with asynchronous appends. */
   readonly appendFailures: number;
+  /** WriteTxnMarkers requests that time out at the coordinator while they may still reach the leader. */
+  readonly markerTimeouts: number;
 }
 
 /** The consumer group of the consume-transform-produce app. */

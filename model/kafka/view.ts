@@ -11,6 +11,7 @@ import {
   BatchStatus,
   Decision,
   Instance,
+  LEADER_BASE,
   NO_STATE,
   Told,
   apiName,
@@ -113,6 +114,8 @@ export type KafkaView = {
     transactionLog: TransactionLogView[];
     /** With asynchronous appends only: the __transaction_state appends in flight. */
     pendingAppends?: AppendView[];
+    /** With marker timeouts only: the marker channel's connection to each leader. */
+    markerConnections?: Record<string, number>;
   };
   partitions: PartitionView[];
   consumers: ConsumerView[];
@@ -170,7 +173,7 @@ function messageView(cfg: KafkaConfig, m: Message): MessageView {
   };
 }
 
-const laterFaults: readonly (keyof FaultBudget)[] = ['appendFailures'];
+const laterFaults: readonly (keyof FaultBudget)[] = ['appendFailures', 'markerTimeouts'];
 
 function faultsLeft(cfg: KafkaConfig, faults: FaultBudget): Partial<FaultBudget> {
   const hidden = laterFaults.filter((k) => cfg.faults[k] === 0);
@@ -282,6 +285,9 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
     })),
   };
   if (s.group !== null) view.group = { generation: s.group.generation };
+  if (cfg.faults.markerTimeouts > 0) {
+    view.coordinator.markerConnections = Object.fromEntries(s.coordinator.markerConns.map((c, q) => [nodeName(cfg, LEADER_BASE + q), c]));
+  }
   if (async) {
     view.coordinator.pendingAppends = s.coordinator.appends.map((a) => ({
       transactionalId: `t${a.txnId}`,

@@ -24,6 +24,7 @@ const faultKinds: readonly (keyof FaultBudget)[] = [
   'coordinatorFailovers',
   'transactionTimeouts',
   'appendFailures',
+  'markerTimeouts',
 ];
 
 interface Variant {
