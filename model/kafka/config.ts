@@ -52,6 +52,11 @@ export interface Rules {
    * producer's before verifying it (INVALID_PRODUCER_EPOCH), so no verification entry is made.
    */
   readonly earlyEpochCheck: boolean;
+  /**
+   * KAFKA-9666 (2.6): a fence whose PrepareAbort append failed is remembered (hasFailedEpochFence),
+   * so the next fence reuses the epoch it already bumped in memory instead of bumping again.
+   */
+  readonly rememberFailedFence: boolean;
   /** Mutant: the coordinator skips the producer-epoch check on AddPartitionsToTxn and EndTxn. */
   readonly mutantNoCoordinatorEpochCheck: boolean;
   /** Mutant: read_committed fetches up to the high watermark instead of the LSO. */
@@ -73,6 +78,12 @@ export interface Rules {
 export type App = 'produce' | 'consume-transform-produce';
 
 /**
+ * 'atomic': a __transaction_state append and the reply after it are one step. 'async': the append
+ * is pending (pendingState set) until its own completion step, and may fail (appendFailures).
+ */
+export type CoordinatorAppends = 'atomic' | 'async';
+
+/**
  * When the next instance of a transactional.id may start: any time after the previous one
  * started (which then runs on as a zombie), or only after it crashed.
  */
@@ -92,6 +103,7 @@ export interface KafkaConfig {
   readonly inputRecords: number;
   readonly consumers: { readonly readCommitted: number; readonly readUncommitted: number };
   readonly faults: FaultBudget;
+  readonly coordinatorAppends: CoordinatorAppends;
   /** The brokers' request handlers: the defaults, or a user-defined variant's overrides of them. */
   readonly handlers: RequestHandlers;
 }

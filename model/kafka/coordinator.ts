@@ -1,16 +1,21 @@
 // The transaction coordinator (TransactionCoordinator + TransactionMetadata + its
 // __transaction_state log), transaction version 0/1 as in Kafka 2.5-3.5.
 //
-// A log append and the reply that follows it are one step: the model has no window in which an
-// append is pending. pendingState is set for the marker phase (PrepareX with pendingState
-// CompleteX), which is where clients meet CONCURRENT_TRANSACTIONS.
+// A state-changing request prepares a transition (pendingState) and appends its record
+// (appendTransactionToLog); when the append completes the transition is installed and the answer
+// sent. With atomic appends (the default) both happen in the request's own step; with
+// asynchronous appends the completion, or a failure, is a step of its own, and requests in between
+// meet the pending state. pendingState is also set for the marker phase (PrepareX with
+// pendingState CompleteX).
 import type { KafkaConfig, Rules } from './config.ts';
 import { noteEpochGrant, noteTxn } from './ghost.ts';
 import { type Connection, hasMessage, reply, request, response, send } from './network.ts';
 import {
   type Coordinator,
   type Request,
+  type Response,
   type State,
+  type TxnAppend,
   type TxnMetadata,
   Api,
   Err,
@@ -23,9 +28,10 @@ import {
 } from './state.ts';
 import { bit, bits, setAt } from './util.ts';
 
-export function emptyCoordinator(transactionalIds: number): Coordinator {
+/** `leaders`: the data partitions, plus the group's __consumer_offsets partition with the transform app. */
+export function emptyCoordinator(transactionalIds: number, leaders: number): Coordinator {
   const none = Array.from({ length: transactionalIds }, () => null);
-  return { epoch: 0, nextPid: 0, metadata: none, log: none };
+  return { epoch: 0, nextPid: 0, metadata: none, log: none, appends: [], markerConns: Array.from({ length: leaders }, () => 0) };
 }
 
 function isPrepare(state: number): boolean {
@@ -69,26 +75,85 @@ function sendMarkers(s: State, txnId: number, md: TxnMetadata, partitions: numbe
       coordinatorEpoch: s.coordinator.epoch,
       ghostTxn: md.ghostTxn,
     });
-    network = send(network, TC_NODE, LEADER_BASE + p, s.coordinator.epoch, marker);
+    network = send(network, TC_NODE, LEADER_BASE + p, s.coordinator.markerConns[p]!, marker);
   }
   return { ...s, network };
 }
 
+/** prepareAbortOrCommit: the PrepareCommit/PrepareAbort transition at `epoch` with `lastEpoch`. */
+function prepareAbortOrCommit(md: TxnMetadata, commit: boolean, epoch: number, lastEpoch: number): TxnMetadata {
+  return { ...md, epoch, lastEpoch, state: commit ? TxnState.PrepareCommit : TxnState.PrepareAbort, pendingState: NO_STATE };
+}
+
 /**
- * Writes PrepareCommit/PrepareAbort at `epoch` with `lastEpoch`, then starts the marker phase
- * (prepareComplete).
+ * Starts appending `transit` (TransactionStateManager.appendTransactionToLog,
+ * TransactionStateManager.scala@3.9): meanwhile the metadata is `pending`, its pendingState the
+ * transition's state. `answer` goes back on `channel` once the record is written.
  */
-function prepareEnd(s: State, txnId: number, md: TxnMetadata, commit: boolean, epoch: number, lastEpoch: number): State {
-  const prepared: TxnMetadata = {
-    ...md,
-    epoch,
-    lastEpoch,
-    state: commit ? TxnState.PrepareCommit : TxnState.PrepareAbort,
-    pendingState: commit ? TxnState.CompleteCommit : TxnState.CompleteAbort,
-  };
-  let next: State = { ...s, coordinator: persist(s.coordinator, txnId, prepared) };
-  if (commit && md.ghostTxn >= 0) next = noteTxn(next, md.ghostTxn, { prepared: true });
-  return sendMarkers(next, txnId, prepared, prepared.partitions);
+function appendTransactionToLog(cfg: KafkaConfig, s: State, txnId: number, pending: TxnMetadata, transit: TxnMetadata, epochFence: boolean, channel: Connection | null, req: Request | null, answer: Response | null): State {
+  const append: TxnAppend = { txnId, transit, epochFence, request: req, response: answer, from: channel?.from ?? -1, conn: channel?.conn ?? -1 };
+  const started = setMetadata(s, txnId, { ...pending, pendingState: transit.state });
+  if (cfg.coordinatorAppends === 'atomic') return appendSucceeded(cfg, started, append);
+  const appends = [...started.coordinator.appends, append].sort((x, y) => x.txnId - y.txnId);
+  return { ...started, coordinator: { ...started.coordinator, appends } };
+}
+
+/** The append of transactional.id `txnId` in flight, if any. */
+export function pendingAppend(s: State, txnId: number): TxnAppend | undefined {
+  return s.coordinator.appends.find((a) => a.txnId === txnId);
+}
+
+/** Answers the request an append serves, on the connection it came on. */
+function answerAppend(s: State, append: TxnAppend, answer: Response): State {
+  return reply(s, { from: append.from, to: TC_NODE, conn: append.conn }, answer);
+}
+
+/**
+ * The record is written: completeTransitionTo installs the transition; after PrepareX,
+ * prepareComplete starts the marker phase and clears hasFailedEpochFence
+ * (TransactionCoordinator.endTransaction, TransactionMetadata.prepareComplete, 3.9).
+ */
+function appendSucceeded(cfg: KafkaConfig, s: State, append: TxnAppend): State {
+  const t = append.txnId;
+  const md = append.transit;
+  let next: State = { ...s, coordinator: persist(s.coordinator, t, md) };
+  if (isPrepare(md.state)) {
+    const complete: TxnMetadata = { ...md, pendingState: md.state === TxnState.PrepareCommit ? TxnState.CompleteCommit : TxnState.CompleteAbort, hasFailedEpochFence: false };
+    next = setMetadata(next, t, complete);
+    if (md.state === TxnState.PrepareCommit && md.ghostTxn >= 0) next = noteTxn(next, md.ghostTxn, { prepared: true });
+    next = sendMarkers(next, t, complete, complete.partitions);
+  }
+  const req = append.request;
+  if (req !== null && req.api === Api.InitProducerId && md.state === TxnState.Empty) next = noteEpochGrant(cfg, next, req.ghostProducer, req.ghostTxn);
+  return append.response === null ? next : answerAppend(next, append, append.response);
+}
+
+/** The append of `txnId` is written and replicated (its own step with asynchronous appends). */
+export function completeAppend(cfg: KafkaConfig, s: State, txnId: number): State {
+  const append = pendingAppend(s, txnId)!;
+  return appendSucceeded(cfg, withoutAppend(s, txnId), append);
+}
+
+/**
+ * The append fails with NOT_ENOUGH_REPLICAS, which the coordinator answers as
+ * COORDINATOR_NOT_AVAILABLE (TransactionStateManager.appendTransactionToLog, 3.9): the pending
+ * transition is dropped. A failed fence keeps the epoch it bumped in memory and, from 2.6, is
+ * remembered so the next fence does not bump again (KAFKA-9666; TransactionCoordinator.scala@2.6).
+ */
+export function failAppend(rules: Rules, s: State, txnId: number): State {
+  const append = pendingAppend(s, txnId)!;
+  const md = s.coordinator.metadata[txnId]!;
+  const failedFence = append.epochFence && rules.rememberFailedFence;
+  const next = setMetadata(withoutAppend(s, txnId), txnId, { ...md, pendingState: NO_STATE, hasFailedEpochFence: md.hasFailedEpochFence || failedFence });
+  if (append.response === null) return next;
+  const error = Err.COORDINATOR_NOT_AVAILABLE;
+  // initTransactionError: an InitProducerId error carries no producer id or epoch.
+  const answer = append.response.api === Api.InitProducerId ? response(Api.InitProducerId, { txnId, error }) : { ...append.response, error };
+  return answerAppend(next, append, answer);
+}
+
+function withoutAppend(s: State, txnId: number): State {
+  return { ...s, coordinator: { ...s.coordinator, appends: s.coordinator.appends.filter((a) => a.txnId !== txnId) } };
 }
 
 /** InitProducerId (TransactionCoordinator.handleInitProducerId, TV1; KIP-360 expected pid/epoch). */
@@ -99,18 +164,14 @@ export function handleInitProducerId(cfg: KafkaConfig, s: State, channel: Connec
   let c = s.coordinator;
   let md = c.metadata[t] ?? null;
   if (md === null) {
-    md = { pid: c.nextPid, epoch: NO_EPOCH, lastEpoch: NO_EPOCH, state: TxnState.Empty, pendingState: NO_STATE, partitions: 0, ghostTxn: -1 };
+    md = { pid: c.nextPid, epoch: NO_EPOCH, lastEpoch: NO_EPOCH, state: TxnState.Empty, pendingState: NO_STATE, partitions: 0, ghostTxn: -1, hasFailedEpochFence: false };
     c = { ...c, nextPid: c.nextPid + 1 };
   }
   if (md.pendingState !== NO_STATE) return answer(s, Err.CONCURRENT_TRANSACTIONS);
   if (req.pid !== NO_PID && md.epoch !== NO_EPOCH && req.pid !== md.pid) return answer(s, Err.PRODUCER_FENCED);
   if (isPrepare(md.state)) return answer(s, Err.CONCURRENT_TRANSACTIONS);
-  if (md.state === TxnState.Ongoing) {
-    // Fence the running transaction: PrepareEpochFence (epoch + 1), then abort at that epoch.
-    // The client is told CONCURRENT_TRANSACTIONS and retries once the abort completes.
-    const fenced = prepareEnd({ ...s, coordinator: c }, t, md, false, md.epoch + 1, fenceLastEpoch);
-    return answer(fenced, cfg.rules.mutantFenceAnswersNone ? Err.NONE : Err.CONCURRENT_TRANSACTIONS);
-  }
+  // Fence the running transaction; the client is told CONCURRENT_TRANSACTIONS and retries once the abort completes.
+  if (md.state === TxnState.Ongoing) return fenceProducerEpoch(cfg, { ...s, coordinator: c }, t, md, channel, req);
   // prepareIncrementProducerEpoch(expectedEpoch).
   let epoch: number;
   let lastEpoch: number;
@@ -119,8 +180,22 @@ export function handleInitProducerId(cfg: KafkaConfig, s: State, channel: Connec
   else if (req.epoch === md.lastEpoch) [epoch, lastEpoch] = [md.epoch, md.lastEpoch];
   else return answer(s, Err.PRODUCER_FENCED);
   const empty: TxnMetadata = { ...md, epoch, lastEpoch, state: TxnState.Empty, pendingState: NO_STATE, partitions: 0, ghostTxn: -1 };
-  const granted = noteEpochGrant(cfg, { ...s, coordinator: persist(c, t, empty) }, req.ghostProducer, req.ghostTxn);
-  return answer(granted, Err.NONE, empty.pid, epoch);
+  const granted = response(Api.InitProducerId, { txnId: t, error: Err.NONE, pid: empty.pid, epoch });
+  return appendTransactionToLog(cfg, { ...s, coordinator: c }, t, md, empty, false, channel, req, granted);
+}
+
+/**
+ * prepareFenceProducerEpoch, then endTransaction(ABORT, isFromClient = false): the epoch is bumped
+ * in memory before the PrepareAbort append (TransactionCoordinator.scala@0.11.0, @3.9), except
+ * after a fence whose append failed (hasFailedEpochFence, TransactionMetadata.scala@2.6, KAFKA-9666).
+ * `channel` is the InitProducerId that fences, or null for a timeout abort.
+ */
+function fenceProducerEpoch(cfg: KafkaConfig, s: State, t: number, md: TxnMetadata, channel: Connection | null, req: Request | null): State {
+  const epoch = md.hasFailedEpochFence ? md.epoch : md.epoch + 1;
+  const fenced: TxnMetadata = { ...md, epoch, lastEpoch: fenceLastEpoch };
+  const error = cfg.rules.mutantFenceAnswersNone ? Err.NONE : Err.CONCURRENT_TRANSACTIONS;
+  const answer = req === null ? null : response(Api.InitProducerId, { txnId: t, error });
+  return appendTransactionToLog(cfg, s, t, fenced, prepareAbortOrCommit(fenced, false, epoch, fenceLastEpoch), true, channel, req, answer);
 }
 
 /**
@@ -141,13 +216,15 @@ function producerCheck(rules: Rules, md: TxnMetadata | null, req: Request): Err 
  * AddPartitionsToTxn (handleAddPartitionsToTransaction), and AddOffsetsToTxn, which adds the
  * group's __consumer_offsets partition the same way.
  */
-export function handleAddPartitionsToTxn(rules: Rules, s: State, channel: Connection, req: Request): State {
+export function handleAddPartitionsToTxn(cfg: KafkaConfig, s: State, channel: Connection, req: Request): State {
+  const rules = cfg.rules;
   if (req.verifyOnly) return handleVerifyPartitionsInTransaction(rules, s, channel, req);
   const t = req.txnId;
   const md = s.coordinator.metadata[t] ?? null;
   // A leader adding its partition (transaction version 2) needs its attempt back with the answer.
-  const answer = (state: State, error: Err): State =>
-    reply(state, channel, response(req.api, { txnId: t, error, pid: req.pid, epoch: req.epoch, partitions: req.partitions, seq: req.seq, guard: req.guard }));
+  const answerWith = (error: Err): Response =>
+    response(req.api, { txnId: t, error, pid: req.pid, epoch: req.epoch, partitions: req.partitions, seq: req.seq, guard: req.guard });
+  const answer = (state: State, error: Err): State => reply(state, channel, answerWith(error));
   // A pending transition is answered before the producer checks from 4.0 (KAFKA-18660, PR #18758).
   if (rules.pendingCheckFirst && md !== null && md.pendingState !== NO_STATE) return answer(s, Err.CONCURRENT_TRANSACTIONS);
   const error = producerCheck(rules, md, req);
@@ -161,7 +238,7 @@ export function handleAddPartitionsToTxn(rules: Rules, s: State, channel: Connec
     partitions: md.state === TxnState.Ongoing ? md.partitions | req.partitions : req.partitions,
     ghostTxn: req.ghostTxn,
   };
-  return answer({ ...s, coordinator: persist(s.coordinator, t, ongoing) }, Err.NONE);
+  return appendTransactionToLog(cfg, s, t, md, ongoing, false, channel, req, answerWith(Err.NONE));
 }
 
 /**
@@ -184,16 +261,17 @@ function handleVerifyPartitionsInTransaction(rules: Rules, s: State, channel: Co
 }
 
 /** EndTxn (endTransaction, TV0/TV1: the epoch stays; markers carry it). */
-export function handleEndTxn(rules: Rules, s: State, channel: Connection, req: Request): State {
-  if (rules.tv2) return handleEndTxnV2(rules, s, channel, req);
+export function handleEndTxn(cfg: KafkaConfig, s: State, channel: Connection, req: Request): State {
+  const rules = cfg.rules;
+  if (rules.tv2) return handleEndTxnV2(cfg, s, channel, req);
   const t = req.txnId;
   const md = s.coordinator.metadata[t] ?? null;
-  const answer = (state: State, error: Err): State =>
-    reply(state, channel, response(Api.EndTxn, { txnId: t, error, pid: req.pid, epoch: req.epoch }));
+  const answerWith = (error: Err): Response => response(Api.EndTxn, { txnId: t, error, pid: req.pid, epoch: req.epoch });
+  const answer = (state: State, error: Err): State => reply(state, channel, answerWith(error));
   const error = producerCheck(rules, md, req);
   if (error !== Err.NONE || md === null) return answer(s, error);
   if (md.state === TxnState.Ongoing || rules.mutantEndTxnIgnoresState) {
-    return answer(prepareEnd(s, t, md, req.commit, md.epoch, md.lastEpoch), Err.NONE);
+    return appendTransactionToLog(cfg, s, t, md, prepareAbortOrCommit(md, req.commit, md.epoch, md.lastEpoch), false, channel, req, answerWith(Err.NONE));
   }
   if (md.state === (req.commit ? TxnState.CompleteCommit : TxnState.CompleteAbort)) return answer(s, Err.NONE);
   if (md.state === (req.commit ? TxnState.PrepareCommit : TxnState.PrepareAbort)) return answer(s, Err.CONCURRENT_TRANSACTIONS);
@@ -217,7 +295,8 @@ export function handleEndTxn(rules: Rules, s: State, channel: Connection, req: R
  * (KAFKA-18464, PR #18467), so an empty abort racing the end of the previous transaction waits
  * instead of fencing its own producer; before, the order was pid, epoch, pending.
  */
-function handleEndTxnV2(rules: Rules, s: State, channel: Connection, req: Request): State {
+function handleEndTxnV2(cfg: KafkaConfig, s: State, channel: Connection, req: Request): State {
+  const rules = cfg.rules;
   const t = req.txnId;
   const md = s.coordinator.metadata[t] ?? null;
   const answer = (state: State, error: Err): State => {
@@ -234,17 +313,22 @@ function handleEndTxnV2(rules: Rules, s: State, channel: Connection, req: Reques
   if (!validEpoch && !rules.mutantNoCoordinatorEpochCheck) return answer(s, Err.PRODUCER_FENCED);
   if (pending) return answer(s, Err.CONCURRENT_TRANSACTIONS);
   // prepareAbortOrCommit with epoch bump: the new epoch, and the old one as the last epoch.
-  if (md.state === TxnState.Ongoing || rules.mutantEndTxnIgnoresState) return answer(prepareEnd(s, t, md, req.commit, md.epoch + 1, md.epoch), Err.NONE);
+  // The answer carries the epoch of the prepared transaction.
+  const prepare = (transit: TxnMetadata): State =>
+    appendTransactionToLog(cfg, s, t, md, transit, false, channel, req, response(Api.EndTxn, { txnId: t, error: Err.NONE, pid: transit.pid, epoch: transit.epoch }));
+  if (md.state === TxnState.Ongoing || rules.mutantEndTxnIgnoresState) return prepare(prepareAbortOrCommit(md, req.commit, md.epoch + 1, md.epoch));
   const sameResult = md.state === (req.commit ? TxnState.CompleteCommit : TxnState.CompleteAbort) || md.state === (req.commit ? TxnState.PrepareCommit : TxnState.PrepareAbort);
   if (isPrepare(md.state)) return answer(s, sameResult ? Err.CONCURRENT_TRANSACTIONS : Err.INVALID_TXN_STATE);
-  if (!req.commit && current) return answer(prepareEnd(s, t, { ...md, partitions: 0 }, false, md.epoch + 1, md.epoch), Err.NONE);
+  if (!req.commit && current) return prepare(prepareAbortOrCommit({ ...md, partitions: 0 }, false, md.epoch + 1, md.epoch));
   return answer(s, retry && sameResult ? Err.NONE : Err.INVALID_TXN_STATE);
 }
 
 /** A WriteTxnMarkers answer (TransactionMarkerRequestCompletionHandler). */
-export function handleWriteTxnMarkersResponse(s: State, resp: { txnId: number; error: Err; pid: number; partitions: number; coordinatorEpoch: number }): State {
+export function handleWriteTxnMarkersResponse(s: State, conn: number, resp: { txnId: number; error: Err; pid: number; partitions: number; coordinatorEpoch: number }): State {
   // An answer to a previous coordinator epoch reaches a coordinator that has resigned: dropped.
   if (resp.coordinatorEpoch !== s.coordinator.epoch) return s;
+  // An answer on a connection the marker channel closed after a timeout is never read.
+  if (conn !== s.coordinator.markerConns[resp.partitions]) return s;
   const md = s.coordinator.metadata[resp.txnId] ?? null;
   if (md === null || !isComplete(md.pendingState) || md.pid !== resp.pid) return s;
   if (resp.error === Err.NONE) return setMetadata(s, resp.txnId, { ...md, partitions: md.partitions & ~bit(resp.partitions) });
@@ -271,16 +355,33 @@ export function completeTransaction(s: State, txnId: number): State {
 export function canRetryTxnMarker(s: State, txnId: number, p: number): boolean {
   const md = s.coordinator.metadata[txnId] ?? null;
   if (md === null || !isComplete(md.pendingState) || (md.partitions & bit(p)) === 0) return false;
-  const cE = s.coordinator.epoch;
+  const conn = s.coordinator.markerConns[p];
   return !hasMessage(
     s.network,
-    (ch, m) => ch.conn === cE && m.api === Api.WriteTxnMarkers && m.txnId === txnId && m.partitions === p && (ch.from === TC_NODE || ch.to === TC_NODE),
+    (ch, m) => ch.conn === conn && m.api === Api.WriteTxnMarkers && m.txnId === txnId && m.partitions === p && (ch.from === TC_NODE || ch.to === TC_NODE),
   );
 }
 
-/** The marker channel manager re-sends a marker whose request or answer was lost. */
+/** The marker channel manager re-sends a marker whose request or answer was lost, or timed out. */
 export function retryTxnMarker(s: State, txnId: number, p: number): State {
   return sendMarkers(s, txnId, s.coordinator.metadata[txnId]!, bit(p));
+}
+
+/** A WriteTxnMarkers request to partition `p`'s leader, or its answer, is on the way on the current connection. */
+export function canTimeOutTxnMarker(s: State, p: number): boolean {
+  const leader = LEADER_BASE + p;
+  const conn = s.coordinator.markerConns[p];
+  return hasMessage(s.network, (ch, m) => ch.conn === conn && m.api === Api.WriteTxnMarkers && ((ch.from === TC_NODE && ch.to === leader) || (ch.from === leader && ch.to === TC_NODE)));
+}
+
+/**
+ * The marker request to `p`'s leader times out (InterBrokerSendThread, request.timeout.ms): the
+ * connection is closed and its markers are re-enqueued for a new one, while the request already
+ * sent may still be processed by the leader (TransactionMarkerRequestCompletionHandler.scala@3.9,
+ * wasDisconnected).
+ */
+export function txnMarkerTimeout(s: State, p: number): State {
+  return { ...s, coordinator: { ...s.coordinator, markerConns: setAt(s.coordinator.markerConns, p, s.coordinator.markerConns[p]! + 1) } };
 }
 
 export function canTimeOut(rules: Rules, s: State, txnId: number): boolean {
@@ -294,9 +395,10 @@ export function canTimeOut(rules: Rules, s: State, txnId: number): boolean {
  * abortTimedOutTransactions: an Ongoing transaction past its timeout is aborted by the coordinator.
  * Since KAFKA-6119 (1.0) the epoch is bumped first (prepareFenceProducerEpoch), fencing the producer.
  */
-export function transactionTimeout(rules: Rules, s: State, txnId: number): State {
+export function transactionTimeout(cfg: KafkaConfig, s: State, txnId: number): State {
   const md = s.coordinator.metadata[txnId]!;
-  return rules.timeoutFence ? prepareEnd(s, txnId, md, false, md.epoch + 1, fenceLastEpoch) : prepareEnd(s, txnId, md, false, md.epoch, md.lastEpoch);
+  if (cfg.rules.timeoutFence) return fenceProducerEpoch(cfg, s, txnId, md, null, null);
+  return appendTransactionToLog(cfg, s, txnId, md, prepareAbortOrCommit(md, false, md.epoch, md.lastEpoch), false, null, null, null);
 }
 
 /**
@@ -316,9 +418,12 @@ export function coordinatorFailover(rules: Rules, s: State): State {
       pendingState: preparing ? (rec.state === TxnState.PrepareCommit ? TxnState.CompleteCommit : TxnState.CompleteAbort) : NO_STATE,
       partitions: preparing && rules.mutantLosePartitionsOnFailover ? 0 : rec.partitions,
       ghostTxn: rec.ghostTxn,
+      hasFailedEpochFence: false, // in memory only
     };
   });
-  let next: State = { ...s, coordinator: { ...s.coordinator, epoch, metadata } };
+  // The new coordinator's marker channel opens new connections.
+  const markerConns = s.coordinator.markerConns.map((c) => c + 1);
+  let next: State = { ...s, coordinator: { ...s.coordinator, epoch, metadata, markerConns } };
   metadata.forEach((md, t) => {
     if (md !== null && isPrepare(md.state)) next = sendMarkers(next, t, md, md.partitions);
   });

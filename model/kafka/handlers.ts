@@ -12,9 +12,9 @@ export type { Connection } from './network.ts';
 
 export const defaultHandlers: RequestHandlers = {
   InitProducerId: (ctx, s, c, req) => coordinator.handleInitProducerId(ctx.cfg, s, c, req),
-  AddPartitionsToTxn: (ctx, s, c, req) => coordinator.handleAddPartitionsToTxn(ctx.cfg.rules, s, c, req),
-  AddOffsetsToTxn: (ctx, s, c, req) => coordinator.handleAddPartitionsToTxn(ctx.cfg.rules, s, c, req),
-  EndTxn: (ctx, s, c, req) => coordinator.handleEndTxn(ctx.cfg.rules, s, c, req),
+  AddPartitionsToTxn: (ctx, s, c, req) => coordinator.handleAddPartitionsToTxn(ctx.cfg, s, c, req),
+  AddOffsetsToTxn: (ctx, s, c, req) => coordinator.handleAddPartitionsToTxn(ctx.cfg, s, c, req),
+  EndTxn: (ctx, s, c, req) => coordinator.handleEndTxn(ctx.cfg, s, c, req),
   Produce: (ctx, s, c, req) => partition.handleProduce(ctx.cfg.rules, s, c, req),
   WriteTxnMarkers: (ctx, s, c, req) => partition.handleWriteTxnMarkers(ctx.cfg.rules, s, c, req),
   TxnOffsetCommit: (ctx, s, c, req) => group.handleTxnOffsetCommit(ctx.cfg.rules, s, c, req),

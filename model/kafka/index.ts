@@ -27,7 +27,7 @@ export function initialState(cfg: KafkaConfig): State {
   return {
     producers,
     group: transform ? { generation: 0 } : null,
-    coordinator: emptyCoordinator(cfg.transactionalIds),
+    coordinator: emptyCoordinator(cfg.transactionalIds, cfg.partitions + (transform ? 1 : 0)),
     // The transform app's __consumer_offsets partition follows the data partitions.
     partitions: Array.from({ length: cfg.partitions + (transform ? 1 : 0) }, emptyPartition),
     consumers,

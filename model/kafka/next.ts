@@ -33,6 +33,9 @@ export const ActionKind = {
   completeTransaction: 18,
   fetch: 19,
   verificationTimeout: 20,
+  completeAppend: 21,
+  failAppend: 22,
+  markerTimeout: 23,
 } as const;
 export type ActionKind = (typeof ActionKind)[keyof typeof ActionKind];
 export const actionKindNames: readonly string[] = Object.keys(ActionKind);
@@ -83,7 +86,15 @@ export function enabledActions(cfg: KafkaConfig, s: State): Action[] {
   for (let t = 0; t < cfg.transactionalIds; t++) {
     if (s.faults.transactionTimeouts > 0 && coordinator.canTimeOut(rules, s, t)) out.push(act(ActionKind.transactionTimeout, t));
   }
-  if (s.faults.coordinatorFailovers > 0) out.push(act(ActionKind.coordinatorFailover));
+  // A failover between an append and its completion is not modelled: it waits for the appends.
+  if (s.faults.coordinatorFailovers > 0 && s.coordinator.appends.length === 0) out.push(act(ActionKind.coordinatorFailover));
+  for (const append of s.coordinator.appends) {
+    out.push(act(ActionKind.completeAppend, append.txnId));
+    if (s.faults.appendFailures > 0) out.push(act(ActionKind.failAppend, append.txnId));
+  }
+  if (s.faults.markerTimeouts > 0) {
+    for (let q = 0; q < s.partitions.length; q++) if (coordinator.canTimeOutTxnMarker(s, q)) out.push(act(ActionKind.markerTimeout, 0, q));
+  }
   for (let t = 0; t < cfg.transactionalIds; t++) {
     for (let q = 0; q < P; q++) if (coordinator.canRetryTxnMarker(s, t, q)) out.push(act(ActionKind.resendTxnMarker, t, q));
     if (coordinator.canCompleteTransaction(s, t)) out.push(act(ActionKind.completeTransaction, t));
@@ -106,7 +117,7 @@ function deliver(cfg: KafkaConfig, s: State, a: Action): State {
     if (isProducerNode(channel.to)) {
       return producer.acceptsResponse(rest, channel.to, channel.from, channel.conn) ? producer.handleResponse(cfg, cfg.rules, rest, channel.to, m) : rest;
     }
-    if (channel.to === TC_NODE) return coordinator.handleWriteTxnMarkersResponse(rest, m);
+    if (channel.to === TC_NODE) return coordinator.handleWriteTxnMarkersResponse(rest, channel.conn, m);
     return verificationAnswered(cfg, rest, channel.to - LEADER_BASE, m);
   }
   const handler = cfg.handlers[apiName[m.api] as RequestApi];
@@ -158,7 +169,7 @@ export function step(cfg: KafkaConfig, s: State, a: Action): State {
     case ActionKind.crash:
       return producer.crash(spend(s, 'producerCrashes'), a.actor);
     case ActionKind.transactionTimeout:
-      return coordinator.transactionTimeout(rules, spend(s, 'transactionTimeouts'), a.actor);
+      return coordinator.transactionTimeout(cfg, spend(s, 'transactionTimeouts'), a.actor);
     case ActionKind.coordinatorFailover:
       return coordinator.coordinatorFailover(rules, spend(s, 'coordinatorFailovers'));
     case ActionKind.resendTxnMarker:
@@ -169,6 +180,12 @@ export function step(cfg: KafkaConfig, s: State, a: Action): State {
       return consumer.fetch(rules, s, a.actor, a.target);
     case ActionKind.verificationTimeout:
       return partition.verificationTimeout(s, a.actor, a.target, a.conn);
+    case ActionKind.completeAppend:
+      return coordinator.completeAppend(cfg, s, a.actor);
+    case ActionKind.failAppend:
+      return coordinator.failAppend(rules, spend(s, 'appendFailures'), a.actor);
+    case ActionKind.markerTimeout:
+      return coordinator.txnMarkerTimeout(spend(s, 'markerTimeouts'), a.target);
   }
 }
 
@@ -227,6 +244,12 @@ export function actionLabel(cfg: KafkaConfig, a: Action): string {
       return `TC: resendTxnMarker(t${a.actor}, p${a.target})`;
     case ActionKind.completeTransaction:
       return `TC: completeTransaction(t${a.actor})`;
+    case ActionKind.completeAppend:
+      return `TC: completeAppend(t${a.actor})`;
+    case ActionKind.failAppend:
+      return `TC: failAppend(t${a.actor})`;
+    case ActionKind.markerTimeout:
+      return `TC: markerTimeout(${nodeName(cfg, LEADER_BASE + a.target)})`;
     case ActionKind.fetch:
       return `C${a.actor}: fetch(p${a.target})`;
     case ActionKind.verificationTimeout:

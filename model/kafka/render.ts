@@ -242,6 +242,19 @@ function coordinatorCall(call: string, arg: string | undefined, after: KafkaView
       const action = `every marker acknowledged: writes ${t?.known === true ? t.state : 'Complete*'} for ${arg}`;
       return { action, events: [note('TC', action)] };
     }
+    case 'completeAppend': {
+      const t = txn(arg);
+      const action = `__transaction_state append for ${arg} written: ${t?.known === true ? t.state : 'the transition'} installed`;
+      return { action, events: [note('TC', action)] };
+    }
+    case 'failAppend': {
+      const action = `__transaction_state append for ${arg} failed (NOT_ENOUGH_REPLICAS): pending transition dropped, answered COORDINATOR_NOT_AVAILABLE`;
+      return { action, events: [note('TC', `⚠ ${action}`, true)] };
+    }
+    case 'markerTimeout': {
+      const action = `WriteTxnMarkers to ${arg} timed out: new connection, markers re-enqueued; the first request may still arrive`;
+      return { action, events: [note('TC', `⚠ ${action}`, true)] };
+    }
     default:
       return { action: call, events: [note('TC', call)] };
   }

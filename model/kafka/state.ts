@@ -205,6 +205,25 @@ export interface TxnMetadata {
   readonly partitions: number;
   /** Ghost: the client transaction the coordinator's current transaction belongs to. */
   readonly ghostTxn: number;
+  /** A fence whose PrepareAbort append failed: the next fence keeps the epoch (KAFKA-9666). */
+  readonly hasFailedEpochFence: boolean;
+}
+
+/**
+ * A __transaction_state append in flight (TransactionStateManager.appendTransactionToLog): the
+ * metadata's pendingState is `transit.state` until the append completes or fails.
+ */
+export interface TxnAppend {
+  readonly txnId: number;
+  /** TxnTransitMetadata: the metadata once the record is written (pendingState cleared). */
+  readonly transit: TxnMetadata;
+  /** The PrepareAbort of a fence (InitProducerId on an Ongoing transaction, a timeout abort with KAFKA-6119). */
+  readonly epochFence: boolean;
+  /** The request the append serves, its answer once written, and the connection it came on; null for a timeout abort. */
+  readonly request: Request | null;
+  readonly response: Response | null;
+  readonly from: number;
+  readonly conn: number;
 }
 
 /** The value of the last __transaction_state record of a transactional.id (the log is compacted). */
@@ -228,6 +247,13 @@ export interface Coordinator {
   readonly metadata: readonly (TxnMetadata | null)[];
   /** __transaction_state, compacted: the last record per transactional.id. */
   readonly log: readonly (TxnLogRecord | null)[];
+  /** Appends in flight, sorted by transactional.id, at most one each (always empty with atomic appends). */
+  readonly appends: readonly TxnAppend[];
+  /**
+   * The marker channel's connection to each partition's leader (the group coordinator's last): a
+   * new one after a failover or a marker request timeout. Without marker timeouts it equals `epoch`.
+   */
+  readonly markerConns: readonly number[];
 }
 
 // ---- Partition leader -----------------------------------------------------------------------
@@ -330,6 +356,10 @@ export interface FaultBudget {
   readonly producerCrashes: number;
   readonly coordinatorFailovers: number;
   readonly transactionTimeouts: number;
+  /** __transaction_state appends that fail (NOT_ENOUGH_REPLICAS); only with asynchronous appends. */
+  readonly appendFailures: number;
+  /** WriteTxnMarkers requests that time out at the coordinator while they may still reach the leader. */
+  readonly markerTimeouts: number;
 }
 
 /** The consumer group of the consume-transform-produce app. */

@@ -9,7 +9,8 @@
 // consumers' positions and deliveries, the leaders' nodes in the network (channels re-sorted by
 // (from, to, conn)) and every message that names partitions (a bitmask for AddPartitionsToTxn and
 // AddOffsetsToTxn, one partition for Produce, WriteTxnMarkers and TxnOffsetCommit), the requests
-// a leader holds included.
+// a leader holds and the coordinator's appends in flight included, and the marker channel's
+// connection to each leader.
 //
 // The representative: each data partition gets a signature that moves with it under any renaming
 // (a hash of what the state says about it alone); only the renamings that sort the signatures
@@ -94,11 +95,22 @@ function renameProducer(perm: Renaming, p: Producer): Producer {
 }
 
 function renameCoordinator(perm: Renaming, c: Coordinator): Coordinator {
-  if (c.metadata.every((md) => md === null || md.partitions === 0) && c.log.every((r) => r === null || r.partitions === 0)) return c;
+  const markerConns = moveEntries(perm, c.markerConns);
+  if (markerConns === c.markerConns && c.appends.length === 0 && c.metadata.every((md) => md === null || md.partitions === 0) && c.log.every((r) => r === null || r.partitions === 0)) return c;
   return {
     ...c,
     metadata: c.metadata.map((md) => (md === null || md.partitions === 0 ? md : { ...md, partitions: renameMask(perm, md.partitions) })),
     log: c.log.map((r) => (r === null || r.partitions === 0 ? r : { ...r, partitions: renameMask(perm, r.partitions) })),
+    markerConns,
+    // An append in flight: its transition's partitions, the request it answers, that answer and
+    // the node it goes to (a leader adding its partition under transaction version 2).
+    appends: c.appends.map((a) => ({
+      ...a,
+      from: renameNode(perm, a.from),
+      transit: { ...a.transit, partitions: renameMask(perm, a.transit.partitions) },
+      request: a.request === null ? null : renameMessage(perm, a.request),
+      response: a.response === null ? null : renameMessage(perm, a.response),
+    })),
   };
 }
 

@@ -11,6 +11,7 @@ import {
   BatchStatus,
   Decision,
   Instance,
+  LEADER_BASE,
   NO_STATE,
   Told,
   apiName,
@@ -56,6 +57,8 @@ export type TransactionView =
       pendingState: string;
       partitions: string[];
       clientTransaction: string;
+      /** With asynchronous appends only. */
+      hasFailedEpochFence?: boolean;
     };
 export type TransactionLogView =
   | { transactionalId: string; written: false }
@@ -93,6 +96,7 @@ export type MessageView = {
   generation?: number;
   clientTransaction?: string;
 };
+export type AppendView = { transactionalId: string; state: string; producerId: number; producerEpoch: number; partitions: string[]; epochFence: boolean; answers: string };
 export type ChannelView = { from: string; to: string; connection: number; messages: MessageView[] };
 export type ConsumerView = {
   name: string;
@@ -103,11 +107,21 @@ export type ConsumerView = {
 export type HistoryView = { clientTransaction: string; decision: string; told: string; recordsSent: number; prepared: boolean; fenced: boolean };
 export type KafkaView = {
   producers: ProducerView[];
-  coordinator: { coordinatorEpoch: number; nextProducerId: number; transactions: TransactionView[]; transactionLog: TransactionLogView[] };
+  coordinator: {
+    coordinatorEpoch: number;
+    nextProducerId: number;
+    transactions: TransactionView[];
+    transactionLog: TransactionLogView[];
+    /** With asynchronous appends only: the __transaction_state appends in flight. */
+    pendingAppends?: AppendView[];
+    /** With marker timeouts only: the marker channel's connection to each leader. */
+    markerConnections?: Record<string, number>;
+  };
   partitions: PartitionView[];
   consumers: ConsumerView[];
   network: ChannelView[];
-  faultsLeft: FaultBudget;
+  /** Faults added after the first traces were saved show only when the spec allows them. */
+  faultsLeft: Partial<FaultBudget>;
   history: HistoryView[];
   group?: { generation: number };
 };
@@ -159,7 +173,18 @@ function messageView(cfg: KafkaConfig, m: Message): MessageView {
   };
 }
 
+const laterFaults: readonly (keyof FaultBudget)[] = ['appendFailures', 'markerTimeouts'];
+
+function faultsLeft(cfg: KafkaConfig, faults: FaultBudget): Partial<FaultBudget> {
+  const hidden = laterFaults.filter((k) => cfg.faults[k] === 0);
+  if (hidden.length === 0) return faults;
+  const out: Partial<FaultBudget> = { ...faults };
+  for (const k of hidden) delete out[k];
+  return out;
+}
+
 export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
+  const async = cfg.coordinatorAppends === 'async';
   const view: KafkaView = {
     producers: s.producers.map((p, i) => ({
       name: producerName(cfg, i),
@@ -197,6 +222,7 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
               pendingState: stateName(md.pendingState),
               partitions: bits(md.partitions).map((q) => partitionName(cfg, q)),
               clientTransaction: clientTxnName(cfg, md.ghostTxn),
+              ...(async ? { hasFailedEpochFence: md.hasFailedEpochFence } : {}),
             },
       ),
       transactionLog: s.coordinator.log.map((r, t) =>
@@ -248,7 +274,7 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
       connection: ch.conn,
       messages: ch.messages.map((m) => messageView(cfg, m)),
     })),
-    faultsLeft: s.faults,
+    faultsLeft: faultsLeft(cfg, s.faults),
     history: s.history.map((h, t) => ({
       clientTransaction: clientTxnName(cfg, t),
       decision: decisionName[h.decision]!,
@@ -259,5 +285,19 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
     })),
   };
   if (s.group !== null) view.group = { generation: s.group.generation };
+  if (cfg.faults.markerTimeouts > 0) {
+    view.coordinator.markerConnections = Object.fromEntries(s.coordinator.markerConns.map((c, q) => [nodeName(cfg, LEADER_BASE + q), c]));
+  }
+  if (async) {
+    view.coordinator.pendingAppends = s.coordinator.appends.map((a) => ({
+      transactionalId: `t${a.txnId}`,
+      state: stateName(a.transit.state),
+      producerId: a.transit.pid,
+      producerEpoch: a.transit.epoch,
+      partitions: bits(a.transit.partitions).map((q) => partitionName(cfg, q)),
+      epochFence: a.epochFence,
+      answers: a.request === null ? 'none' : `${nodeName(cfg, a.from)} (${apiName[a.request.api]})`,
+    }));
+  }
   return view;
 }

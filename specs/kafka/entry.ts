@@ -5,7 +5,7 @@ import { defaultHandlers } from '../../model/kafka/handlers.ts';
 import { loadOverrides } from './overrides.ts';
 import { kafkaModel } from '../../model/kafka/index.ts';
 import { kafkaCanonical } from '../../model/kafka/symmetry.ts';
-import type { App, InstanceStart, KafkaConfig, RequestHandlers, Rules } from '../../model/kafka/config.ts';
+import type { App, CoordinatorAppends, InstanceStart, KafkaConfig, RequestHandlers, Rules } from '../../model/kafka/config.ts';
 import { generationNames, generations, mutantNames, switchDescriptions, switchNames } from '../../model/kafka/variants.ts';
 import type { FaultBudget } from '../../model/kafka/state.ts';
 import { kafkaLiveness } from '../../model/kafka/liveness.ts';
@@ -14,6 +14,7 @@ import { kafkaRenderer } from '../../model/kafka/render.ts';
 
 const apps: readonly App[] = ['produce', 'consume-transform-produce'];
 const instanceStarts: readonly InstanceStart[] = ['anytime', 'after-crash'];
+const coordinatorAppendModes: readonly CoordinatorAppends[] = ['atomic', 'async'];
 const faultKinds: readonly (keyof FaultBudget)[] = [
   'requestLoss',
   'responseLoss',
@@ -22,6 +23,8 @@ const faultKinds: readonly (keyof FaultBudget)[] = [
   'producerCrashes',
   'coordinatorFailovers',
   'transactionTimeouts',
+  'appendFailures',
+  'markerTimeouts',
 ];
 
 interface Variant {
@@ -73,6 +76,9 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
     const faultFields = fields.object('faults');
     const faults = Object.fromEntries(faultKinds.map((k) => [k, faultFields?.int(k, 0, 3, 0) ?? 0])) as unknown as FaultBudget;
     faultFields?.done();
+    // Appends are asynchronous when asked for, or when some may fail (a failure needs the window).
+    const coordinatorAppends = fields.oneOf('coordinatorAppends', coordinatorAppendModes, faults.appendFailures > 0 ? 'async' : 'atomic');
+    if (coordinatorAppends === 'atomic' && faults.appendFailures > 0) fields.fail('coordinatorAppends', '"async" (or no field) when faults.appendFailures is above 0', coordinatorAppends);
     const config: KafkaConfig = {
       variant: variant.name,
       rules: variant.rules,
@@ -86,6 +92,7 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
       inputRecords: app === 'consume-transform-produce' ? fields.int('inputRecords', 1, 4, 2) : 0,
       consumers,
       faults,
+      coordinatorAppends,
       handlers: variant.handlers,
     };
     return config;

@@ -3,9 +3,9 @@
 // request from P0.0 and checks the answer and what the coordinator keeps and logs.
 import { describe, expect, it } from 'vitest';
 import type { KafkaConfig } from '../config.ts';
-import { type State, Err, NO_EPOCH } from '../state.ts';
+import { type State, Err, NO_EPOCH, NO_STATE } from '../state.ts';
 import { Api, P0, P1, TxnState, ask, askAndClear, at, logged } from './coordinator-support.ts';
-import { initial, kafkaConfig, labels, take, txn, withCoordinator } from './harness.ts';
+import { TC, answer, handle, initial, kafkaConfig, labels, messages, request, take, txn, withCoordinator } from './harness.ts';
 
 const producerId = 10;
 const producerEpoch = 1;
@@ -414,5 +414,69 @@ describe('TransactionCoordinatorTest (apache/kafka 0.11.0.0 e18335dd, kafka-0.11
   it('shouldNotAbortExpiredTransactionsThatHaveAPendingStateTransition', () => {
     const pending = { pid: producerId, epoch: producerEpoch, state: TxnState.Ongoing, partitions: P0, pendingState: TxnState.PrepareCommit };
     expect(labels(cfg, at(s0, pending))).not.toContain('TC: transactionTimeout(t0)');
+  });
+});
+
+// Asynchronous appends with failures: the Kafka tests' mocked appendTransactionToLog calls its
+// callback with NOT_ENOUGH_REPLICAS directly; the real TransactionStateManager (which the model
+// follows) turns that into COORDINATOR_NOT_AVAILABLE before the coordinator sees it.
+const withFailures = (generation: string) =>
+  kafkaConfig(generation, { coordinatorAppends: 'async', faults: { ...kafkaConfig(generation).faults, transactionTimeouts: 2, appendFailures: 3 } });
+
+/** P0.0 sends InitProducerId; the coordinator's append then fails or completes; returns the answer. */
+function initPidThen(cfg: ReturnType<typeof withFailures>, s: State, outcome: 'TC: failAppend(t0)' | 'TC: completeAppend(t0)') {
+  const sent = handle(cfg, s, 0, TC, request(Api.InitProducerId, { txnId: 0 }));
+  expect(answerOf(sent)).toBeUndefined(); // nothing is answered before the append ends
+  const next = take(cfg, sent, outcome);
+  return { s: { ...next, network: next.network.filter((c) => !(c.from === TC && c.to === 0)) }, reply: answer(next, TC, 0) };
+}
+const answerOf = (s: State) => messages(s, TC, 0)[0];
+
+describe('TransactionCoordinatorTest, failed appends (apache/kafka 3.9 c821449f, kafka-3.8, asynchronous appends)', () => {
+  const cfg = withFailures('kafka-3.8');
+  const s0 = initial(cfg);
+  const ongoing = { pid: producerId, epoch: producerEpoch, lastEpoch: NO_EPOCH, state: TxnState.Ongoing, partitions: P0 };
+
+  it('shouldNotRepeatedlyBumpEpochDueToInitPidDuringOngoingTxnIfAppendToLogFails', () => {
+    const first = initPidThen(cfg, at(s0, ongoing), 'TC: failAppend(t0)');
+    expect(first.reply).toMatchObject({ error: Err.COORDINATOR_NOT_AVAILABLE, pid: -1, epoch: -1 });
+    expect(txn(first.s, 0)).toMatchObject({ epoch: producerEpoch + 1, hasFailedEpochFence: true, state: TxnState.Ongoing, pendingState: NO_STATE });
+
+    const second = initPidThen(cfg, first.s, 'TC: failAppend(t0)');
+    expect(second.reply).toMatchObject({ error: Err.COORDINATOR_NOT_AVAILABLE, pid: -1, epoch: -1 });
+    expect(txn(second.s, 0)).toMatchObject({ epoch: producerEpoch + 1, hasFailedEpochFence: true });
+
+    const third = initPidThen(cfg, second.s, 'TC: completeAppend(t0)');
+    expect(third.reply).toMatchObject({ error: Err.CONCURRENT_TRANSACTIONS, pid: -1, epoch: -1 });
+    expect(txn(third.s, 0)).toMatchObject({ epoch: producerEpoch + 1, hasFailedEpochFence: false, state: TxnState.PrepareAbort, pendingState: TxnState.CompleteAbort });
+    expect(logged(third.s)).toMatchObject({ state: TxnState.PrepareAbort, epoch: producerEpoch + 1, partitions: P0 });
+  });
+
+  it('shouldNotBumpEpochWhenAbortingExpiredTransactionIfAppendToLogFails', () => {
+    const timedOut = take(cfg, at(s0, ongoing), 'TC: transactionTimeout(t0)');
+    expect(timedOut.coordinator.appends).toMatchObject([{ transit: { state: TxnState.PrepareAbort, epoch: producerEpoch + 1, lastEpoch: NO_EPOCH, partitions: P0 } }]);
+    const s = take(cfg, timedOut, 'TC: failAppend(t0)');
+    expect(txn(s, 0)).toMatchObject({ epoch: producerEpoch + 1, hasFailedEpochFence: true, state: TxnState.Ongoing, pendingState: NO_STATE });
+    expect(logged(s)).toMatchObject({ state: TxnState.Ongoing, epoch: producerEpoch });
+    // The next timeout abort reuses the epoch the failed fence bumped.
+    expect(take(cfg, s, 'TC: transactionTimeout(t0)').coordinator.appends[0]!.transit.epoch).toBe(producerEpoch + 1);
+  });
+});
+
+// Before KAFKA-9666 (2.6) prepareFenceProducerEpoch bumps at every fence, also after a failed
+// append (TransactionMetadata.scala@2.5, @0.11.0): a rule read in the source, no Kafka test.
+describe('TransactionMetadata.prepareFenceProducerEpoch before KAFKA-9666 (apache/kafka 2.5 source, kafka-0.11, asynchronous appends)', () => {
+  const cfg = withFailures('kafka-0.11');
+  const s0 = initial(cfg);
+
+  it('every failed fence bumps the epoch again', () => {
+    const first = initPidThen(cfg, at(s0, { pid: producerId, epoch: producerEpoch, state: TxnState.Ongoing, partitions: P0 }), 'TC: failAppend(t0)');
+    expect(first.reply.error).toBe(Err.COORDINATOR_NOT_AVAILABLE);
+    expect(txn(first.s, 0)).toMatchObject({ epoch: producerEpoch + 1, hasFailedEpochFence: false });
+    const second = initPidThen(cfg, first.s, 'TC: failAppend(t0)');
+    expect(txn(second.s, 0)).toMatchObject({ epoch: producerEpoch + 2, hasFailedEpochFence: false });
+    const third = initPidThen(cfg, second.s, 'TC: completeAppend(t0)');
+    expect(third.reply.error).toBe(Err.CONCURRENT_TRANSACTIONS);
+    expect(logged(third.s)).toMatchObject({ state: TxnState.PrepareAbort, epoch: producerEpoch + 3 });
   });
 });

@@ -52,3 +52,30 @@ describe('TransactionMarkerRequestCompletionHandlerTest (apache/kafka 3.9 c82144
     expect(labels(cfg, s)).toContain('TC: resendTxnMarker(t0, p0)');
   });
 });
+
+// A request timeout of the marker channel (InterBrokerSendThread, request.timeout.ms) disconnects:
+// onComplete sees wasDisconnected and re-enqueues the markers (TransactionMarkerRequestCompletionHandler.scala@3.9).
+describe('TransactionMarkerRequestCompletionHandlerTest, marker request timeouts (apache/kafka 3.9 c821449f, kafka-3.8)', () => {
+  const cfg = kafkaConfig('kafka-3.8', { faults: { ...kafkaConfig('kafka-3.8').faults, markerTimeouts: 1 } });
+  const sending = at(initial(cfg), { pid: producerId, epoch: producerEpoch, state: TxnState.PrepareCommit, pendingState: TxnState.CompleteCommit, partitions: P0 });
+  const sent = take(cfg, sending, 'TC: resendTxnMarker(t0, p0)');
+
+  it('shouldReEnqueuePartitionsWhenBrokerDisconnected (part: the request timed out)', () => {
+    expect(labels(cfg, sending)).not.toContain('TC: markerTimeout(L0)'); // nothing in flight yet
+    const timedOut = take(cfg, sent, 'TC: markerTimeout(L0)');
+    const s = take(cfg, timedOut, 'TC: resendTxnMarker(t0, p0)');
+    // The first request is still on its way on connection 0; the re-sent one goes on connection 1.
+    expect(requestsFrom(s, TC).map((r) => [r.to, r.conn])).toEqual([
+      [leader(0), 0],
+      [leader(0), 1],
+    ]);
+  });
+
+  it('ignores an answer on the connection it closed', () => {
+    const timedOut = take(cfg, sent, 'TC: markerTimeout(L0)');
+    const late = deliver(cfg, { ...timedOut, network: [] }, leader(0), TC, response(Api.WriteTxnMarkers, { txnId: 0, error: Err.NONE, pid: producerId, epoch: producerEpoch, partitions: 0, coordinatorEpoch: 0 }), 0);
+    expect(txn(late, 0)!.partitions).toBe(P0);
+    const current = deliver(cfg, { ...timedOut, network: [] }, leader(0), TC, response(Api.WriteTxnMarkers, { txnId: 0, error: Err.NONE, pid: producerId, epoch: producerEpoch, partitions: 0, coordinatorEpoch: 0 }), 1);
+    expect(txn(current, 0)!.partitions).toBe(0);
+  });
+});

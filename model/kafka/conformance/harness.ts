@@ -54,7 +54,8 @@ export function kafkaConfig(generation: string, bounds: Bounds = {}, rules: Part
     app: 'produce',
     inputRecords: 0,
     consumers: { readCommitted: 0, readUncommitted: 0 },
-    faults: { requestLoss: 0, responseLoss: 0, requestTimeouts: 0, batchExpiries: 0, producerCrashes: 0, coordinatorFailovers: 0, transactionTimeouts: 0 },
+    faults: { requestLoss: 0, responseLoss: 0, requestTimeouts: 0, batchExpiries: 0, producerCrashes: 0, coordinatorFailovers: 0, transactionTimeouts: 0, appendFailures: 0, markerTimeouts: 0 },
+    coordinatorAppends: 'atomic',
     handlers: defaultHandlers,
     ...bounds,
   };
@@ -75,7 +76,7 @@ export function withCoordinator(s: State, fields: Partial<Coordinator>): State {
  * no pending state, no partitions), in memory and as its last __transaction_state record.
  */
 export function withTxn(s: State, txnId: number, fields: Partial<TxnMetadata>): State {
-  const md: TxnMetadata = { pid: 0, epoch: 0, lastEpoch: NO_EPOCH, state: TxnState.Empty, pendingState: NO_STATE, partitions: 0, ghostTxn: -1, ...fields };
+  const md: TxnMetadata = { pid: 0, epoch: 0, lastEpoch: NO_EPOCH, state: TxnState.Empty, pendingState: NO_STATE, partitions: 0, ghostTxn: -1, hasFailedEpochFence: false, ...fields };
   const record = { pid: md.pid, epoch: md.epoch, state: md.state, partitions: md.partitions, ghostTxn: md.ghostTxn, ghostPrevState: NO_STATE, ghostPrevPid: NO_PID, ghostPrevEpoch: NO_EPOCH };
   const c = s.coordinator;
   return withCoordinator(s, { metadata: setAt(c.metadata, txnId, md), log: setAt(c.log, txnId, record), nextPid: Math.max(c.nextPid, md.pid + 1) });
