@@ -230,6 +230,23 @@ describe('random search', () => {
     expect(text.out).toContain('Result: incomplete. No violation found in 20 walks of up to 5 steps');
   });
 
+  it('on 2 workers counts each distinct state once: the states the same walks meet on 1 worker', async () => {
+    const args = ['check', tp3, '--strategy', 'random', '--seed', '1', '--walks', '400', '--max-depth', '30', '--json'];
+    const one = JSON.parse((await txcheck(...args, '--workers', '1')).out);
+    const two = JSON.parse((await txcheck(...args, '--workers', '2')).out);
+    expect(one.distinctStates).toBeLessThanOrEqual(288);
+    expect(two.distinctStates).toBe(one.distinctStates);
+    expect(two.statesGenerated).toBe(one.statesGenerated);
+  });
+
+  it('on 2 workers shows a progress line on a terminal', async () => {
+    let err = '';
+    const argv = ['check', tp3, '--strategy', 'random', '--walks', '300000', '--max-depth', '20', '--workers', '2', '--json'];
+    const code = await main(argv, { out: () => {}, err: (t) => (err += t), errIsTTY: true });
+    expect(code).toBe(3);
+    expect(err).toMatch(/\r\d[\d,]* distinct, \d[\d,]* generated, queue 0, depth \d+, /);
+  });
+
   it('finds the same least violating walk, with the same trace file, on 1 and on 2 workers', async () => {
     const args = ['check', mutant, '--strategy', 'random', '--seed', '5', '--walks', '300', '--max-depth', '20', '--json'];
     const one = await txcheck(...args, '--workers', '1', '--out', join(dir, 'w1.itf.json'));
