@@ -454,3 +454,54 @@ describe('a crash in a child process', () => {
     expect(run.stderr).toMatch(/^txcheck \S+: internal error: .*\n$/);
   });
 });
+
+describe('traces in the ITF encodings of Apalache and Quint', () => {
+  type Json = unknown;
+  /** Every integer as {"#bigint"}, as Apalache and Quint write them. */
+  const bigints = (v: Json): Json =>
+    typeof v === 'number' ? { '#bigint': String(v) } : Array.isArray(v) ? v.map(bigints) : typeof v === 'object' && v !== null ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, bigints(x)])) : v;
+  /** `file` with each state's variables re-encoded by `state`, written as `name`. */
+  const write = (file: string, name: string, state: (s: Record<string, Json>) => Record<string, Json>) => {
+    const path = join(dir, name);
+    const t = JSON.parse(readFileSync(file, 'utf8'));
+    t.states = t.states.map((s: Record<string, Json>) => {
+      const { '#meta': meta, ...vars } = s;
+      return { '#meta': meta, ...state(vars) };
+    });
+    writeFileSync(path, JSON.stringify(t));
+    return path;
+  };
+
+  it('a two-phase trace with sets as {"#set"} in another order and records as {"#map"} replays and shows as written by txcheck', async () => {
+    const original = join(dir, 'itf-mutant.itf.json');
+    await txcheck('check', mutant, '--out', original);
+    const other = write(original, 'itf-sets.itf.json', (s) => ({
+      ...s,
+      rmState: { '#map': Object.entries(s.rmState as object) },
+      tmPrepared: { '#set': [...(s.tmPrepared as Json[])].reverse() },
+      msgs: { '#set': [...(s.msgs as Json[])].reverse() },
+    }));
+    expect((await txcheck('replay', other)).code).toBe(0);
+    const shown = await txcheck('show', other, '--format', 'json');
+    expect(shown.code).toBe(0);
+    expect(JSON.parse(shown.out).steps).toEqual(JSON.parse((await txcheck('show', original, '--format', 'json')).out).steps);
+  });
+
+  it('a Kafka trace with every integer as {"#bigint"} and a partition list as {"#tup"} replays and shows as written by txcheck', async () => {
+    const original = 'traces/kafka-3.5-stale-end-txn.itf.json';
+    const other = write(original, 'itf-bigint.itf.json', (s) => ({ ...(bigints(s) as Record<string, Json>), history: { '#tup': bigints(s.history) } }));
+    const replayed = await txcheck('replay', other);
+    expect(replayed.out).toContain('Reproduced');
+    expect(replayed.code).toBe(0);
+    const shown = await txcheck('show', other);
+    expect(shown.out).toBe((await txcheck('show', original)).out.replace(original, other));
+  });
+
+  it('a set with an item the model does not have is a difference', async () => {
+    const original = join(dir, 'itf-mutant.itf.json');
+    const other = write(original, 'itf-wrong-set.itf.json', (s) => ({ ...s, tmPrepared: { '#set': [...(s.tmPrepared as Json[]), 'rm9'] } }));
+    const { code, out } = await txcheck('replay', other);
+    expect(code).toBe(1);
+    expect(out).toMatch(/tmPrepared: recorded \{"#set":\[.*"rm9"\]\}/);
+  });
+});
