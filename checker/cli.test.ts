@@ -448,6 +448,12 @@ describe('a crash in a child process', () => {
   const variant = file('crash.ts', 'export const overrides = { InitProducerId: (ctx, s, c, r) => { const n = ctx.base.InitProducerId(ctx, s, c, r); return { ...n, network: n.network.map((ch) => ({ ...ch, to: 42 })) }; } };\n');
   const spec = file('crash.json', { model: 'kafka', variant: { base: 'kafka-3.5', overrides: variant }, deadlock: true });
 
+  it('a search that runs out of heap: exit 4 and one line saying so', { timeout: 60_000 }, () => {
+    const run = spawnSync(process.execPath, ['--max-old-space-size=24', '--import', 'tsx', 'checker/cli.ts', 'check', 'specs/kafka/bench.json', '--workers', '1'], { encoding: 'utf8' });
+    expect(run.status).toBe(4);
+    expect(run.stderr).toMatch(/^txcheck \S+: out of memory: .*JS heap out of memory; bound the run .*\n$/);
+  });
+
   it.each(['1', '2'])('on %s worker(s): exit 4 and one line on stderr', (workers) => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'checker/cli.ts', 'check', spec, '--workers', workers], { encoding: 'utf8' });
     expect(run.status).toBe(4);
