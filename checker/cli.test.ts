@@ -230,6 +230,23 @@ describe('random search', () => {
     expect(text.out).toContain('Result: incomplete. No violation found in 20 walks of up to 5 steps');
   });
 
+  it('on 2 workers counts each distinct state once: the states the same walks meet on 1 worker', async () => {
+    const args = ['check', tp3, '--strategy', 'random', '--seed', '1', '--walks', '400', '--max-depth', '30', '--json'];
+    const one = JSON.parse((await txcheck(...args, '--workers', '1')).out);
+    const two = JSON.parse((await txcheck(...args, '--workers', '2')).out);
+    expect(one.distinctStates).toBeLessThanOrEqual(288);
+    expect(two.distinctStates).toBe(one.distinctStates);
+    expect(two.statesGenerated).toBe(one.statesGenerated);
+  });
+
+  it('on 2 workers shows a progress line on a terminal', async () => {
+    let err = '';
+    const argv = ['check', tp3, '--strategy', 'random', '--walks', '300000', '--max-depth', '20', '--workers', '2', '--json'];
+    const code = await main(argv, { out: () => {}, err: (t) => (err += t), errIsTTY: true });
+    expect(code).toBe(3);
+    expect(err).toMatch(/\r\d[\d,]* distinct, \d[\d,]* generated, queue 0, depth \d+, /);
+  });
+
   it('finds the same least violating walk, with the same trace file, on 1 and on 2 workers', async () => {
     const args = ['check', mutant, '--strategy', 'random', '--seed', '5', '--walks', '300', '--max-depth', '20', '--json'];
     const one = await txcheck(...args, '--workers', '1', '--out', join(dir, 'w1.itf.json'));
@@ -431,9 +448,66 @@ describe('a crash in a child process', () => {
   const variant = file('crash.ts', 'export const overrides = { InitProducerId: (ctx, s, c, r) => { const n = ctx.base.InitProducerId(ctx, s, c, r); return { ...n, network: n.network.map((ch) => ({ ...ch, to: 42 })) }; } };\n');
   const spec = file('crash.json', { model: 'kafka', variant: { base: 'kafka-3.5', overrides: variant }, deadlock: true });
 
+  it('a search that runs out of heap: exit 4 and one line saying so', { timeout: 60_000 }, () => {
+    const run = spawnSync(process.execPath, ['--max-old-space-size=24', '--import', 'tsx', 'checker/cli.ts', 'check', 'specs/kafka/bench.json', '--workers', '1'], { encoding: 'utf8' });
+    expect(run.status).toBe(4);
+    expect(run.stderr).toMatch(/^txcheck \S+: out of memory: .*JS heap out of memory; bound the run .*\n$/);
+  });
+
   it.each(['1', '2'])('on %s worker(s): exit 4 and one line on stderr', (workers) => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'checker/cli.ts', 'check', spec, '--workers', workers], { encoding: 'utf8' });
     expect(run.status).toBe(4);
     expect(run.stderr).toMatch(/^txcheck \S+: internal error: .*\n$/);
+  });
+});
+
+describe('traces in the ITF encodings of Apalache and Quint', () => {
+  type Json = unknown;
+  /** Every integer as {"#bigint"}, as Apalache and Quint write them. */
+  const bigints = (v: Json): Json =>
+    typeof v === 'number' ? { '#bigint': String(v) } : Array.isArray(v) ? v.map(bigints) : typeof v === 'object' && v !== null ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, bigints(x)])) : v;
+  /** `file` with each state's variables re-encoded by `state`, written as `name`. */
+  const write = (file: string, name: string, state: (s: Record<string, Json>) => Record<string, Json>) => {
+    const path = join(dir, name);
+    const t = JSON.parse(readFileSync(file, 'utf8'));
+    t.states = t.states.map((s: Record<string, Json>) => {
+      const { '#meta': meta, ...vars } = s;
+      return { '#meta': meta, ...state(vars) };
+    });
+    writeFileSync(path, JSON.stringify(t));
+    return path;
+  };
+
+  it('a two-phase trace with sets as {"#set"} in another order and records as {"#map"} replays and shows as written by txcheck', async () => {
+    const original = join(dir, 'itf-mutant.itf.json');
+    await txcheck('check', mutant, '--out', original);
+    const other = write(original, 'itf-sets.itf.json', (s) => ({
+      ...s,
+      rmState: { '#map': Object.entries(s.rmState as object) },
+      tmPrepared: { '#set': [...(s.tmPrepared as Json[])].reverse() },
+      msgs: { '#set': [...(s.msgs as Json[])].reverse() },
+    }));
+    expect((await txcheck('replay', other)).code).toBe(0);
+    const shown = await txcheck('show', other, '--format', 'json');
+    expect(shown.code).toBe(0);
+    expect(JSON.parse(shown.out).steps).toEqual(JSON.parse((await txcheck('show', original, '--format', 'json')).out).steps);
+  });
+
+  it('a Kafka trace with every integer as {"#bigint"} and a partition list as {"#tup"} replays and shows as written by txcheck', async () => {
+    const original = 'traces/kafka-3.5-stale-end-txn.itf.json';
+    const other = write(original, 'itf-bigint.itf.json', (s) => ({ ...(bigints(s) as Record<string, Json>), history: { '#tup': bigints(s.history) } }));
+    const replayed = await txcheck('replay', other);
+    expect(replayed.out).toContain('Reproduced');
+    expect(replayed.code).toBe(0);
+    const shown = await txcheck('show', other);
+    expect(shown.out).toBe((await txcheck('show', original)).out.replace(original, other));
+  });
+
+  it('a set with an item the model does not have is a difference', async () => {
+    const original = join(dir, 'itf-mutant.itf.json');
+    const other = write(original, 'itf-wrong-set.itf.json', (s) => ({ ...s, tmPrepared: { '#set': [...(s.tmPrepared as Json[]), 'rm9'] } }));
+    const { code, out } = await txcheck('replay', other);
+    expect(code).toBe(1);
+    expect(out).toMatch(/tmPrepared: recorded \{"#set":\[.*"rm9"\]\}/);
   });
 });

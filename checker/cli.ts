@@ -550,7 +550,7 @@ const formats = ['text', 'mermaid', 'json'] as const;
  */
 function reportOf(file: string, io: Io): Report | undefined {
   const { trace, spec, model } = loadTrace(file);
-  const { reproduced, message } = replay(model, trace, { properties: temporalProperties(spec), fairness: spec.fairness });
+  const { reproduced, message, views } = replay(model, trace, { properties: temporalProperties(spec), fairness: spec.fairness });
   if (!reproduced) {
     io.err(`${file}: the trace does not replay against its model, so it is not shown: ${message}\n`);
     return undefined;
@@ -571,7 +571,7 @@ function reportOf(file: string, io: Io): Report | undefined {
     specDescription: spec.description ?? '',
     property: meta.property,
     propertyDescription: known?.description ?? 'some action is enabled in every reachable state',
-    states: trace.states,
+    states: views ?? trace.states,
     labels: trace.actions,
     renderer: spec.entry.render,
     ...(cycle === undefined ? {} : { cycle }),

@@ -110,19 +110,20 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
       level[i] = undefined;
       parent = levelStartId + i;
       emitted = 0;
+      const beyondLimit = overLimit;
       successors(s, run.depth < maxDepth ? emit : countOnly);
-      if (emitted === 0 && !options.deadlockAllowed) found ??= { property: DEADLOCK, id: parent };
+      // Past the state limit nothing new is kept, but the level is expanded to its end, as on workers.
+      if (emitted === 0 && !options.deadlockAllowed && !beyondLimit) found ??= { property: DEADLOCK, id: parent };
       cutOffByDepth ||= run.depth >= maxDepth && emitted > 0;
-      if (overLimit) return finish('maxStates');
       if (++sinceClock === CLOCK_EVERY) {
         sinceClock = 0;
         const limit = run.clock.check(() => run.progress(level.length - i - 1 + nextLevel.length));
         if (limit !== undefined) return finish(limit);
       }
     }
-    if (found !== undefined) {
+    if (found !== undefined || overLimit) {
       if (nextLevel.length > 0) run.depth++;
-      return finish();
+      return finish(found === undefined ? 'maxStates' : undefined);
     }
     if (cutOffByDepth) return finish('maxDepth');
     levelStartId += level.length;

@@ -90,3 +90,28 @@ export function checkItf(file: string, value: unknown): void {
     }
   }
 }
+
+const isTagged = (v: unknown, tag: string): v is Record<string, unknown[]> => isPlainObject(v) && Object.keys(v).length === 1 && Array.isArray(v[tag]);
+
+/**
+ * A checked ITF value in the form txcheck writes and compares, whoever wrote it (Apalache and
+ * Quint write every integer as {"#bigint"}, tuples as {"#tup"}, records of a map type as
+ * {"#map"}): integers as numbers ({"#bigint"} only beyond 2^53), tuples as lists, maps whose
+ * keys are strings as records. A set stays {"#set": [...]}, which replay compares with the
+ * model's list of the same items in any order.
+ */
+export function fromItf(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(fromItf);
+  if (!isPlainObject(v)) return v;
+  if (typeof v['#bigint'] === 'string' && Object.keys(v).length === 1) {
+    const n = Number(v['#bigint']);
+    return Number.isSafeInteger(n) ? n : v;
+  }
+  if (isTagged(v, '#tup')) return v['#tup']!.map(fromItf);
+  if (isTagged(v, '#set')) return { '#set': v['#set']!.map(fromItf) };
+  if (isTagged(v, '#map')) {
+    const pairs = (v['#map'] as [unknown, unknown][]).map(([k, x]) => [fromItf(k), fromItf(x)] as const);
+    return pairs.every(([k]) => typeof k === 'string') ? Object.fromEntries(pairs) : { '#map': pairs };
+  }
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fromItf(x)]));
+}

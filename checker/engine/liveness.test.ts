@@ -161,6 +161,7 @@ describe('lasso traces', () => {
     expect(replay(spinOrFinish, trace, { properties: live, fairness: [] })).toEqual({
       reproduced: true,
       message: 'all 0 steps replay as recorded, the cycle returns from step 0 to step 0, and <>at1 never reaches its goal after step 0 on this fair run',
+      views: trace.states,
     });
     // Under fairness of finish the same cycle is no counterexample.
     const fairReplay = replay(spinOrFinish, trace, { properties: live, fairness: [each('finish')] });

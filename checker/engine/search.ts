@@ -70,6 +70,8 @@ export interface SearchOptions {
   readonly now?: () => number;
   /** A flag, shared across threads (Int32Array over a SharedArrayBuffer): non-zero asks the search to stop. */
   readonly stop?: Int32Array;
+  /** The set to record visited states in (default: a new one); a swarm walker reads it back. */
+  readonly visited?: VisitedSet;
 }
 
 class CoverageCounter<A> {
@@ -146,7 +148,7 @@ export type Discovery = (typeof Discovery)[keyof typeof Discovery];
 export class SearchRun<S, A> {
   readonly clock: Clock;
   readonly coverage: CoverageCounter<A>;
-  readonly visited = new VisitedSet();
+  readonly visited: VisitedSet;
   statesGenerated = 0;
   depth = 0;
   /** The last fingerprint `discover` computed: (high, low). */
@@ -159,6 +161,7 @@ export class SearchRun<S, A> {
     options: SearchOptions,
   ) {
     this.clock = new Clock(options);
+    this.visited = options.visited ?? new VisitedSet();
     this.coverage = new CoverageCounter(model);
     this.maxStates = options.maxStates ?? Infinity;
     this.fingerprintOf = stateFingerprint(model);

@@ -4,7 +4,7 @@ import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { Fields, InputError, describeValue, isPlainObject, readJsonFile } from './input.ts';
 import { deepEqual } from './fingerprint.ts';
-import { checkItf } from './itf.ts';
+import { checkItf, fromItf } from './itf.ts';
 import { type Fairness, type Lasso, type TemporalProperty, unfairOnCycle } from './liveness.ts';
 import type { Model } from './model.ts';
 import { DEADLOCK, type Trace } from './search.ts';
@@ -148,7 +148,7 @@ export function parseTrace(file: string, value: unknown): TraceFile {
     const vals: Record<string, unknown> = {};
     for (const name of vars) {
       if (!state.has(name)) state.fail(name, `a value (every state has the variables ${vars.join(', ')})`, undefined);
-      vals[name] = state.raw(name);
+      vals[name] = fromItf(state.raw(name));
     }
     state.done();
     return vals;
@@ -164,12 +164,22 @@ export function readTraceFile(file: string): TraceFile {
 export function firstDifference(recorded: unknown, replayed: unknown, path: string): string | undefined {
   if (deepEqual(recorded, replayed)) return undefined;
   const differs = () => `${path === '' ? '(the state)' : path}: recorded ${describe(recorded)}, replayed ${describe(replayed)}`;
+  // A set recorded as {"#set": [...]} (Apalache, Quint) is the model's list of the same items, in any order.
+  if (isPlainObject(recorded) && Array.isArray(recorded['#set']) && Object.keys(recorded).length === 1 && Array.isArray(replayed)) {
+    const items = [...replayed];
+    const unmatched = (recorded['#set'] as unknown[]).findIndex((x) => {
+      const at = items.findIndex((y) => firstDifference(x, y, '') === undefined);
+      if (at >= 0) items.splice(at, 1);
+      return at < 0;
+    });
+    return unmatched < 0 && items.length === 0 ? undefined : differs();
+  }
   if (Array.isArray(recorded) && Array.isArray(replayed)) {
     for (let i = 0; i < Math.min(recorded.length, replayed.length); i++) {
       const d = firstDifference(recorded[i], replayed[i], `${path}[${i}]`);
       if (d !== undefined) return d;
     }
-    return differs();
+    return recorded.length === replayed.length ? undefined : differs();
   }
   if (isPlainObject(recorded) && isPlainObject(replayed)) {
     const keys = [...new Set([...Object.keys(recorded), ...Object.keys(replayed)])].sort();
@@ -177,6 +187,8 @@ export function firstDifference(recorded: unknown, replayed: unknown, path: stri
       const d = firstDifference(recorded[key], replayed[key], path === '' ? key : `${path}.${key}`);
       if (d !== undefined) return d;
     }
+    // Equal but for the encoding of a set inside.
+    return undefined;
   }
   return differs();
 }
@@ -187,13 +199,15 @@ function describe(v: unknown): string {
 
 /** The initial state of `model` whose view is the trace's first state. */
 export function initialStateOf<S>(model: Model<S, unknown>, trace: TraceFile): S | undefined {
-  return model.init().find((init) => deepEqual(stateView(model, init), trace.states[0]));
+  return model.init().find((init) => firstDifference(trace.states[0], stateView(model, init), '') === undefined);
 }
 
 export interface ReplayResult {
   /** True when every step replays as recorded and the recorded property is violated at the end. */
   readonly reproduced: boolean;
   readonly message: string;
+  /** When reproduced: the model's own view of each recorded state (the recorded ones may use other ITF encodings). */
+  readonly views?: readonly Readonly<Record<string, unknown>>[];
 }
 
 /** What a lasso trace is checked against: the spec's temporal properties and its fairness. */
@@ -251,10 +265,14 @@ export function replay<S, A>(model: Model<S, A>, trace: TraceFile, temporal: Tem
     if (difference !== undefined) return diverged(`step ${step}: ${difference}`);
   }
   const last = states.length - 1;
-  if (lasso !== undefined && goal !== undefined) return replayLoop(model, trace, goal, temporal.fairness, replayed, taken, take);
+  const views = replayed.map((r) => stateView(model, r));
+  if (lasso !== undefined && goal !== undefined) {
+    const result = replayLoop(model, trace, goal, temporal.fairness, replayed, taken, take);
+    return result.reproduced ? { ...result, views } : result;
+  }
   const stillViolated = property === undefined ? model.actions(s).length === 0 : !property.holds(s);
   if (!stillViolated) return diverged(`all ${last} steps replay as recorded, but ${meta.property} is no longer violated in the last state`);
-  return { reproduced: true, message: `all ${last} steps replay as recorded and ${meta.property} is violated in the last state` };
+  return { reproduced: true, message: `all ${last} steps replay as recorded and ${meta.property} is violated in the last state`, views };
 }
 
 /** The checks of a lasso once its states replayed: the loop closes, the goal never holds after the trigger, the cycle is fair. */

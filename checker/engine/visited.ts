@@ -42,6 +42,19 @@ export class VisitedSet {
     return true;
   }
 
+  /** Every fingerprint in the set, as (high, low) pairs. */
+  fingerprints(): Int32Array {
+    const out = new Int32Array(this.count * 2);
+    let n = 0;
+    for (let at = 0; at < this.table.length; at += 2) {
+      if (this.table[at] !== 0 || this.table[at + 1] !== 0) {
+        out[n++] = this.table[at]!;
+        out[n++] = this.table[at + 1]!;
+      }
+    }
+    return out;
+  }
+
   has(high: number, low: number): boolean {
     high |= 0;
     low |= 0;

@@ -34,8 +34,8 @@ describe.skipIf(!available)('the HTML report in Chromium', { timeout: 60_000 }, 
     await browser?.close();
   });
 
-  async function open(file: string) {
-    const page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+  async function open(file: string, viewport = { width: 1500, height: 1000 }) {
+    const page = await browser.newPage({ viewport });
     const errors: string[] = [];
     page.on('console', (m) => {
       if (m.type() === 'error') errors.push(m.text());
@@ -66,6 +66,32 @@ describe.skipIf(!available)('the HTML report in Chromium', { timeout: 60_000 }, 
     await expect(log.locator('h4').innerText()).resolves.toContain('p0 log at L0: HW 2, LSO 1; pid 0 open from offset 1');
     await expect(log.locator('tr.marked').first().innerText()).resolves.toMatch(/^1\s+data\s+0\s+0\s+0\s+open\s+P0\.0\/T0 r0\s+LSO$/);
     await page.screenshot({ path: join(out, 'report-b1-step15.png') });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('draws each lifeline head once, in the strip above the diagram', async () => {
+    const { page, errors } = await open(await report('kafka-3.5-hanging-transaction.itf.json'));
+    // The B1 trace has three participants: P0.0, TC and L0.
+    await expect(page.locator('svg .head').count()).resolves.toBe(3);
+    await expect(page.locator('.heads svg .head').count()).resolves.toBe(3);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('follows #step-N when the address changes after loading', async () => {
+    const { page, errors } = await open(await report('kafka-3.5-hanging-transaction.itf.json'));
+    await page.evaluate("location.hash = '#step-3'");
+    await expect(page.locator('.detail:not([hidden])').getAttribute('data-step')).resolves.toBe('3');
+    await expect(page.locator('.steps button[aria-current="true"]').getAttribute('data-step')).resolves.toBe('3');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('does not scroll sideways in a narrow window', async () => {
+    const { page, errors } = await open(await report('kafka-3.5-hanging-transaction.itf.json'), { width: 420, height: 800 });
+    const [scroll, client] = await page.evaluate<number[]>('[document.documentElement.scrollWidth, document.documentElement.clientWidth]');
+    expect(scroll).toBeLessThanOrEqual(client!);
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -118,7 +118,7 @@ export function renderSvg(report: Report): string {
     `<div class="heads"><svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${HEADS}" viewBox="0 0 ${width} ${HEADS}">${heads}</svg></div>` +
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="sequence diagram">` +
     '<defs><marker id="head" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="9" markerHeight="9" markerUnits="userSpaceOnUse" orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z" class="arrowhead"/></marker></defs>' +
-    `${heads}${lifelines}${body.join('')}` +
+    `${lifelines}${body.join('')}` +
     `<g class="verdict"><rect x="${cx - boxWidth / 2}" y="${verdictTop}" width="${boxWidth}" height="${verdictHeight}" rx="4"/>` +
     `${svgText(cx, verdictTop + LINE + 4, verdict, 'verdict-text')}</g></svg>`
   );
@@ -191,6 +191,13 @@ tr.marked td { background: #fff6dd; }
 .mark { display: inline-block; border-radius: 3px; padding: 0 5px; color: #fff; font-weight: 600; }
 .mark-lso { background: #c0392b; } .mark-hw { background: #2f5aa8; }
 .badge { font-size: 11px; background: #ffe7a8; border-radius: 3px; padding: 1px 5px; font-weight: 500; }
+/* A narrow window stacks the panels; only the diagram scrolls sideways, inside its box. */
+@media (max-width: 1000px) {
+  main { grid-template-columns: minmax(0, 1fr); padding: 12px; }
+  .diagram { max-width: none; max-height: 70vh; }
+  .side { position: static; max-height: none; min-width: 0; }
+  header { padding: 12px; }
+}
 svg text { font-family: system-ui, sans-serif; }
 .head { fill: #e8eef9; stroke: #7f98c6; } .head-text { font-size: 13px; font-weight: 600; }
 .lifeline { stroke: #a7b3c4; stroke-dasharray: 4 4; }
@@ -239,8 +246,16 @@ const SCRIPT = `
     else return;
     e.preventDefault();
   });
-  const fromHash = /^#step-(\\d+)$/.exec(location.hash);
-  select(fromHash && Number(fromHash[1]) < details.length ? Number(fromHash[1]) : details.length - 1, true);
+  // #step-N picks a step when the page opens and whenever the address changes.
+  const fromHash = () => {
+    const m = /^#step-(\\d+)$/.exec(location.hash);
+    return m && Number(m[1]) < details.length ? Number(m[1]) : undefined;
+  };
+  window.addEventListener('hashchange', () => {
+    const step = fromHash();
+    if (step !== undefined) select(step, true);
+  });
+  select(fromHash() ?? details.length - 1, true);
 })();
 `;
 

@@ -40,10 +40,18 @@ describe('parallel breadth-first search', () => {
     expect(await count(6)).toMatchObject({ status: 'ok', distinctStates: 50816 });
   });
 
+  it.each([
+    ['TwoPhase N=4', twoPhase(4), 100],
+    ['TwoPhase N=5', twoPhase(5), 1000],
+    ['a Kafka spec', loadSpecFile('specs/kafka/commit-abort.json').raw, 500],
+    ['a Kafka spec, the limit at a level boundary', loadSpecFile('specs/kafka/commit-abort.json').raw, 1],
+  ])('stops at --max-states with the counts, depth and coverage of one thread: %s', async (_name, raw, maxStates) => {
+    const { one, two } = await onOneAndTwo(raw, { maxStates });
+    expect(one).toMatchObject({ status: 'incomplete', stoppedBy: 'maxStates', distinctStates: maxStates });
+    expect(two).toEqual(one);
+  });
+
   it('stops at the same limits as one thread', async () => {
-    const states = await onOneAndTwo(twoPhase(4), { maxStates: 100 });
-    expect(states.two).toMatchObject({ status: 'incomplete', stoppedBy: 'maxStates', distinctStates: 100 });
-    expect(states.one).toMatchObject({ status: 'incomplete', stoppedBy: 'maxStates', distinctStates: 100 });
     const depth = await onOneAndTwo(twoPhase(4), { maxDepth: 3 });
     expect(depth.two).toEqual(depth.one);
   });

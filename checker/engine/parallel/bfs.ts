@@ -92,6 +92,8 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
         // As one thread would: stop at the first state beyond the limit, with what came before it.
         const beyond = trail.parentOf[maxStates]! - (seeding ? 0 : expandedStart);
         const before = found !== undefined && (found.property === DEADLOCK ? found.parentRank <= beyond : found.id < maxStates);
+        // The depth counts this level only if one of its states is kept.
+        if (newStart === maxStates && !seeding) run.depth--;
         distinct = maxStates;
         return before ? finish('violation', { found }) : finish('incomplete', { stoppedBy: 'maxStates' });
       }
