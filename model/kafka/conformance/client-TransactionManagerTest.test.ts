@@ -872,3 +872,32 @@ describe('TransactionManagerTest and SenderTest (apache/kafka 3.8 8333ccc1), kaf
     expect(enabled(cfg, s, 'beginTransaction')).toBe(true);
   });
 });
+
+// Sender.handleProduceResponse (apache/kafka 3.5): each partition's response completes that
+// partition's batch; the model matches an answer to its batch by partition and sequence.
+describe('Sender.handleProduceResponse (apache/kafka 3.5 source), kafka-3.5: an answer completes its own batch', () => {
+  const cfg = clientConfig('kafka-3.5');
+
+  it('the answer for p1 acknowledges p1\'s batch and leaves p0\'s in flight', () => {
+    let s = inFlight(cfg, inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0, 1]), 0), 1);
+    s = respond(cfg, s, leader(1), Api.Produce);
+    expect(producer(s).batches.map((b) => b.partition)).toEqual([0]);
+    s = respond(cfg, s, leader(0), Api.Produce);
+    expect(producer(s).batches).toEqual([]);
+  });
+
+  it('an error for p1 fails only p1\'s batch', () => {
+    let s = inFlight(cfg, inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0, 1]), 0), 1);
+    s = respond(cfg, s, leader(1), Api.Produce, { error: Err.OUT_OF_ORDER_SEQUENCE_NUMBER });
+    expect(producer(s).tm).toBe(Tm.ABORTABLE_ERROR);
+    expect(producer(s).batches.map((b) => b.partition)).toEqual([0]);
+  });
+
+  // The model has no correlation ids: it tells a late answer from before an epoch bump from the
+  // answer to a new batch of the same partition and sequence by its epoch.
+  it('model rule: an answer at another epoch than the producer\'s is ignored', () => {
+    const s = inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0]), 0);
+    const late = respond(cfg, s, leader(0), Api.Produce, { epoch: EPOCH - 1 });
+    expect(producer(late).batches).toEqual(producer(s).batches);
+  });
+});
