@@ -50,7 +50,8 @@ export function toItfValue(v: unknown): unknown {
   throw new TypeError(`not plain data for ITF: ${v === null ? 'null' : typeof v}`);
 }
 
-function stateView<S>(model: Model<S, unknown>, s: S): Readonly<Record<string, unknown>> {
+/** A state as a trace records it: the model's view (or the state), in ITF form. */
+export function stateView<S>(model: Model<S, unknown>, s: S): Readonly<Record<string, unknown>> {
   const view = model.view === undefined ? s : model.view(s);
   if (!isPlainObject(view)) throw new TypeError('a state (or its view) must be an object of variables');
   return toItfValue(view) as Record<string, unknown>;

@@ -2,9 +2,7 @@
 // the address after "#path=", so a state can be shared and reopened; every state shown is the
 // server's replay of that path.
 
-function esc(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
+import { esc } from '../report/html.ts';
 
 const style = `
 body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #222; }

@@ -4,7 +4,7 @@
 // URL and saved as a trace that `replay` accepts.
 import { bfs } from '../engine/bfs.ts';
 import type { Model } from '../engine/model.ts';
-import { toItfValue } from '../engine/trace.ts';
+import { stateView } from '../engine/trace.ts';
 import type { Table, TraceRenderer, View } from '../report/renderer.ts';
 
 export interface Explored<S> {
@@ -38,10 +38,6 @@ export class PathError extends Error {
   }
 }
 
-function viewOf<S>(model: Model<S, unknown>, s: S): View {
-  return toItfValue(model.view === undefined ? s : model.view(s)) as View;
-}
-
 /** Takes the actions labelled `labels` from the model's first initial state. */
 export function walk<S>(model: Model<S, unknown>, labels: readonly string[]): Explored<S> {
   const states: S[] = [model.init()[0]!];
@@ -57,12 +53,12 @@ export function walk<S>(model: Model<S, unknown>, labels: readonly string[]): Ex
 export function describeState<S>(model: Model<S, unknown>, renderer: TraceRenderer | undefined, explored: Explored<S>): StateInfo {
   const { states, labels } = explored;
   const s = states[states.length - 1]!;
-  const views = states.map((x) => viewOf(model, x));
+  const views = states.map((x) => stateView(model, x));
   const meanings = renderer?.steps(views, labels as string[]);
   const path = labels.map((label, i) => ({ step: i + 1, label, action: meanings?.[i]?.action ?? label }));
   const actions = model.actions(s).map((a) => {
     const label = model.label(a);
-    const meaning = renderer?.steps([views[views.length - 1]!, viewOf(model, model.next(s, a))], [label])[0];
+    const meaning = renderer?.steps([views[views.length - 1]!, stateView(model, model.next(s, a))], [label])[0];
     return { label, action: meaning?.action ?? label };
   });
   const current = views[views.length - 1]!;

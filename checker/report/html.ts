@@ -5,7 +5,7 @@ import { TOOL } from '../version.ts';
 import { type Report, type ReportStep, describeChange, tableChanged } from './report.ts';
 import type { DiagramEvent, Table } from './renderer.ts';
 
-const esc = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+export const esc = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function wrap(text: string, width: number): string[] {
   const lines: string[] = [];
