@@ -1,7 +1,6 @@
 // The explorer's page: one self-contained HTML file. The path (a list of action labels) lives in
 // the address after "#path=", so a state can be shared and reopened; every state shown is the
 // server's replay of that path.
-
 import { esc } from '../report/html.ts';
 
 const style = `
