@@ -57,6 +57,22 @@ export interface Rules {
    * so the next fence reuses the epoch it already bumped in memory instead of bumping again.
    */
   readonly rememberFailedFence: boolean;
+  /**
+   * KIP-890 part 2 (4.0): __transaction_state records carry PreviousProducerId and NextProducerId
+   * (TransactionLogValue v1 tagged fields), so a failover keeps them; before, they are lost.
+   */
+  readonly persistProducerIds: boolean;
+  /**
+   * KAFKA-20357 (2026, after the generations): records carry lastProducerEpoch, so a retried
+   * InitProducerId after a failover is still recognised as a retry.
+   */
+  readonly persistLastEpoch: boolean;
+  /**
+   * KAFKA-20090 (2026, after the generations): under transaction version 2 a fence at an exhausted
+   * epoch rotates the producer id too, and a fence or abort at the maximum epoch stays there
+   * instead of failing; before, the fence's abort leaves the producer at the maximum epoch.
+   */
+  readonly fenceRotatesProducerId: boolean;
   /** Mutant: the coordinator skips the producer-epoch check on AddPartitionsToTxn and EndTxn. */
   readonly mutantNoCoordinatorEpochCheck: boolean;
   /** Mutant: read_committed fetches up to the high watermark instead of the LSO. */
@@ -73,6 +89,15 @@ export interface Rules {
   readonly mutantOffsetsOutsideTransaction: boolean;
   /** Mutant: InitProducerId that fences an Ongoing transaction answers NONE (and no producer id) instead of CONCURRENT_TRANSACTIONS. */
   readonly mutantFenceAnswersNone: boolean;
+  /**
+   * Mutant (KAFKA-18660 before its fix in 4.0.0): EndTxn v5 answers the prepared transaction's
+   * producer id and epoch, not the ones its completion rotates to.
+   */
+  readonly mutantEndTxnAnswersPreparedEpoch: boolean;
+  /** Mutant: a leader refuses a marker at the producer's own epoch (KIP-1228's rule without its retry exception, for every version). */
+  readonly mutantMarkerNeedsHigherEpoch: boolean;
+  /** Mutant: the client fails for good on CONCURRENT_TRANSACTIONS instead of retrying. */
+  readonly mutantConcurrentTransactionsFatal: boolean;
 }
 
 export type App = 'produce' | 'consume-transform-produce';
@@ -104,6 +129,11 @@ export interface KafkaConfig {
   readonly consumers: { readonly readCommitted: number; readonly readUncommitted: number };
   readonly faults: FaultBudget;
   readonly coordinatorAppends: CoordinatorAppends;
+  /**
+   * The largest producer epoch (Short.MaxValue in Kafka). A coordinator gives a client at most
+   * maxEpoch - 1 and rotates the producer id after that (TransactionMetadata.isEpochExhausted).
+   */
+  readonly maxEpoch: number;
   /** The brokers' request handlers: the defaults, or a user-defined variant's overrides of them. */
   readonly handlers: RequestHandlers;
 }

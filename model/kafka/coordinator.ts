@@ -8,7 +8,7 @@
 // meet the pending state. pendingState is also set for the marker phase (PrepareX with
 // pendingState CompleteX).
 import type { KafkaConfig, Rules } from './config.ts';
-import { noteEpochGrant, noteTxn } from './ghost.ts';
+import { noteEpochGrant, noteExcuse, noteTxn } from './ghost.ts';
 import { type Connection, hasMessage, reply, request, response, send } from './network.ts';
 import {
   type Coordinator,
@@ -19,6 +19,7 @@ import {
   type TxnMetadata,
   Api,
   Err,
+  Excuse,
   LEADER_BASE,
   NO_EPOCH,
   NO_PID,
@@ -42,8 +43,16 @@ function isComplete(state: number): boolean {
   return state === TxnState.CompleteCommit || state === TxnState.CompleteAbort;
 }
 
+/**
+ * TransactionMetadata.isEpochExhausted: the coordinator hands out at most maxEpoch - 1, so that it
+ * can always fence a producer by one more bump.
+ */
+export function isEpochExhausted(cfg: KafkaConfig, epoch: number): boolean {
+  return epoch >= cfg.maxEpoch - 1;
+}
+
 /** Installs `md` in memory and appends its record to __transaction_state (ghost: what it replaced). */
-function persist(c: Coordinator, txnId: number, md: TxnMetadata): Coordinator {
+function persist(rules: Rules, c: Coordinator, txnId: number, md: TxnMetadata): Coordinator {
   const prev = c.log[txnId] ?? null;
   const record = {
     pid: md.pid,
@@ -51,6 +60,9 @@ function persist(c: Coordinator, txnId: number, md: TxnMetadata): Coordinator {
     state: md.state,
     partitions: md.partitions,
     ghostTxn: md.ghostTxn,
+    prevPid: rules.persistProducerIds ? md.prevPid : NO_PID,
+    nextPid: rules.persistProducerIds ? md.nextPid : NO_PID,
+    lastEpoch: rules.persistLastEpoch ? md.lastEpoch : NO_EPOCH,
     ghostPrevState: prev === null ? NO_STATE : prev.state,
     ghostPrevPid: prev === null ? NO_PID : prev.pid,
     ghostPrevEpoch: prev === null ? NO_EPOCH : prev.epoch,
@@ -78,6 +90,15 @@ function sendMarkers(s: State, txnId: number, md: TxnMetadata, partitions: numbe
     network = send(network, TC_NODE, LEADER_BASE + p, s.coordinator.markerConns[p]!, marker);
   }
   return { ...s, network };
+}
+
+/**
+ * The previous producer id a transition other than InitProducerId keeps: before 4.0 only
+ * InitProducerId sets it (TransactionMetadata.scala@3.9); from 4.0 every transition records the
+ * id it leaves, which is the current one (prepareTransitionTo, TransactionMetadata.java@4.1).
+ */
+function sincePreviousTransition(rules: Rules, md: TxnMetadata): number {
+  return rules.tv2 ? NO_PID : md.prevPid;
 }
 
 /** prepareAbortOrCommit: the PrepareCommit/PrepareAbort transition at `epoch` with `lastEpoch`. */
@@ -116,7 +137,7 @@ function answerAppend(s: State, append: TxnAppend, answer: Response): State {
 function appendSucceeded(cfg: KafkaConfig, s: State, append: TxnAppend): State {
   const t = append.txnId;
   const md = append.transit;
-  let next: State = { ...s, coordinator: persist(s.coordinator, t, md) };
+  let next: State = { ...s, coordinator: persist(cfg.rules, s.coordinator, t, md) };
   if (isPrepare(md.state)) {
     const complete: TxnMetadata = { ...md, pendingState: md.state === TxnState.PrepareCommit ? TxnState.CompleteCommit : TxnState.CompleteAbort, hasFailedEpochFence: false };
     next = setMetadata(next, t, complete);
@@ -156,7 +177,19 @@ function withoutAppend(s: State, txnId: number): State {
   return { ...s, coordinator: { ...s.coordinator, appends: s.coordinator.appends.filter((a) => a.txnId !== txnId) } };
 }
 
-/** InitProducerId (TransactionCoordinator.handleInitProducerId, TV1; KIP-360 expected pid/epoch). */
+/** A new producer id from the ProducerIdManager. */
+function generateProducerId(c: Coordinator): [Coordinator, number] {
+  return [{ ...c, nextPid: c.nextPid + 1 }, c.nextPid];
+}
+
+/**
+ * InitProducerId (TransactionCoordinator.handleInitProducerId, TV1; KIP-360 expected pid/epoch).
+ * At an exhausted epoch the producer id rotates: a new id at epoch 0 (0.11 on, KAFKA-5283); an
+ * expected pid/epoch that names the id before the rotation at an exhausted epoch is a retry of it
+ * (isValidProducerId, 2.5 on). Elsewhere an exhausted epoch cannot be bumped: Kafka's
+ * prepareIncrementProducerEpoch throws, and the client gets UNKNOWN_SERVER_ERROR
+ * (TransactionCoordinator.scala@3.9).
+ */
 export function handleInitProducerId(cfg: KafkaConfig, s: State, channel: Connection, req: Request): State {
   const t = req.txnId;
   const answer = (state: State, error: Err, pid = NO_PID, epoch = NO_EPOCH): State =>
@@ -164,23 +197,36 @@ export function handleInitProducerId(cfg: KafkaConfig, s: State, channel: Connec
   let c = s.coordinator;
   let md = c.metadata[t] ?? null;
   if (md === null) {
-    md = { pid: c.nextPid, epoch: NO_EPOCH, lastEpoch: NO_EPOCH, state: TxnState.Empty, pendingState: NO_STATE, partitions: 0, ghostTxn: -1, hasFailedEpochFence: false };
-    c = { ...c, nextPid: c.nextPid + 1 };
+    let pid: number;
+    [c, pid] = generateProducerId(c);
+    md = { pid, epoch: NO_EPOCH, lastEpoch: NO_EPOCH, state: TxnState.Empty, pendingState: NO_STATE, partitions: 0, ghostTxn: -1, hasFailedEpochFence: false, prevPid: NO_PID, nextPid: NO_PID };
   }
+  const expected = req.pid !== NO_PID;
+  const validProducerId = !expected || md.epoch === NO_EPOCH || req.pid === md.pid || (req.pid === md.prevPid && isEpochExhausted(cfg, req.epoch));
   if (md.pendingState !== NO_STATE) return answer(s, Err.CONCURRENT_TRANSACTIONS);
-  if (req.pid !== NO_PID && md.epoch !== NO_EPOCH && req.pid !== md.pid) return answer(s, Err.PRODUCER_FENCED);
+  if (!validProducerId) return answer(s, Err.PRODUCER_FENCED);
   if (isPrepare(md.state)) return answer(s, Err.CONCURRENT_TRANSACTIONS);
   // Fence the running transaction; the client is told CONCURRENT_TRANSACTIONS and retries once the abort completes.
-  if (md.state === TxnState.Ongoing) return fenceProducerEpoch(cfg, { ...s, coordinator: c }, t, md, channel, req);
-  // prepareIncrementProducerEpoch(expectedEpoch).
-  let epoch: number;
-  let lastEpoch: number;
-  if (req.pid === NO_PID) [epoch, lastEpoch] = [md.epoch + 1, NO_EPOCH];
-  else if (req.epoch === md.epoch || md.epoch === NO_EPOCH) [epoch, lastEpoch] = [md.epoch + 1, md.epoch];
-  else if (req.epoch === md.lastEpoch) [epoch, lastEpoch] = [md.epoch, md.lastEpoch];
-  else return answer(s, Err.PRODUCER_FENCED);
-  const empty: TxnMetadata = { ...md, epoch, lastEpoch, state: TxnState.Empty, pendingState: NO_STATE, partitions: 0, ghostTxn: -1 };
-  const granted = response(Api.InitProducerId, { txnId: t, error: Err.NONE, pid: empty.pid, epoch });
+  if (md.state === TxnState.Ongoing) return fenceProducerEpoch(cfg, noteExcuse({ ...s, coordinator: c }, t, Excuse.OtherInstance, req.ghostProducer), t, md, channel, req);
+  let empty: TxnMetadata;
+  if (isEpochExhausted(cfg, md.epoch) && (!expected || req.epoch === md.epoch)) {
+    // prepareProducerIdRotation: the last epoch is kept when the client named it.
+    let pid: number;
+    [c, pid] = generateProducerId(c);
+    empty = { ...md, pid, prevPid: md.pid, epoch: 0, lastEpoch: expected ? md.epoch : NO_EPOCH, state: TxnState.Empty, partitions: 0, ghostTxn: -1 };
+  } else if (isEpochExhausted(cfg, md.epoch)) {
+    return answer(s, Err.UNKNOWN_SERVER_ERROR);
+  } else {
+    // prepareIncrementProducerEpoch(expectedEpoch).
+    let epoch: number;
+    let lastEpoch: number;
+    if (!expected) [epoch, lastEpoch] = [md.epoch + 1, NO_EPOCH];
+    else if (req.epoch === md.epoch || md.epoch === NO_EPOCH) [epoch, lastEpoch] = [md.epoch + 1, md.epoch];
+    else if (req.epoch === md.lastEpoch) [epoch, lastEpoch] = [md.epoch, md.lastEpoch];
+    else return answer(s, Err.PRODUCER_FENCED);
+    empty = { ...md, prevPid: NO_PID, epoch, lastEpoch, state: TxnState.Empty, partitions: 0, ghostTxn: -1 };
+  }
+  const granted = response(Api.InitProducerId, { txnId: t, error: Err.NONE, pid: empty.pid, epoch: empty.epoch });
   return appendTransactionToLog(cfg, { ...s, coordinator: c }, t, md, empty, false, channel, req, granted);
 }
 
@@ -188,14 +234,24 @@ export function handleInitProducerId(cfg: KafkaConfig, s: State, channel: Connec
  * prepareFenceProducerEpoch, then endTransaction(ABORT, isFromClient = false): the epoch is bumped
  * in memory before the PrepareAbort append (TransactionCoordinator.scala@0.11.0, @3.9), except
  * after a fence whose append failed (hasFailedEpochFence, TransactionMetadata.scala@2.6, KAFKA-9666).
- * `channel` is the InitProducerId that fences, or null for a timeout abort.
+ * `channel` is the InitProducerId that fences, or null for a timeout abort. At the maximum epoch
+ * Kafka throws instead (the InitProducerId gets UNKNOWN_SERVER_ERROR, the timeout does nothing),
+ * until KAFKA-20090 keeps the epoch there and, under transaction version 2, also rotates the
+ * producer id on completion when the epoch is exhausted.
  */
 function fenceProducerEpoch(cfg: KafkaConfig, s: State, t: number, md: TxnMetadata, channel: Connection | null, req: Request | null): State {
-  const epoch = md.hasFailedEpochFence ? md.epoch : md.epoch + 1;
-  const fenced: TxnMetadata = { ...md, epoch, lastEpoch: fenceLastEpoch };
-  const error = cfg.rules.mutantFenceAnswersNone ? Err.NONE : Err.CONCURRENT_TRANSACTIONS;
+  const rules = cfg.rules;
+  const atMax = md.epoch >= cfg.maxEpoch;
+  if (atMax && !rules.fenceRotatesProducerId) return req === null ? s : reply(s, channel!, response(Api.InitProducerId, { txnId: t, error: Err.UNKNOWN_SERVER_ERROR }));
+  const epoch = md.hasFailedEpochFence || atMax ? md.epoch : md.epoch + 1;
+  let c = s.coordinator;
+  let nextPid = NO_PID;
+  if (rules.tv2 && rules.fenceRotatesProducerId && isEpochExhausted(cfg, md.epoch)) [c, nextPid] = generateProducerId(c);
+  const fenced: TxnMetadata = { ...md, epoch, lastEpoch: fenceLastEpoch, prevPid: sincePreviousTransition(rules, md) };
+  const error = rules.mutantFenceAnswersNone ? Err.NONE : Err.CONCURRENT_TRANSACTIONS;
   const answer = req === null ? null : response(Api.InitProducerId, { txnId: t, error });
-  return appendTransactionToLog(cfg, s, t, fenced, prepareAbortOrCommit(fenced, false, epoch, fenceLastEpoch), true, channel, req, answer);
+  const transit = { ...prepareAbortOrCommit(fenced, false, epoch, fenceLastEpoch), nextPid };
+  return appendTransactionToLog(cfg, { ...s, coordinator: c }, t, fenced, transit, true, channel, req, answer);
 }
 
 /**
@@ -235,6 +291,7 @@ export function handleAddPartitionsToTxn(cfg: KafkaConfig, s: State, channel: Co
     ...md,
     epoch: rules.mutantNoCoordinatorEpochCheck ? md.epoch : req.epoch,
     state: TxnState.Ongoing,
+    prevPid: sincePreviousTransition(rules, md),
     partitions: md.state === TxnState.Ongoing ? md.partitions | req.partitions : req.partitions,
     ghostTxn: req.ghostTxn,
   };
@@ -303,23 +360,35 @@ function handleEndTxnV2(cfg: KafkaConfig, s: State, channel: Connection, req: Re
     const now = state.coordinator.metadata[t] ?? null;
     return reply(state, channel, response(Api.EndTxn, { txnId: t, error, pid: now?.pid ?? req.pid, epoch: now?.epoch ?? req.epoch }));
   };
-  if (md === null || md.pid !== req.pid) return answer(s, Err.INVALID_PRODUCER_ID_MAPPING);
-  const retry = md.epoch === req.epoch + 1;
-  const current = md.epoch === req.epoch;
+  // A retry of an EndTxn whose completion rotated the producer id (retryOnOverflow, KAFKA-18660).
+  const retryOnOverflow = md !== null && md.prevPid === req.pid && req.epoch === cfg.maxEpoch - 1 && md.epoch === 0;
+  if (md === null || (md.pid !== req.pid && !retryOnOverflow)) return answer(s, Err.INVALID_PRODUCER_ID_MAPPING);
+  const retry = md.epoch === req.epoch + 1 || retryOnOverflow;
+  const current = md.epoch === req.epoch && !retryOnOverflow;
   const validEpoch =
     md.state === TxnState.Ongoing || md.state === TxnState.Empty ? current : isPrepare(md.state) ? retry : retry || current;
   const pending = md.pendingState !== NO_STATE;
   if (pending && rules.pendingCheckFirst) return answer(s, Err.CONCURRENT_TRANSACTIONS);
   if (!validEpoch && !rules.mutantNoCoordinatorEpochCheck) return answer(s, Err.PRODUCER_FENCED);
   if (pending) return answer(s, Err.CONCURRENT_TRANSACTIONS);
-  // prepareAbortOrCommit with epoch bump: the new epoch, and the old one as the last epoch.
-  // The answer carries the epoch of the prepared transaction.
-  const prepare = (transit: TxnMetadata): State =>
-    appendTransactionToLog(cfg, s, t, md, transit, false, channel, req, response(Api.EndTxn, { txnId: t, error: Err.NONE, pid: transit.pid, epoch: transit.epoch }));
-  if (md.state === TxnState.Ongoing || rules.mutantEndTxnIgnoresState) return prepare(prepareAbortOrCommit(md, req.commit, md.epoch + 1, md.epoch));
+  // prepareAbortOrCommit with epoch bump: the new epoch, the old one as the last epoch, and a next
+  // producer id when the old epoch is exhausted. Past the maximum epoch Kafka throws (UNKNOWN_SERVER_ERROR);
+  // KAFKA-20090 lets an abort stay at the maximum.
+  const prepare = (from: TxnMetadata, commit: boolean): State => {
+    const atMax = from.epoch >= cfg.maxEpoch;
+    if (atMax && (commit || !rules.fenceRotatesProducerId)) return answer(s, Err.UNKNOWN_SERVER_ERROR);
+    let c = s.coordinator;
+    let nextPid = NO_PID;
+    if (isEpochExhausted(cfg, from.epoch)) [c, nextPid] = generateProducerId(c);
+    const transit = { ...prepareAbortOrCommit(from, commit, atMax ? from.epoch : from.epoch + 1, from.epoch), nextPid, prevPid: NO_PID };
+    const completed = completedTransition(transit);
+    const granted = rules.mutantEndTxnAnswersPreparedEpoch ? transit : completed;
+    return appendTransactionToLog(cfg, { ...s, coordinator: c }, t, md, transit, false, channel, req, response(Api.EndTxn, { txnId: t, error: Err.NONE, pid: granted.pid, epoch: granted.epoch }));
+  };
+  if (md.state === TxnState.Ongoing || rules.mutantEndTxnIgnoresState) return prepare(md, req.commit);
   const sameResult = md.state === (req.commit ? TxnState.CompleteCommit : TxnState.CompleteAbort) || md.state === (req.commit ? TxnState.PrepareCommit : TxnState.PrepareAbort);
   if (isPrepare(md.state)) return answer(s, sameResult ? Err.CONCURRENT_TRANSACTIONS : Err.INVALID_TXN_STATE);
-  if (!req.commit && current) return prepare(prepareAbortOrCommit({ ...md, partitions: 0 }, false, md.epoch + 1, md.epoch));
+  if (!req.commit && current) return prepare({ ...md, partitions: 0 }, false);
   return answer(s, retry && sameResult ? Err.NONE : Err.INVALID_TXN_STATE);
 }
 
@@ -345,10 +414,21 @@ export function canCompleteTransaction(s: State, txnId: number): boolean {
   return md !== null && isComplete(md.pendingState) && md.partitions === 0;
 }
 
-export function completeTransaction(s: State, txnId: number): State {
+/**
+ * prepareComplete: CompleteCommit/CompleteAbort, and the producer id a Prepare* at an exhausted
+ * epoch took rotates in at epoch 0 (transaction version 2, TransactionMetadata.java@4.1).
+ */
+function completedTransition(md: TxnMetadata): TxnMetadata {
+  const state = md.state === TxnState.PrepareCommit ? TxnState.CompleteCommit : TxnState.CompleteAbort;
+  const completed: TxnMetadata = { ...md, state, pendingState: NO_STATE, partitions: 0 };
+  if (md.nextPid === NO_PID) return completed;
+  return { ...completed, pid: md.nextPid, prevPid: md.pid, nextPid: NO_PID, epoch: 0 };
+}
+
+export function completeTransaction(cfg: KafkaConfig, s: State, txnId: number): State {
   const md = s.coordinator.metadata[txnId]!;
-  const done: TxnMetadata = { ...md, state: md.pendingState as TxnState, pendingState: NO_STATE, partitions: 0 };
-  return { ...s, coordinator: persist(s.coordinator, txnId, done) };
+  const done = completedTransition({ ...md, prevPid: sincePreviousTransition(cfg.rules, md) });
+  return { ...s, coordinator: persist(cfg.rules, s.coordinator, txnId, done) };
 }
 
 /** The marker for `p` is due and no copy of it (or of its answer) is on the way. */
@@ -384,10 +464,13 @@ export function txnMarkerTimeout(s: State, p: number): State {
   return { ...s, coordinator: { ...s.coordinator, markerConns: setAt(s.coordinator.markerConns, p, s.coordinator.markerConns[p]! + 1) } };
 }
 
-export function canTimeOut(rules: Rules, s: State, txnId: number): boolean {
+/** An Ongoing transaction may time out; at the maximum epoch its fence throws before KAFKA-20090, so nothing happens. */
+export function canTimeOut(cfg: KafkaConfig, s: State, txnId: number): boolean {
+  const rules = cfg.rules;
   const md = s.coordinator.metadata[txnId] ?? null;
   if (md === null) return false;
-  if (md.state === TxnState.Ongoing && md.pendingState === NO_STATE) return true;
+  const fenceThrows = rules.timeoutFence && md.epoch >= cfg.maxEpoch && !rules.fenceRotatesProducerId;
+  if (md.state === TxnState.Ongoing && md.pendingState === NO_STATE) return !fenceThrows;
   return rules.mutantTimeoutAbortsPrepared && md.state === TxnState.PrepareCommit;
 }
 
@@ -397,15 +480,17 @@ export function canTimeOut(rules: Rules, s: State, txnId: number): boolean {
  */
 export function transactionTimeout(cfg: KafkaConfig, s: State, txnId: number): State {
   const md = s.coordinator.metadata[txnId]!;
-  if (cfg.rules.timeoutFence) return fenceProducerEpoch(cfg, s, txnId, md, null, null);
-  return appendTransactionToLog(cfg, s, txnId, md, prepareAbortOrCommit(md, false, md.epoch, md.lastEpoch), false, null, null, null);
+  const excused = noteExcuse(s, txnId, Excuse.TransactionTimedOut);
+  if (cfg.rules.timeoutFence) return fenceProducerEpoch(cfg, excused, txnId, md, null, null);
+  return appendTransactionToLog(cfg, excused, txnId, md, prepareAbortOrCommit(md, false, md.epoch, md.lastEpoch), false, null, null, null);
 }
 
 /**
  * A new leader of the __transaction_state partition: memory is rebuilt from the log with the
  * coordinator epoch + 1, and markers are re-sent for every Prepare* transaction.
  */
-export function coordinatorFailover(rules: Rules, s: State): State {
+export function coordinatorFailover(cfg: KafkaConfig, s: State): State {
+  const rules = cfg.rules;
   const epoch = s.coordinator.epoch + 1;
   const metadata = s.coordinator.log.map((rec): TxnMetadata | null => {
     if (rec === null) return null;
@@ -413,7 +498,9 @@ export function coordinatorFailover(rules: Rules, s: State): State {
     return {
       pid: rec.pid,
       epoch: rec.epoch,
-      lastEpoch: NO_EPOCH, // not persisted before KAFKA-20357
+      lastEpoch: rec.lastEpoch,
+      prevPid: rec.prevPid,
+      nextPid: rec.nextPid,
       state: rec.state,
       pendingState: preparing ? (rec.state === TxnState.PrepareCommit ? TxnState.CompleteCommit : TxnState.CompleteAbort) : NO_STATE,
       partitions: preparing && rules.mutantLosePartitionsOnFailover ? 0 : rec.partitions,

@@ -1,7 +1,7 @@
 // Ghost history: what happened at the level of the application's transactions. Properties read
 // it; protocol handlers only write it, through these functions, and never branch on it.
 import { type KafkaConfig, clientTxnIndex } from './config.ts';
-import type { ClientTxnHistory, State } from './state.ts';
+import { type ClientTxnHistory, type State, Excuse, Instance } from './state.ts';
 import { setAt } from './util.ts';
 
 export function noteTxn(s: State, txn: number, change: Partial<ClientTxnHistory>): State {
@@ -14,8 +14,12 @@ export function noteTxn(s: State, txn: number, change: Partial<ClientTxnHistory>
  * not yet begun (from `firstUnbegun` on) are not.
  */
 export function noteEpochGrant(cfg: KafkaConfig, s: State, producer: number, firstUnbegun: number): State {
-  const txnId = s.producers[producer]!.txnId;
-  let history = s.history;
+  const grantee = s.producers[producer]!;
+  const txnId = grantee.txnId;
+  // A fresh grant starts a new session: an earlier excuse no longer covers it.
+  const renewed = grantee.ghostExcuses === 0 ? s : { ...s, producers: setAt(s.producers, producer, { ...grantee, ghostExcuses: 0 }) };
+  const excused = noteExcuse(renewed, txnId, Excuse.OtherInstance, producer);
+  let history = excused.history;
   s.producers.forEach((p, j) => {
     if (p.txnId !== txnId) return;
     for (let k = 0; k < cfg.transactionsPerInstance; k++) {
@@ -25,5 +29,18 @@ export function noteEpochGrant(cfg: KafkaConfig, s: State, producer: number, fir
       if (fenced !== h.fenced) history = setAt(history, t, { ...h, fenced });
     }
   });
-  return history === s.history ? s : { ...s, history };
+  return history === excused.history ? excused : { ...excused, history };
+}
+
+/**
+ * Every started instance of `txnId` but `except` may now be fenced or fail through no fault of
+ * its own (until it is granted an epoch again).
+ */
+export function noteExcuse(s: State, txnId: number, excuse: Excuse, except = -1): State {
+  let producers = s.producers;
+  producers.forEach((p, j) => {
+    if (p.txnId !== txnId || j === except || p.status === Instance.NotStarted || (p.ghostExcuses & excuse) !== 0) return;
+    producers = setAt(producers, j, { ...p, ghostExcuses: p.ghostExcuses | excuse });
+  });
+  return producers === s.producers ? s : { ...s, producers };
 }

@@ -20,4 +20,7 @@ export const mutantCases: readonly MutantCase[] = [
   { mutant: 'mutantEndTxnIgnoresState', property: 'CoordinatorTransitions', spec: `${dir}/end-txn-retry.json` },
   { mutant: 'mutantLosePartitionsOnFailover', property: 'NoHangingTransaction', spec: `${dir}/failover-with-loss.json` },
   { mutant: 'mutantFenceAnswersNone', property: 'ProducerIdAgreement', spec: `${dir}/two-instances.json` },
+  { mutant: 'mutantConcurrentTransactionsFatal', property: 'NoSpuriousFatal', spec: `${dir}/two-instances.json` },
+  { mutant: 'mutantEndTxnAnswersPreparedEpoch', property: 'ProducerIdAgreement', spec: `${dir}/epoch-exhaustion.json` },
+  { mutant: 'mutantMarkerNeedsHigherEpoch', property: 'CoordinatorNotStuck', spec: `${dir}/two-instances.json` },
 ];

@@ -84,7 +84,7 @@ export function enabledActions(cfg: KafkaConfig, s: State): Action[] {
     if (canLose(s, index)) out.push(act(ActionKind.lose, ch.from, ch.to, ch.conn, api));
   });
   for (let t = 0; t < cfg.transactionalIds; t++) {
-    if (s.faults.transactionTimeouts > 0 && coordinator.canTimeOut(rules, s, t)) out.push(act(ActionKind.transactionTimeout, t));
+    if (s.faults.transactionTimeouts > 0 && coordinator.canTimeOut(cfg, s, t)) out.push(act(ActionKind.transactionTimeout, t));
   }
   // A failover between an append and its completion is not modelled: it waits for the appends.
   if (s.faults.coordinatorFailovers > 0 && s.coordinator.appends.length === 0) out.push(act(ActionKind.coordinatorFailover));
@@ -171,11 +171,11 @@ export function step(cfg: KafkaConfig, s: State, a: Action): State {
     case ActionKind.transactionTimeout:
       return coordinator.transactionTimeout(cfg, spend(s, 'transactionTimeouts'), a.actor);
     case ActionKind.coordinatorFailover:
-      return coordinator.coordinatorFailover(rules, spend(s, 'coordinatorFailovers'));
+      return coordinator.coordinatorFailover(cfg, spend(s, 'coordinatorFailovers'));
     case ActionKind.resendTxnMarker:
       return coordinator.retryTxnMarker(s, a.actor, a.target);
     case ActionKind.completeTransaction:
-      return coordinator.completeTransaction(s, a.actor);
+      return coordinator.completeTransaction(cfg, s, a.actor);
     case ActionKind.fetch:
       return consumer.fetch(rules, s, a.actor, a.target);
     case ActionKind.verificationTimeout:

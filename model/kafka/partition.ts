@@ -286,6 +286,7 @@ export function appendNonTransactional(s: State, p: number, batch: LogBatch): St
 
 /** TV0/TV1: the marker's epoch may not be below the producer's. KIP-1228: strictly above, but for a retry. */
 function markerEpochOk(rules: Rules, entry: ProducerEntry, epoch: number): boolean {
+  if (rules.mutantMarkerNeedsHigherEpoch) return epoch > entry.epoch;
   if (!rules.strictMarkerEpoch) return epoch >= entry.epoch;
   return epoch > entry.epoch || (epoch === entry.epoch && entry.txnFirstOffset === NO_OFFSET);
 }

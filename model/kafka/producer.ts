@@ -49,6 +49,7 @@ export function initialProducer(cfg: KafkaConfig, txnId: number, instance: numbe
     offsetToCommit: -1,
     offsetsAdded: false,
     offsetsCommitted: false,
+    ghostExcuses: 0,
   };
 }
 
@@ -413,6 +414,7 @@ export function handleResponse(cfg: KafkaConfig, rules: Rules, s: State, i: numb
   const p = s.producers[i]!;
   if (resp.api === Api.Produce) return handleProduceResponse(cfg, rules, s, i, resp);
   if (p.request === null || p.request.api !== resp.api) return s;
+  if (rules.mutantConcurrentTransactionsFatal && resp.error === Err.CONCURRENT_TRANSACTIONS) return fatal(cfg, s, i);
   if (isRetriable(resp.error)) return transmit(cfg, s, i, p.request);
   switch (resp.api) {
     case Api.InitProducerId:

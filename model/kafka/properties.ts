@@ -3,7 +3,7 @@
 import type { Property } from '../../checker/engine/model.ts';
 import { committedOffset } from './group.ts';
 import { batchOutcome, lastStableOffset } from './partition.ts';
-import { type LogBatch, type State, Api, BatchKind, Decision, Instance, NO_OFFSET, NO_STATE, Outcome, Tm, Told, TxnState } from './state.ts';
+import { type LogBatch, type State, Api, BatchKind, Decision, Excuse, Instance, NO_OFFSET, NO_STATE, Outcome, Tm, Told, TxnState } from './state.ts';
 
 /**
  * Calls `visit` for every transactional record (data or offset commit) with how its transaction
@@ -183,16 +183,47 @@ const holdsGrant: ReadonlySet<number> = new Set([Tm.READY, Tm.IN_TRANSACTION, Tm
 
 // The client only ever takes its producer id and epoch from the coordinator's answers, and the
 // coordinator only moves a transactional.id's epoch forward (TransactionMetadata, every release).
+// Under transaction version 2 an EndTxn at an exhausted epoch answers the producer id its
+// completion rotates to (nextProducerId) before the coordinator installs it, and the rotation may
+// complete before the answer arrives (the coordinator then keeps the id it left). An instance
+// another one has fenced may hold an id the coordinator has since rotated away from.
 const producerIdAgreement: Property<State> = {
   name: 'ProducerIdAgreement',
-  description: "a running producer that holds a producer id has the one its transactional.id has at the coordinator, at an epoch no higher than the coordinator's",
+  description: "a running producer that holds a producer id has the one its transactional.id has at the coordinator (or the one it rotates to next), at an epoch no higher than the coordinator's",
   holds(s) {
     for (const p of s.producers) {
       if (p.status !== Instance.Running || !holdsGrant.has(p.tm)) continue;
       const md = s.coordinator.metadata[p.txnId];
-      if (md === null || md === undefined || md.pid !== p.pid || p.epoch > md.epoch) return false;
+      if (md === null || md === undefined) return false;
+      const current = md.pid === p.pid && p.epoch <= md.epoch;
+      const next = md.nextPid === p.pid && p.epoch === 0;
+      const answerOnTheWay = md.prevPid === p.pid && p.request?.api === Api.EndTxn;
+      const rotatedAway = md.pid !== p.pid && (p.ghostExcuses & Excuse.OtherInstance) !== 0;
+      if (!current && !next && !answerOnTheWay && !rotatedAway) return false;
     }
     return true;
+  },
+};
+
+// Kafka fences a producer, or fails it for good, because another instance took over its
+// transactional.id or the coordinator ended its transaction (timeout, expiry); any other FATAL
+// error is a failure the protocol should have let it recover from.
+const noSpuriousFatal: Property<State> = {
+  name: 'NoSpuriousFatal',
+  description: 'a producer goes FATAL (PRODUCER_FENCED included) only after another instance of its transactional.id fenced it (InitProducerId), or the coordinator timed out or expired its transaction',
+  holds(s) {
+    return s.producers.every((p) => p.tm !== Tm.FATAL_ERROR || p.ghostExcuses !== 0);
+  },
+};
+
+// Kafka's marker channel re-sends a marker until it is written; the coordinator gives a Prepare*
+// transaction up only on a fencing answer (TransactionMarkerRequestCompletionHandler), after which
+// it never completes.
+const coordinatorNotStuck: Property<State> = {
+  name: 'CoordinatorNotStuck',
+  description: 'the coordinator never stops sending the markers of a PrepareCommit or PrepareAbort transaction without completing it',
+  holds(s) {
+    return s.coordinator.metadata.every((md) => md === null || !(md.state === TxnState.PrepareCommit || md.state === TxnState.PrepareAbort) || md.pendingState !== NO_STATE);
   },
 };
 
@@ -206,4 +237,6 @@ export const kafkaProperties: readonly Property<State>[] = [
   coordinatorTransitions,
   noHangingTransaction,
   producerIdAgreement,
+  noSpuriousFatal,
+  coordinatorNotStuck,
 ];

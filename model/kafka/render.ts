@@ -638,6 +638,27 @@ function producerIdAgreement(s: KafkaView): Explanation | undefined {
   return undefined;
 }
 
+function noSpuriousFatal(s: KafkaView, labels: readonly string[]): Explanation | undefined {
+  const p = s.producers.find((x) => x.state === 'FATAL_ERROR');
+  if (p === undefined) return undefined;
+  const id = `t${p.name.slice(1).split('.')[0]}`;
+  return {
+    text: `${p.name} (producer id ${p.pid}, epoch ${p.epoch}) went FATAL after "${labels[labels.length - 1] ?? ''}", yet no other instance of ${id} bumped its epoch and the coordinator neither timed out nor expired its transaction.`,
+    over: [p.name, 'TC'],
+  };
+}
+
+function coordinatorNotStuck(s: KafkaView): Explanation | undefined {
+  for (const t of s.coordinator.transactions) {
+    if (!t.known || !t.state.startsWith('Prepare') || t.pendingState !== 'none') continue;
+    return {
+      text: `${t.transactionalId} is ${t.state} (producer id ${t.producerId}, epoch ${t.producerEpoch}) but the coordinator no longer sends its markers: a leader answered one with a fencing error, and the transaction never completes.`,
+      over: ['TC'],
+    };
+  }
+  return undefined;
+}
+
 function explain(property: string, views: readonly View[], labels: readonly string[]): Explanation | undefined {
   const states = views.map(kafka);
   const last = states[states.length - 1]!;
@@ -662,6 +683,10 @@ function explain(property: string, views: readonly View[], labels: readonly stri
       return coordinatorTransitions(states);
     case 'ProducerIdAgreement':
       return producerIdAgreement(last);
+    case 'NoSpuriousFatal':
+      return noSpuriousFatal(last, labels);
+    case 'CoordinatorNotStuck':
+      return coordinatorNotStuck(last);
     default:
       return undefined;
   }

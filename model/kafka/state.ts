@@ -33,6 +33,8 @@ export type Tm = (typeof Tm)[keyof typeof Tm];
 
 /** org.apache.kafka.common.protocol.Errors codes used by the model. */
 export const Err = {
+  /** An exception in a broker's handler (Errors.forException of an IllegalStateException). */
+  UNKNOWN_SERVER_ERROR: -1,
   NONE: 0,
   COORDINATOR_NOT_AVAILABLE: 15,
   NOT_COORDINATOR: 16,
@@ -65,6 +67,8 @@ export const Api = {
 export type Api = (typeof Api)[keyof typeof Api];
 
 export const NO_PID = -1;
+/** Short.MaxValue: the largest producer epoch. */
+export const KAFKA_MAX_EPOCH = 32767;
 export const NO_EPOCH = -1;
 export const NO_OFFSET = -1;
 
@@ -155,6 +159,14 @@ export interface TxnRequestSlot {
   readonly commit: boolean;
 }
 
+/**
+ * Ghost: why a producer instance may be fenced or fail without a fault of its own (bits): another
+ * instance of its transactional.id bumped the epoch with InitProducerId (a grant, or the fence of
+ * an Ongoing transaction), the coordinator timed out a transaction of the id, or expired the id.
+ */
+export const Excuse = { OtherInstance: 1, TransactionTimedOut: 2, TransactionalIdExpired: 4 } as const;
+export type Excuse = (typeof Excuse)[keyof typeof Excuse];
+
 export interface Producer {
   readonly txnId: number;
   readonly instance: number; // 0, 1, ... for the same transactional.id
@@ -190,6 +202,8 @@ export interface Producer {
   readonly offsetsAdded: boolean;
   /** TxnOffsetCommit succeeded in this transaction. */
   readonly offsetsCommitted: boolean;
+  /** Ghost: the Excuse bits recorded for this instance. */
+  readonly ghostExcuses: number;
 }
 
 // ---- Transaction coordinator ----------------------------------------------------------------
@@ -207,6 +221,13 @@ export interface TxnMetadata {
   readonly ghostTxn: number;
   /** A fence whose PrepareAbort append failed: the next fence keeps the epoch (KAFKA-9666). */
   readonly hasFailedEpochFence: boolean;
+  /**
+   * lastProducerId / prevProducerId: the producer id before a rotation, while the rotation is the
+   * last transition; NO_PID otherwise (Kafka keeps the current id there, which no check tells apart).
+   */
+  readonly prevPid: number;
+  /** nextProducerId (transaction version 2): the id a Prepare* at an exhausted epoch rotates to on completion. */
+  readonly nextPid: number;
 }
 
 /**
@@ -233,6 +254,11 @@ export interface TxnLogRecord {
   readonly state: TxnState;
   readonly partitions: number;
   readonly ghostTxn: number;
+  /** PreviousProducerId and NextProducerId (tagged fields, 4.0): NO_PID where the generation does not write them. */
+  readonly prevPid: number;
+  readonly nextPid: number;
+  /** lastProducerEpoch: written from KAFKA-20357 only, else NO_EPOCH. */
+  readonly lastEpoch: number;
   /** Ghost: the state and producer id/epoch of the record this one replaced. */
   readonly ghostPrevState: number;
   readonly ghostPrevPid: number;
@@ -392,3 +418,4 @@ export const tmName = invert(Tm);
 export const errName = invert(Err);
 export const apiName = invert(Api);
 export const batchKindName = invert(BatchKind);
+export const excuseName = invert(Excuse);

@@ -17,6 +17,9 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
   tv2SequenceZero: 'KAFKA-18202 (4.1, release uncertain): a transaction-version-2 batch verified with no batch of its producer at the leader must start at sequence 0',
   earlyEpochCheck: 'KAFKA-18042 (4.1, release uncertain): a leader refuses a batch of an epoch below its producer\'s before verifying it, so no verification entry is made',
   rememberFailedFence: 'KAFKA-9666 (2.6): a fence whose PrepareAbort append failed is remembered (hasFailedEpochFence), so a retried InitProducerId or timeout abort does not bump the epoch again',
+  persistProducerIds: 'KIP-890 part 2 (4.0): __transaction_state records keep PreviousProducerId and NextProducerId, so a failover does not lose them',
+  persistLastEpoch: 'KAFKA-20357 (2026, after the generations): __transaction_state records keep lastProducerEpoch, so an InitProducerId retried across a failover is still a retry',
+  fenceRotatesProducerId: 'KAFKA-20090 (2026, after the generations): a transaction-version-2 fence at an exhausted epoch rotates the producer id, and an abort at the maximum epoch stays there instead of failing',
   mutantNoCoordinatorEpochCheck: 'mutant: AddPartitionsToTxn and EndTxn accept any producer epoch',
   mutantReadPastLso: 'mutant: read_committed fetches up to the high watermark',
   mutantNoDedup: 'mutant: the partition leader forgets sequence de-duplication',
@@ -25,6 +28,9 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
   mutantEndTxnIgnoresState: 'mutant: EndTxn prepares from any state (a retried EndTxn prepares again)',
   mutantOffsetsOutsideTransaction: 'mutant: the transform app commits its input offsets outside the transaction',
   mutantFenceAnswersNone: 'mutant: InitProducerId that fences an Ongoing transaction answers NONE with no producer id instead of CONCURRENT_TRANSACTIONS',
+  mutantEndTxnAnswersPreparedEpoch: 'mutant (KAFKA-18660 before its fix): EndTxn v5 answers the prepared epoch, not the producer id and epoch its completion rotates to',
+  mutantMarkerNeedsHigherEpoch: 'mutant: a leader refuses a marker at the producer\'s own epoch, in every transaction version',
+  mutantConcurrentTransactionsFatal: 'mutant: the client fails for good on CONCURRENT_TRANSACTIONS instead of retrying',
 };
 
 export const switchNames = Object.keys(switchDescriptions) as SwitchName[];
@@ -38,14 +44,17 @@ const noMutants = {
   mutantEndTxnIgnoresState: false,
   mutantOffsetsOutsideTransaction: false,
   mutantFenceAnswersNone: false,
+  mutantEndTxnAnswersPreparedEpoch: false,
+  mutantMarkerNeedsHigherEpoch: false,
+  mutantConcurrentTransactionsFatal: false,
 } as const;
 
 // Each generation is the one before it plus the rules its release added.
-const kafka011: Rules = { kip360: false, kip588: false, timeoutFence: false, kip447: false, verification: false, verifyOffsetCommit: false, transactionAbortable: false, tv2: false, pendingCheckFirst: false, strictMarkerEpoch: false, tv2SequenceZero: false, earlyEpochCheck: false, rememberFailedFence: false, ...noMutants };
+const kafka011: Rules = { kip360: false, kip588: false, timeoutFence: false, kip447: false, verification: false, verifyOffsetCommit: false, transactionAbortable: false, tv2: false, pendingCheckFirst: false, strictMarkerEpoch: false, tv2SequenceZero: false, earlyEpochCheck: false, rememberFailedFence: false, persistProducerIds: false, persistLastEpoch: false, fenceRotatesProducerId: false, ...noMutants };
 const kafka35: Rules = { ...kafka011, kip360: true, kip588: true, timeoutFence: true, kip447: true, rememberFailedFence: true };
 const kafka36: Rules = { ...kafka35, verification: true };
 const kafka38: Rules = { ...kafka36, verifyOffsetCommit: true, transactionAbortable: true };
-const kafka40: Rules = { ...kafka38, tv2: true, pendingCheckFirst: true };
+const kafka40: Rules = { ...kafka38, tv2: true, pendingCheckFirst: true, persistProducerIds: true };
 const kafka41: Rules = { ...kafka40, tv2SequenceZero: true, earlyEpochCheck: true };
 const kafkaLatest: Rules = { ...kafka41, strictMarkerEpoch: true };
 

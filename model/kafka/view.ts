@@ -17,6 +17,7 @@ import {
   apiName,
   batchKindName,
   errName,
+  KAFKA_MAX_EPOCH,
   tmName,
   txnStateName,
 } from './state.ts';
@@ -59,10 +60,26 @@ export type TransactionView =
       clientTransaction: string;
       /** With asynchronous appends only. */
       hasFailedEpochFence?: boolean;
+      /** With a maxEpoch below Kafka's only (the producer id can rotate). */
+      previousProducerId?: number;
+      nextProducerId?: number;
     };
 export type TransactionLogView =
   | { transactionalId: string; written: false }
-  | { transactionalId: string; written: true; producerId: number; producerEpoch: number; state: string; partitions: string[]; previousState: string };
+  | {
+      transactionalId: string;
+      written: true;
+      producerId: number;
+      producerEpoch: number;
+      state: string;
+      partitions: string[];
+      previousState: string;
+      /** With a maxEpoch below Kafka's only. */
+      previousProducerId?: number;
+      nextProducerId?: number;
+      /** When the generation writes it (persistLastEpoch). */
+      lastProducerEpoch?: number;
+    };
 export type LogEntryView = {
   offset: number;
   kind: string;
@@ -185,6 +202,7 @@ function faultsLeft(cfg: KafkaConfig, faults: FaultBudget): Partial<FaultBudget>
 
 export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
   const async = cfg.coordinatorAppends === 'async';
+  const rotates = cfg.maxEpoch < KAFKA_MAX_EPOCH;
   const view: KafkaView = {
     producers: s.producers.map((p, i) => ({
       name: producerName(cfg, i),
@@ -223,6 +241,7 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
               partitions: bits(md.partitions).map((q) => partitionName(cfg, q)),
               clientTransaction: clientTxnName(cfg, md.ghostTxn),
               ...(async ? { hasFailedEpochFence: md.hasFailedEpochFence } : {}),
+              ...(rotates ? { previousProducerId: md.prevPid, nextProducerId: md.nextPid } : {}),
             },
       ),
       transactionLog: s.coordinator.log.map((r, t) =>
@@ -236,6 +255,8 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
               state: stateName(r.state),
               partitions: bits(r.partitions).map((q) => partitionName(cfg, q)),
               previousState: stateName(r.ghostPrevState),
+              ...(rotates ? { previousProducerId: r.prevPid, nextProducerId: r.nextPid } : {}),
+              ...(cfg.rules.persistLastEpoch ? { lastProducerEpoch: r.lastEpoch } : {}),
             },
       ),
     },

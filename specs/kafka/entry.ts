@@ -7,7 +7,7 @@ import { kafkaModel } from '../../model/kafka/index.ts';
 import { kafkaCanonical } from '../../model/kafka/symmetry.ts';
 import type { App, CoordinatorAppends, InstanceStart, KafkaConfig, RequestHandlers, Rules } from '../../model/kafka/config.ts';
 import { generationNames, generations, mutantNames, switchDescriptions, switchNames } from '../../model/kafka/variants.ts';
-import type { FaultBudget } from '../../model/kafka/state.ts';
+import { type FaultBudget, KAFKA_MAX_EPOCH } from '../../model/kafka/state.ts';
 import { kafkaLiveness } from '../../model/kafka/liveness.ts';
 import { kafkaProperties } from '../../model/kafka/properties.ts';
 import { kafkaRenderer } from '../../model/kafka/render.ts';
@@ -93,6 +93,7 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
       consumers,
       faults,
       coordinatorAppends,
+      maxEpoch: fields.int('maxEpoch', 1, KAFKA_MAX_EPOCH, KAFKA_MAX_EPOCH),
       handlers: variant.handlers,
     };
     return config;

@@ -23,6 +23,7 @@ import {
   NO_EPOCH,
   NO_OFFSET,
   NO_PID,
+  KAFKA_MAX_EPOCH,
   NO_STATE,
   TC_NODE,
   TxnState,
@@ -56,6 +57,7 @@ export function kafkaConfig(generation: string, bounds: Bounds = {}, rules: Part
     consumers: { readCommitted: 0, readUncommitted: 0 },
     faults: { requestLoss: 0, responseLoss: 0, requestTimeouts: 0, batchExpiries: 0, producerCrashes: 0, coordinatorFailovers: 0, transactionTimeouts: 0, appendFailures: 0, markerTimeouts: 0 },
     coordinatorAppends: 'atomic',
+    maxEpoch: KAFKA_MAX_EPOCH,
     handlers: defaultHandlers,
     ...bounds,
   };
@@ -76,8 +78,8 @@ export function withCoordinator(s: State, fields: Partial<Coordinator>): State {
  * no pending state, no partitions), in memory and as its last __transaction_state record.
  */
 export function withTxn(s: State, txnId: number, fields: Partial<TxnMetadata>): State {
-  const md: TxnMetadata = { pid: 0, epoch: 0, lastEpoch: NO_EPOCH, state: TxnState.Empty, pendingState: NO_STATE, partitions: 0, ghostTxn: -1, hasFailedEpochFence: false, ...fields };
-  const record = { pid: md.pid, epoch: md.epoch, state: md.state, partitions: md.partitions, ghostTxn: md.ghostTxn, ghostPrevState: NO_STATE, ghostPrevPid: NO_PID, ghostPrevEpoch: NO_EPOCH };
+  const md: TxnMetadata = { pid: 0, epoch: 0, lastEpoch: NO_EPOCH, state: TxnState.Empty, pendingState: NO_STATE, partitions: 0, ghostTxn: -1, hasFailedEpochFence: false, prevPid: NO_PID, nextPid: NO_PID, ...fields };
+  const record = { pid: md.pid, epoch: md.epoch, state: md.state, partitions: md.partitions, ghostTxn: md.ghostTxn, prevPid: md.prevPid, nextPid: md.nextPid, lastEpoch: NO_EPOCH, ghostPrevState: NO_STATE, ghostPrevPid: NO_PID, ghostPrevEpoch: NO_EPOCH };
   const c = s.coordinator;
   return withCoordinator(s, { metadata: setAt(c.metadata, txnId, md), log: setAt(c.log, txnId, record), nextPid: Math.max(c.nextPid, md.pid + 1) });
 }
