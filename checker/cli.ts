@@ -22,7 +22,7 @@ import { type Report, buildReport } from './report/report.ts';
 import { renderText } from './report/text.ts';
 import { shrink, violates } from './engine/shrink.ts';
 import { TOOL } from './version.ts';
-import { type TraceFile, initialStateOf, readTraceFile, replay, toItfValue, traceText, writeFileAtomic } from './engine/trace.ts';
+import { type TraceFile, initialStateOf, readTraceFile, replay, stateView, traceText, writeFileAtomic } from './engine/trace.ts';
 
 export interface Io {
   out(text: string): void;
@@ -507,7 +507,7 @@ function traceLines(model: Model<unknown, unknown>, trace: Trace | Lasso, proper
   let before: Record<string, unknown> = {};
   const lasso = 'loop' in trace ? trace : undefined;
   trace.states.forEach((s, step) => {
-    const vars = toItfValue(model.view === undefined ? s : model.view(s)) as Record<string, unknown>;
+    const vars = stateView(model, s);
     const notes: string[] = [];
     if (step === lasso?.trigger) notes.push(`${lasso.goal}: its trigger holds; its goal never does from here on`);
     if (step === lasso?.loop) notes.push('the cycle starts here');
