@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { internalErrorLine, main } from './cli.ts';
@@ -24,6 +24,29 @@ function file(name: string, content: unknown): string {
   writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
   return path;
 }
+
+describe('txcheck --help', () => {
+  const readme = readFileSync('README.md', 'utf8');
+
+  it("names every command and option of the README's Command line, and the other way round", async () => {
+    const usage = /## Command line\n\n```\n([^`]*)```/.exec(readme)![1]!;
+    const { code, out } = await txcheck('--help');
+    expect(code).toBe(0);
+    const commands = (text: string) => new Set([...text.matchAll(/^ *txcheck ([a-z-]+)/gm)].map((m) => m[1]));
+    expect(commands(out)).toEqual(commands(usage));
+    for (const [option] of usage.matchAll(/(?<![\w-])--?[a-z][\w-]*/g)) expect(out).toContain(option);
+    expect(readme).toMatch(/Every command also takes `--debug`/);
+    expect(out).toMatch(/^ +--debug /m);
+  });
+
+  it("gives every exit code of the README's table", async () => {
+    const table = /### Exit codes\n\n((?:\|.*\n)+)/.exec(readme)![1]!;
+    const codes = [...table.matchAll(/^\| (\d) \|/gm)].map((m) => m[1]);
+    const { out } = await txcheck('--help');
+    expect(codes).toEqual(['0', '1', '2', '3', '4']);
+    expect([...out.matchAll(/^ {2}(\d) {2}/gm)].map((m) => m[1])).toEqual(codes);
+  });
+});
 
 describe('txcheck check', () => {
   it('proves TwoPhase with 3 RMs: exit 0, 288 distinct, 1,146 generated', async () => {
@@ -85,7 +108,7 @@ describe('the commit-early mutant', () => {
 
   it('a tampered state is reported as its step and field path, exit 1', async () => {
     const trace = JSON.parse(readFileSync(traceFile, 'utf8'));
-    trace.states[2].rmState.rm1 = 'prepared';
+    trace.states[2].rmState['#map'].find(([rm]: [string]) => rm === 'rm1')[1] = 'prepared';
     const { code, out } = await txcheck('replay', file('tampered.itf.json', trace), '--json');
     expect(code).toBe(1);
     expect(JSON.parse(out)).toMatchObject({
@@ -463,49 +486,84 @@ describe('a crash in a child process', () => {
 
 describe('traces in the ITF encodings of Apalache and Quint', () => {
   type Json = unknown;
+  type Vars = Record<string, Json>;
   /** Every integer as {"#bigint"}, as Apalache and Quint write them. */
   const bigints = (v: Json): Json =>
     typeof v === 'number' ? { '#bigint': String(v) } : Array.isArray(v) ? v.map(bigints) : typeof v === 'object' && v !== null ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, bigints(x)])) : v;
   /** `file` with each state's variables re-encoded by `state`, written as `name`. */
-  const write = (file: string, name: string, state: (s: Record<string, Json>) => Record<string, Json>) => {
+  const write = (file: string, name: string, state: (s: Vars) => Vars) => {
     const path = join(dir, name);
     const t = JSON.parse(readFileSync(file, 'utf8'));
-    t.states = t.states.map((s: Record<string, Json>) => {
+    t.states = t.states.map((s: Vars) => {
       const { '#meta': meta, ...vars } = s;
       return { '#meta': meta, ...state(vars) };
     });
     writeFileSync(path, JSON.stringify(t));
     return path;
   };
-
-  it('a two-phase trace with sets as {"#set"} in another order and records as {"#map"} replays and shows as written by txcheck', async () => {
-    const original = join(dir, 'itf-mutant.itf.json');
-    await txcheck('check', mutant, '--out', original);
-    const other = write(original, 'itf-sets.itf.json', (s) => ({
-      ...s,
-      rmState: { '#map': Object.entries(s.rmState as object) },
-      tmPrepared: { '#set': [...(s.tmPrepared as Json[])].reverse() },
-      msgs: { '#set': [...(s.msgs as Json[])].reverse() },
-    }));
-    expect((await txcheck('replay', other)).code).toBe(0);
-    const shown = await txcheck('show', other, '--format', 'json');
-    expect(shown.code).toBe(0);
-    expect(JSON.parse(shown.out).steps).toEqual(JSON.parse((await txcheck('show', original, '--format', 'json')).out).steps);
+  /** Every {"#set"} and {"#map"} inside `v` rewritten by `set` and `map`. */
+  const recode = (v: Json, set: (items: Json[]) => Json, map: (pairs: [string, Json][]) => Json): Json => {
+    if (Array.isArray(v)) return v.map((x) => recode(x, set, map));
+    if (typeof v !== 'object' || v === null) return v;
+    const o = v as Record<string, Json>;
+    if (Array.isArray(o['#set'])) return set(o['#set'].map((x) => recode(x, set, map)));
+    if (Array.isArray(o['#map'])) return map((o['#map'] as [string, Json][]).map(([k, x]) => [k, recode(x, set, map)]));
+    return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, recode(x, set, map)]));
+  };
+  const twoPhase = join(dir, 'itf-mutant.itf.json');
+  const kafka = join(dir, 'itf-b1.itf.json');
+  const shown = async (file: string) => JSON.parse((await txcheck('show', file, '--format', 'json')).out).steps;
+  beforeAll(async () => {
+    await txcheck('check', mutant, '--out', twoPhase);
+    await txcheck('check', 'specs/kafka/hanging-transaction.json', '--out', kafka);
   });
 
-  it('a Kafka trace with every integer as {"#bigint"} and a partition list as {"#tup"} replays and shows as written by txcheck', async () => {
+  it('txcheck writes the sets of TwoPhase.tla as {"#set"} and rmState, a function, as {"#map"}', () => {
+    const last = JSON.parse(readFileSync(twoPhase, 'utf8')).states.at(-1);
+    expect(last.rmState['#map']).toEqual(expect.arrayContaining([['rm1', expect.any(String)]]));
+    expect(last.tmPrepared).toEqual({ '#set': expect.any(Array) });
+    expect(last.msgs['#set']).toContainEqual({ type: 'Commit' });
+  });
+
+  it('txcheck writes Kafka\'s sets of partitions as {"#set"}, and lists and records as they are', () => {
+    const states = JSON.parse(readFileSync(kafka, 'utf8')).states;
+    const txn = states.at(-1).coordinator.transactions[0];
+    expect(txn.partitions).toEqual({ '#set': expect.any(Array) });
+    expect(states.some((s: Vars) => JSON.stringify(s.producers).includes('"partitionsInTransaction":{"#set":["p0"]}'))).toBe(true);
+    expect(Array.isArray(states[0].partitions)).toBe(true);
+    expect(Array.isArray(states[0].producers[0].nextSequence)).toBe(true);
+  });
+
+  it.each([
+    ['two-phase', twoPhase],
+    ['Kafka', kafka],
+  ])('a %s trace with its sets and maps in another order, every integer as {"#bigint"}, replays and shows as txcheck wrote it', async (_, original) => {
+    const reversed = (s: Vars) => bigints(recode(s, (items) => ({ '#set': items.reverse() }), (pairs) => ({ '#map': pairs.reverse() }))) as Vars;
+    const other = write(original, `itf-reversed-${basename(original)}`, reversed);
+    expect(readFileSync(other, 'utf8')).not.toBe(readFileSync(original, 'utf8'));
+    expect((await txcheck('replay', other)).code).toBe(0);
+    expect(await shown(other)).toEqual(await shown(original));
+  });
+
+  it('the same trace with sets as lists and maps as records, as txcheck wrote before, replays and shows the same', async () => {
+    const plain = (s: Vars) => recode(s, (items) => items, (pairs) => Object.fromEntries(pairs)) as Vars;
+    const other = write(twoPhase, 'itf-lists.itf.json', plain);
+    expect((await txcheck('replay', other)).code).toBe(0);
+    expect(await shown(other)).toEqual(await shown(twoPhase));
+  });
+
+  it('a saved Kafka trace with every integer as {"#bigint"} and a list as {"#tup"} replays and shows as written by txcheck', async () => {
     const original = 'traces/kafka-3.5-stale-end-txn.itf.json';
-    const other = write(original, 'itf-bigint.itf.json', (s) => ({ ...(bigints(s) as Record<string, Json>), history: { '#tup': bigints(s.history) } }));
+    const other = write(original, 'itf-bigint.itf.json', (s) => ({ ...(bigints(s) as Vars), history: { '#tup': bigints(s.history) } }));
     const replayed = await txcheck('replay', other);
     expect(replayed.out).toContain('Reproduced');
     expect(replayed.code).toBe(0);
-    const shown = await txcheck('show', other);
-    expect(shown.out).toBe((await txcheck('show', original)).out.replace(original, other));
+    const shownText = await txcheck('show', other);
+    expect(shownText.out).toBe((await txcheck('show', original)).out.replace(original, other));
   });
 
   it('a set with an item the model does not have is a difference', async () => {
-    const original = join(dir, 'itf-mutant.itf.json');
-    const other = write(original, 'itf-wrong-set.itf.json', (s) => ({ ...s, tmPrepared: { '#set': [...(s.tmPrepared as Json[]), 'rm9'] } }));
+    const other = write(twoPhase, 'itf-wrong-set.itf.json', (s) => ({ ...s, tmPrepared: { '#set': [...(s.tmPrepared as { '#set': Json[] })['#set'], 'rm9'] } }));
     const { code, out } = await txcheck('replay', other);
     expect(code).toBe(1);
     expect(out).toMatch(/tmPrepared: recorded \{"#set":\[.*"rm9"\]\}/);

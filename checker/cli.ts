@@ -22,7 +22,7 @@ import { type Report, buildReport } from './report/report.ts';
 import { renderText } from './report/text.ts';
 import { shrink, violates } from './engine/shrink.ts';
 import { TOOL } from './version.ts';
-import { type TraceFile, initialStateOf, readTraceFile, replay, toItfValue, traceText, writeFileAtomic } from './engine/trace.ts';
+import { type TraceFile, initialStateOf, readTraceFile, replay, stateView, traceText, writeFileAtomic } from './engine/trace.ts';
 
 export interface Io {
   out(text: string): void;
@@ -42,7 +42,8 @@ const help = `${TOOL}: an explicit-state model checker
 
 Usage:
   txcheck check <spec.json> [options]   explore the spec's model and check its properties
-  txcheck replay <trace.itf.json>       re-run a counterexample and check it still shows
+  txcheck replay <trace.itf.json> [--json]
+                                        re-run a counterexample and check it still shows
   txcheck show <trace.itf.json> [--format text|mermaid|json]
                                         the counterexample step by step, or as a sequence diagram
   txcheck report <trace.itf.json> [-o report.html]
@@ -56,7 +57,7 @@ Usage:
   txcheck explore <spec.json | trace.itf.json> [--port N]
                                         step through the model in the browser (127.0.0.1 only)
   txcheck list                          models, generations, switches, properties, mutants, specs
-  txcheck --help
+  txcheck --help                        this text (also -h)
 
 Options of check (they override the spec's own defaults):
   --strategy bfs|random   breadth-first (exhaustive, shortest trace) or random walks
@@ -73,12 +74,16 @@ Options of check (they override the spec's own defaults):
 Options of every command:
   --debug                 print the stack trace of an internal error
 
-Exit codes of check: 0 the properties hold within the bounds, 1 a violation was found,
-2 bad input or usage, 3 stopped at a limit before finishing, or random walks found nothing.
-Exit codes of replay: 0 the trace replays exactly and its violation shows again, 1 it does
-not, 2 bad input. compare: 0, or 3 when a limit left a verdict open. mutants: 0 when every
-mutant is killed, 1 when one survives. Every command: 4 an internal error (a bug, or the
-machine ran out of memory), one line on stderr.
+Exit codes:
+  0  check: every checked property holds within the bounds; replay: the trace replays exactly
+     and its violation shows again; mutants: every mutant is killed; the other commands: done
+  1  check: a violation was found; replay: the trace diverges, or its violation no longer
+     shows; show, report, shrink: the trace does not replay (why is on stderr); mutants: a
+     mutant survived
+  2  bad input or usage: one line on stderr naming the file, the field and what was expected
+  3  check: stopped at a limit before finishing, or random walks found nothing (nothing is
+     claimed); compare: a limit left a verdict open
+  4  an internal error (a bug, or the machine ran out of memory): one line on stderr
 `;
 
 const optionSpecs = {
@@ -457,11 +462,14 @@ function textSummary(
     const shrunk = shrunkFrom === undefined ? '' : ` (shrunk from ${shrunkFrom})`;
     lines.push(`Result: violation. ${property} is violated after ${trace.actions.length} steps${shrunk}${where}:`);
     lines.push(...traceLines(model, trace, property));
-    lines.push(`Trace written to ${traceFile}; replay it with: txcheck replay ${traceFile}`);
+    lines.push(written(traceFile!));
   }
   if (result.status !== 'ok' && spec.liveness.length > 0) lines.push('Liveness was not checked: it needs every invariant to hold in every reachable state first.');
   return `${lines.join('\n')}\n`;
 }
+
+/** npx finds the command in a clone, in a project that installed it, and installed globally. */
+const written = (traceFile: string): string => `Trace written to ${traceFile}; replay it with: npx txcheck replay ${traceFile}`;
 
 function livenessLines(spec: Spec, model: Model<unknown, unknown>, result: Result, live: LivenessResult, files: ReadonlyMap<string, string>): string[] {
   const lines = [`Liveness: state graph of ${count(live.states)} states and ${count(live.edges)} edges, ${live.seconds.toFixed(2)} s, ${(live.bytes / 2 ** 20).toFixed(1)} MiB.`];
@@ -486,7 +494,7 @@ function livenessLines(spec: Spec, model: Model<unknown, unknown>, result: Resul
   lines.push(`Result: violation. ${goal} fails on ${run}: ${lasso.loop} steps to a cycle that it repeats forever:`);
   lines.push(...traceLines(model, lasso, failed.property));
   const file = files.get(failed.property);
-  lines.push(`Trace written to ${file}; replay it with: txcheck replay ${file}`);
+  lines.push(written(file!));
   return lines;
 }
 
@@ -499,7 +507,7 @@ function traceLines(model: Model<unknown, unknown>, trace: Trace | Lasso, proper
   let before: Record<string, unknown> = {};
   const lasso = 'loop' in trace ? trace : undefined;
   trace.states.forEach((s, step) => {
-    const vars = toItfValue(model.view === undefined ? s : model.view(s)) as Record<string, unknown>;
+    const vars = stateView(model, s);
     const notes: string[] = [];
     if (step === lasso?.trigger) notes.push(`${lasso.goal}: its trigger holds; its goal never does from here on`);
     if (step === lasso?.loop) notes.push('the cycle starts here');

@@ -17,5 +17,5 @@ export function buildModel(file: string, raw: unknown): Model<unknown, unknown> 
 
 /** How another thread builds the model of `spec`. */
 export function modelRecipe(spec: Spec): ModelRecipe {
-  return { module: new URL('./build.ts', import.meta.url).href, name: buildModel.name, args: [spec.file, spec.raw] };
+  return { module: import.meta.url, name: buildModel.name, args: [spec.file, spec.raw] };
 }

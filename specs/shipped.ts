@@ -4,7 +4,8 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const projectRoot = fileURLToPath(new URL('..', import.meta.url));
+/** The project's (or installed package's) root: the build runs one folder deeper, from dist/specs/. */
+export const projectRoot = fileURLToPath(new URL(import.meta.url.endsWith('.js') ? '../..' : '..', import.meta.url));
 /** The reviewed table of state counts (`npm run counts`). */
 export const countsFile = 'specs/counts.json';
 /** Specs sized for `npm run bench`: too big for the test suite and the counts table. */

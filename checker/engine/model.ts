@@ -50,6 +50,32 @@ export interface Model<S, A> {
   /**
    * The readable form of `s` for traces and reports (names where the state holds enum
    * numbers): a plain object whose fields are the trace's variables. Default: `s` itself.
+   * Lists that are sets and records that are maps say so with `asSet` and `asMap`.
    */
   view?(s: S): Readonly<Record<string, unknown>>;
+}
+
+/** What a list or record of a view is in the protocol's terms, for the trace files. */
+export type ItfKind = 'set' | 'map';
+
+// A non-enumerable mark: reports, the explorer and deep equality see the plain list or record.
+const itfKind = Symbol('itfKind');
+
+function marked<T extends object>(value: T, kind: ItfKind): T {
+  return Object.defineProperty(value, itfKind, { value: kind });
+}
+
+/** A list of a view that is a set: a trace writes it as {"#set": [...]}, its items in the order given. */
+export function asSet<T>(items: readonly T[]): T[] {
+  return marked([...items], 'set');
+}
+
+/** A record of a view that is a map from its keys (a function, in TLA+): a trace writes it as {"#map": [[key, value], ...]}. */
+export function asMap<T>(record: Readonly<Record<string, T>>): Record<string, T> {
+  return marked({ ...record }, 'map');
+}
+
+/** How `asSet` or `asMap` marked `v`, if they did. */
+export function itfKindOf(v: unknown): ItfKind | undefined {
+  return typeof v === 'object' && v !== null ? (v as { [itfKind]?: ItfKind })[itfKind] : undefined;
 }

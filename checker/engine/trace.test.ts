@@ -2,8 +2,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFil
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Model } from './model.ts';
-import { firstDifference, toItfValue, writeFileAtomic, writeTraceFile } from './trace.ts';
+import { type Model, asMap, asSet } from './model.ts';
+import { firstDifference, readTraceFile, stateView, toItfValue, writeFileAtomic, writeTraceFile } from './trace.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'txcheck-trace-'));
 
@@ -53,6 +53,32 @@ describe('ITF values', () => {
       s: 'x',
       l: [true, 'y'],
     });
+  });
+
+  it('writes a list the view marks as a set as {"#set"} and a record marked as a map as {"#map"}, in the order of the view', () => {
+    expect(toItfValue({ s: asSet(['b', 'a']), m: asMap({ k2: asSet([2 ** 60]), k1: 'x' }), l: [['b', 'a']], r: { k: 1 } })).toEqual({
+      s: { '#set': ['b', 'a'] },
+      m: { '#map': [['k2', { '#set': [{ '#bigint': '1152921504606846976' }] }], ['k1', 'x']] },
+      l: [['b', 'a']],
+      r: { k: 1 },
+    });
+  });
+
+  it('gives reports and replay the view with its sets as lists and its maps as records', () => {
+    const marked = { view: () => ({ s: asSet(['a']), m: asMap({ k: asSet([1]) }) }) } as unknown as Model<unknown, unknown>;
+    expect(JSON.stringify(stateView(marked, {}))).toBe('{"s":["a"],"m":{"k":[1]}}');
+  });
+
+  it('reads a trace written with sets and maps back as the states it recorded, whatever the order of a set', () => {
+    const path = join(dir, 'sets.itf.json');
+    const model = { view: (s: { n: number }) => ({ s: asSet(['a', 'b'].slice(0, s.n)), m: asMap({ k: s.n }) }) } as unknown as Model<unknown, unknown>;
+    const states = [{ n: 0 }, { n: 2 }];
+    writeTraceFile(path, model, { states, actions: ['add'] }, meta);
+    const read = readTraceFile(path);
+    expect(read.states[1]).toEqual({ s: { '#set': ['a', 'b'] }, m: { k: 2 } });
+    read.states.forEach((recorded, i) => expect(firstDifference(recorded, stateView(model, states[i]), '')).toBeUndefined());
+    expect(firstDifference({ s: { '#set': ['b', 'a'] }, m: { k: 2 } }, stateView(model, states[1]), '')).toBeUndefined();
+    expect(firstDifference({ s: { '#set': ['b'] }, m: { k: 2 } }, stateView(model, states[1]), '')).toBe('s: recorded {"#set":["b"]}, replayed ["a","b"]');
   });
 
   it('refuses null, which ITF does not have', () => {

@@ -6,7 +6,7 @@ import { Fields, InputError, describeValue, isPlainObject, readJsonFile } from '
 import { deepEqual } from './fingerprint.ts';
 import { checkItf, fromItf } from './itf.ts';
 import { type Fairness, type Lasso, type TemporalProperty, unfairOnCycle } from './liveness.ts';
-import type { Model } from './model.ts';
+import { type Model, itfKindOf } from './model.ts';
 import { DEADLOCK, type Trace } from './search.ts';
 
 /** What a trace file says about where it came from. */
@@ -40,21 +40,42 @@ export interface TraceFile {
   readonly loop?: number;
 }
 
-/** Plain data in ITF form: integers beyond 2^53 become {"#bigint": "..."}; the rest is JSON without null. */
-export function toItfValue(v: unknown): unknown {
+/**
+ * Plain data as a trace writes it: integers beyond 2^53 as {"#bigint": "..."}, and with `marks`,
+ * a list the view marked as a set as {"#set": [...]} and a record marked as a map as {"#map": [[key,
+ * value], ...]}; without, those stay the list and the record that reports and replay compare.
+ */
+function encode(v: unknown, marks: boolean): unknown {
   if (typeof v === 'number') return Number.isInteger(v) && !Number.isSafeInteger(v) ? { '#bigint': BigInt(v).toString() } : v;
-  if (Array.isArray(v)) return v.map(toItfValue);
-  if (isPlainObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toItfValue(x)]));
   if (typeof v === 'string' || typeof v === 'boolean') return v;
+  const kind = marks ? itfKindOf(v) : undefined;
+  if (Array.isArray(v)) {
+    const items = v.map((x) => encode(x, marks));
+    return kind === 'set' ? { '#set': items } : items;
+  }
+  if (isPlainObject(v)) {
+    const entries = Object.entries(v).map(([k, x]) => [k, encode(x, marks)]);
+    return kind === 'map' ? { '#map': entries } : Object.fromEntries(entries);
+  }
   // ITF has no null: a model's view must name an absent value (say, "none").
   throw new TypeError(`not plain data for ITF: ${v === null ? 'null' : typeof v}`);
 }
 
-/** A state as a trace records it: the model's view (or the state), in ITF form. */
-export function stateView<S>(model: Model<S, unknown>, s: S): Readonly<Record<string, unknown>> {
+/** A value of a view in ITF, as trace files hold it. */
+export function toItfValue(v: unknown): unknown {
+  return encode(v, true);
+}
+
+/** The model's view of `s` (or `s` itself), an object of variables. */
+function viewOf<S>(model: Model<S, unknown>, s: S): Readonly<Record<string, unknown>> {
   const view = model.view === undefined ? s : model.view(s);
   if (!isPlainObject(view)) throw new TypeError('a state (or its view) must be an object of variables');
-  return toItfValue(view) as Record<string, unknown>;
+  return view;
+}
+
+/** A state as reports, the explorer and replay read it: its view with sets as lists and maps as records. */
+export function stateView<S>(model: Model<S, unknown>, s: S): Readonly<Record<string, unknown>> {
+  return encode(viewOf(model, s), false) as Record<string, unknown>;
 }
 
 /** A trace, or a lasso whose `loop`, goal, trigger and closing action go into the ITF file. */
@@ -62,7 +83,7 @@ export function toItf<S>(model: Model<S, unknown>, trace: Trace | Lasso, meta: T
   const lasso = 'loop' in trace ? { goal: trace.goal, trigger: trace.trigger, ...(trace.loopAction === undefined ? {} : { loopAction: trace.loopAction }) } : {};
   const states = trace.states.map((s, i) => {
     const stateMeta = i === 0 ? { index: 0 } : { index: i, action: trace.actions[i - 1] };
-    return { '#meta': stateMeta, ...stateView(model, s as S) };
+    return { '#meta': stateMeta, ...(toItfValue(viewOf(model, s as S)) as Record<string, unknown>) };
   });
   return {
     '#meta': {
@@ -71,7 +92,7 @@ export function toItf<S>(model: Model<S, unknown>, trace: Trace | Lasso, meta: T
       ...meta,
       ...lasso,
     },
-    vars: Object.keys(stateView(model, trace.states[0] as S)),
+    vars: Object.keys(viewOf(model, trace.states[0] as S)),
     states,
     ...('loop' in trace ? { loop: trace.loop } : {}),
   };

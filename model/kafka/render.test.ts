@@ -1,7 +1,7 @@
 // The Kafka renderer explains the counterexample of every property's mutant in Kafka's terms.
 import { describe, expect, it } from 'vitest';
 import { bfs } from '../../checker/engine/bfs.ts';
-import { toItfValue } from '../../checker/engine/trace.ts';
+import { stateView } from '../../checker/engine/trace.ts';
 import { loadSpecFile, parseSpec } from '../../specs/load.ts';
 import { mutantCases } from './mutants.ts';
 import { kafkaRenderer } from './render.ts';
@@ -12,7 +12,7 @@ describe('Kafka explanations', () => {
     const spec = parseSpec(c.spec, { ...written.entry.withMutant!(written.raw, c.mutant), properties: [c.property] }, '');
     const model = spec.entry.build(spec.params, spec.properties);
     const { trace } = bfs(model, { deadlockAllowed: true }).violation!;
-    const states = trace.states.map((s) => toItfValue(model.view!(s)) as Record<string, unknown>);
+    const states = trace.states.map((s) => stateView(model, s));
     const explanation = kafkaRenderer.explain(c.property, states, trace.actions);
     expect(explanation?.text).toMatch(/offset|epoch|record|__transaction_state/);
     expect(explanation?.over.length).toBeGreaterThan(0);

@@ -1,5 +1,6 @@
 // The readable form of a state, for traces and reports: Kafka's names instead of enum numbers,
 // partition lists instead of bitmasks, node names instead of node numbers, derived HW and LSO.
+import { asMap, asSet } from '../../checker/engine/model.ts';
 import type { KafkaConfig } from './config.ts';
 import { nodeName, producerName } from './next.ts';
 import { highWatermark, lastStableOffset } from './partition.ts';
@@ -159,6 +160,15 @@ export function partitionName(cfg: KafkaConfig, p: number): string {
   return p === cfg.partitions ? '__consumer_offsets' : `p${p}`;
 }
 
+/**
+ * A set of partitions (a bitmask) by name, written to traces as a set, as Kafka keeps them:
+ * TransactionManager's partitionsInTransaction and newPartitionsInTransaction (Set, 3.9),
+ * TransactionMetadata.topicPartitions and TxnTransitMetadata's (mutable and immutable Set, 3.9).
+ */
+function partitionSet(cfg: KafkaConfig, mask: number): string[] {
+  return asSet(bits(mask).map((q) => partitionName(cfg, q)));
+}
+
 function stateName(state: number): string {
   return state === NO_STATE ? 'none' : txnStateName[state]!;
 }
@@ -166,8 +176,8 @@ function stateName(state: number): string {
 /** AddPartitionsToTxn and AddOffsetsToTxn carry a set of partitions; the others one partition. */
 function messagePartitions(cfg: KafkaConfig, m: Message): string[] {
   const isSet = m.api === Api.AddPartitionsToTxn || m.api === Api.AddOffsetsToTxn;
-  if (isSet) return bits(m.partitions).map((q) => partitionName(cfg, q));
-  return m.api === Api.Produce || m.api === Api.WriteTxnMarkers || m.api === Api.TxnOffsetCommit ? [partitionName(cfg, m.partitions)] : [];
+  if (isSet) return partitionSet(cfg, m.partitions);
+  return asSet(m.api === Api.Produce || m.api === Api.WriteTxnMarkers || m.api === Api.TxnOffsetCommit ? [partitionName(cfg, m.partitions)] : []);
 }
 
 function messageView(cfg: KafkaConfig, m: Message): MessageView {
@@ -212,8 +222,8 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
       epoch: p.epoch,
       epochBumpRequired: p.bumpRequired,
       transactionStarted: p.txnStarted,
-      partitionsInTransaction: bits(p.added).map((q) => partitionName(cfg, q)),
-      newPartitionsInTransaction: bits(p.pendingAdd).map((q) => partitionName(cfg, q)),
+      partitionsInTransaction: partitionSet(cfg, p.added),
+      newPartitionsInTransaction: partitionSet(cfg, p.pendingAdd),
       inFlightRequest: p.request === null ? 'none' : apiName[p.request.api]!,
       nextSequence: p.nextSeq,
       batches: p.batches.map((b) => ({ partition: partitionName(cfg, b.partition), sequence: b.seq, status: batchStatusName[b.status]!, value: b.value })),
@@ -238,7 +248,7 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
               lastProducerEpoch: md.lastEpoch,
               state: stateName(md.state),
               pendingState: stateName(md.pendingState),
-              partitions: bits(md.partitions).map((q) => partitionName(cfg, q)),
+              partitions: partitionSet(cfg, md.partitions),
               clientTransaction: clientTxnName(cfg, md.ghostTxn),
               ...(async ? { hasFailedEpochFence: md.hasFailedEpochFence } : {}),
               ...(rotates ? { previousProducerId: md.prevPid, nextProducerId: md.nextPid } : {}),
@@ -253,7 +263,7 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
               producerId: r.pid,
               producerEpoch: r.epoch,
               state: stateName(r.state),
-              partitions: bits(r.partitions).map((q) => partitionName(cfg, q)),
+              partitions: partitionSet(cfg, r.partitions),
               previousState: stateName(r.ghostPrevState),
               ...(rotates ? { previousProducerId: r.prevPid, nextProducerId: r.nextPid } : {}),
               ...(cfg.rules.persistLastEpoch ? { lastProducerEpoch: r.lastEpoch } : {}),
@@ -307,7 +317,7 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
   };
   if (s.group !== null) view.group = { generation: s.group.generation };
   if (cfg.faults.markerTimeouts > 0) {
-    view.coordinator.markerConnections = Object.fromEntries(s.coordinator.markerConns.map((c, q) => [nodeName(cfg, LEADER_BASE + q), c]));
+    view.coordinator.markerConnections = asMap(Object.fromEntries(s.coordinator.markerConns.map((c, q) => [nodeName(cfg, LEADER_BASE + q), c])));
   }
   if (async) {
     view.coordinator.pendingAppends = s.coordinator.appends.map((a) => ({
@@ -315,7 +325,7 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
       state: stateName(a.transit.state),
       producerId: a.transit.pid,
       producerEpoch: a.transit.epoch,
-      partitions: bits(a.transit.partitions).map((q) => partitionName(cfg, q)),
+      partitions: partitionSet(cfg, a.transit.partitions),
       epochFence: a.epochFence,
       answers: a.request === null ? 'none' : `${nodeName(cfg, a.from)} (${apiName[a.request.api]})`,
     }));

@@ -5,7 +5,7 @@
 // The state is four small integers (sets of RMs as bit sets, rmState two bits per RM): cheap to
 // copy, hash and compare, which makes this model the engine's speed yardstick. `view` gives the
 // TLA+ names back for traces.
-import type { Model, Property } from '../../checker/engine/model.ts';
+import { type Model, type Property, asMap, asSet } from '../../checker/engine/model.ts';
 
 export const RmState = { Working: 0, Prepared: 1, Committed: 2, Aborted: 3 } as const;
 export const TmState = { Init: 0, Committed: 1, Aborted: 2 } as const;
@@ -185,11 +185,12 @@ export function twoPhaseModel(
     view: (s) => {
       const rms = Array.from({ length: n }, (_, rm) => rm);
       const prepared = rms.filter((rm) => has(s.msgs, Msg.prepared(rm))).map((rm) => ({ type: 'Prepared', rm: rmName(rm) }));
+      // TwoPhase.tla: rmState is a function of RM, tmPrepared and msgs are sets.
       return {
-        rmState: Object.fromEntries(rms.map((rm) => [rmName(rm), rmStateNames[rmStateOf(s, rm)]])),
+        rmState: asMap(Object.fromEntries(rms.map((rm) => [rmName(rm), rmStateNames[rmStateOf(s, rm)]]))),
         tmState: tmStateNames[s.tmState] ?? s.tmState,
-        tmPrepared: rms.filter((rm) => has(s.tmPrepared, 1 << rm)).map(rmName),
-        msgs: [...(has(s.msgs, Msg.Commit) ? [{ type: 'Commit' }] : []), ...(has(s.msgs, Msg.Abort) ? [{ type: 'Abort' }] : []), ...prepared],
+        tmPrepared: asSet(rms.filter((rm) => has(s.tmPrepared, 1 << rm)).map(rmName)),
+        msgs: asSet([...(has(s.msgs, Msg.Commit) ? [{ type: 'Commit' }] : []), ...(has(s.msgs, Msg.Abort) ? [{ type: 'Abort' }] : []), ...prepared]),
       };
     },
   };

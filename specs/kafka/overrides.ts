@@ -1,8 +1,9 @@
 // Loading a user-defined variant: a TypeScript (or JavaScript) file that exports `overrides`,
 // handlers by Kafka API name that replace the defaults. Every problem is one InputError line.
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { require as loadTs } from 'tsx/cjs/api';
+import { createRequire } from 'node:module';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type RequestApi, type RequestHandler, type RequestHandlers, requestApis } from '../../model/kafka/config.ts';
 import { defaultHandlers } from '../../model/kafka/handlers.ts';
 import { type Fields, InputError } from '../../checker/engine/input.ts';
@@ -13,6 +14,24 @@ function firstLine(e: unknown): string {
   return lines.find((line) => /:\d+:\d+: /.test(line)) ?? lines[0]!;
 }
 
+const require = createRequire(import.meta.url);
+
+/**
+ * A JavaScript variant loads with Node alone (an ES module through require, Node 20.19 on). A
+ * TypeScript one needs tsx, a development dependency that an installed txcheck lacks: it is
+ * looked for beside txcheck, then in the working directory, only when such a file is named.
+ */
+function loadVariant(absolute: string): unknown {
+  if (!/\.[cm]?ts$/.test(absolute)) return require(absolute);
+  let tsx: string;
+  try {
+    tsx = require.resolve('tsx/cjs/api', { paths: [dirname(fileURLToPath(import.meta.url)), process.cwd()] });
+  } catch {
+    throw new Error('a TypeScript variant file needs tsx (npm install tsx), or write the variant in JavaScript (.js, .mjs)');
+  }
+  return (require(tsx) as typeof import('tsx/cjs/api')).require(absolute, import.meta.url);
+}
+
 /** Reads the file named by `fields`' field `name` (a path relative to the working directory). */
 export function loadOverrides(fields: Fields, name: string): RequestHandlers {
   const path = fields.string(name);
@@ -21,7 +40,7 @@ export function loadOverrides(fields: Fields, name: string): RequestHandlers {
   if (!existsSync(absolute)) throw new InputError(fields.file, field, 'the path of a variant file (relative to the working directory)', JSON.stringify(path));
   let module: Record<string, unknown>;
   try {
-    module = loadTs(absolute, import.meta.url) as Record<string, unknown>;
+    module = loadVariant(absolute) as Record<string, unknown>;
   } catch (e) {
     throw new InputError(fields.file, field, `a variant file that loads`, `${path}: ${firstLine(e)}`);
   }

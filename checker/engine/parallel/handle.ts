@@ -1,5 +1,5 @@
-// A worker thread started on a TypeScript module (through start.mjs), with promise-based
-// requests; and, inside the worker, the loop that answers them.
+// A worker thread started on one of the engine's modules, with promise-based requests; and,
+// inside the worker, the loop that answers them.
 import { Worker, parentPort } from 'node:worker_threads';
 import { InputError } from '../input.ts';
 
@@ -44,16 +44,21 @@ export function answerRequests<R>(answer: (request: R) => Reply | Promise<Reply>
   });
 }
 
+/** True when this runs as the build's JavaScript (dist/), where every `.ts` module is a `.js` file. */
+const built = import.meta.url.endsWith('.js');
+/** From the sources, a worker first lets tsx hook it (Node 20 loads no TypeScript by itself). */
 const start = new URL('./start.mjs', import.meta.url);
 
-/** A worker thread running the TypeScript module `entry`, answering one request at a time. */
+/** A worker thread running the module `entry` (named by its source, `.ts`), answering one request at a time. */
 export class WorkerHandle {
   private readonly worker: Worker;
   private pending: { resolve: (v: unknown) => void; reject: (e: unknown) => void } | undefined;
   private failure: unknown;
 
   constructor(entry: URL, setup: unknown) {
-    this.worker = new Worker(start, { argv: [entry.href], workerData: setup });
+    this.worker = built
+      ? new Worker(new URL(entry.href.replace(/\.ts$/, '.js')), { workerData: setup })
+      : new Worker(start, { argv: [entry.href], workerData: setup });
     this.worker.on('message', (m) => this.settle((p) => (isFailure(m) ? p.reject(rebuild(m)) : p.resolve(m))));
     this.worker.on('error', (e) => this.fail(e));
     this.worker.on('exit', (code) => this.fail(new Error(`parallel search: a worker exited with code ${code}`)));

@@ -1,0 +1,92 @@
+// The package as a user gets it: `npm pack` (which builds dist/), installed from the tarball into
+// an empty folder, where `npx txcheck` runs on plain Node, without tsx or any development tool.
+import { type SpawnSyncReturns, execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'txcheck-package-'));
+const app = join(dir, 'app');
+const installed = 'node_modules/txcheck';
+// npm run passes its own settings (the project's prefix among them) to its children in npm_* variables.
+const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
+
+function npm(args: readonly string[], cwd: string): string {
+  return execFileSync('npm', args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function txcheck(...args: string[]): SpawnSyncReturns<string> {
+  return spawnSync('npx', ['--offline', 'txcheck', ...args], { cwd: app, env, encoding: 'utf8' });
+}
+
+let packed: string[] = [];
+
+beforeAll(() => {
+  const [pack] = JSON.parse(npm(['pack', '--json', '--pack-destination', dir], root)) as [{ filename: string; files: { path: string }[] }];
+  packed = pack.files.map((f) => f.path);
+  mkdirSync(app);
+  writeFileSync(join(app, 'package.json'), '{ "private": true }\n');
+  npm(['install', '--prefer-offline', '--no-audit', '--no-fund', join(dir, pack.filename)], app);
+}, 120_000);
+
+describe('the installed package', () => {
+  it('holds the build, the specs and the traces, and no sources or tests', () => {
+    expect(packed).toEqual(expect.arrayContaining(['checker/bin.mjs', 'dist/checker/cli.js', 'dist/checker/engine/parallel/worker.js', 'specs/kafka/commit-abort.json', 'traces/kafka-3.5-hanging-transaction.itf.json']));
+    expect(packed.filter((f) => f.endsWith('.ts') || f.includes('.test.'))).toEqual([]);
+    expect(existsSync(join(app, 'node_modules/tsx'))).toBe(false);
+  });
+
+  it('npx txcheck --help lists every command', () => {
+    const help = txcheck('--help');
+    expect(help.status).toBe(0);
+    for (const command of ['check', 'replay', 'show', 'report', 'shrink', 'compare', 'mutants', 'explore', 'list']) expect(help.stdout).toContain(`txcheck ${command} `);
+  });
+
+  it('checks a shipped spec on worker threads with the reviewed count', () => {
+    const spec = 'specs/kafka/commit-abort.json';
+    const generation = (JSON.parse(readFileSync(join(root, spec), 'utf8')) as { variant: string }).variant;
+    const expected = (JSON.parse(readFileSync(join(root, 'specs/counts.json'), 'utf8')) as Record<string, Record<string, { distinctStates: number }>>)[spec]![generation]!;
+    const run = txcheck('check', join(installed, spec), '--workers', '2', '--json');
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'ok', distinctStates: expected.distinctStates, workers: 2 });
+  });
+
+  it('finds a shipped violation by random walks on workers, and the trace replays', () => {
+    const run = txcheck('check', join(installed, 'specs/two-phase/tp3-commit-early-random.json'), '--workers', '2', '-o', 'early.itf.json');
+    expect(run.status).toBe(1);
+    expect(run.stdout).toContain('Result: violation. TCConsistent');
+    expect(run.stdout).toContain('replay it with: npx txcheck replay early.itf.json');
+    const replay = txcheck('replay', 'early.itf.json');
+    expect(replay.stdout).toContain('Reproduced');
+    expect(replay.status).toBe(0);
+  });
+
+  it('loads a JavaScript variant file with Node alone, and says a TypeScript one needs tsx', () => {
+    // The lenient-produce example (specs/kafka/examples/lenient-produce.ts) in JavaScript, on the build's helpers.
+    const lenient = `import { producerEntry } from 'txcheck/dist/model/kafka/partition.js';
+import { NO_OFFSET } from 'txcheck/dist/model/kafka/state.js';
+export const overrides = {
+  Produce: (ctx, s, connection, req) => {
+    const entry = producerEntry(s.partitions[req.partitions], req.pid);
+    const idle = entry !== undefined && entry.txnFirstOffset === NO_OFFSET && req.epoch < entry.epoch;
+    return ctx.base.Produce(ctx, s, connection, idle ? { ...req, epoch: entry.epoch } : req);
+  },
+};
+`;
+    const example = JSON.parse(readFileSync(join(app, installed, 'specs/kafka/examples/lenient-produce.json'), 'utf8')) as { variant: object; expect: string };
+    const variant = (file: string): string => {
+      writeFileSync(join(app, file), lenient);
+      writeFileSync(join(app, `${file}.json`), JSON.stringify({ ...example, variant: { ...example.variant, overrides: file } }));
+      return `${file}.json`;
+    };
+    const js = txcheck('check', variant('lenient.mjs'), '--workers', '1', '--json');
+    expect(js.status).toBe(1);
+    expect(JSON.parse(js.stdout).violation.property).toBe(example.expect);
+    const ts = txcheck('check', variant('lenient.ts'), '--workers', '1');
+    expect(ts.status).toBe(2);
+    expect(ts.stderr).toMatch(/^lenient\.ts\.json: variant\.overrides: expected a variant file that loads, got lenient\.ts: a TypeScript variant file needs tsx .*\n$/);
+  });
+});
