@@ -17,6 +17,7 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
   tv2SequenceZero: 'KAFKA-18202 (4.1, release uncertain): a transaction-version-2 batch verified with no batch of its producer at the leader must start at sequence 0',
   earlyEpochCheck: 'KAFKA-18042 (4.1, release uncertain): a leader refuses a batch of an epoch below its producer\'s before verifying it, so no verification entry is made',
   rememberFailedFence: 'KAFKA-9666 (2.6): a fence whose PrepareAbort append failed is remembered (hasFailedEpochFence), so a retried InitProducerId or timeout abort does not bump the epoch again',
+  markerTimestamp: 'KAFKA-9144 (2.5, as in 0.11.0): a transaction marker refreshes the producer\'s idle time at the leader; from 1.0 to 2.4.0 an entry left with no batch at its epoch expired at the next check',
   mutantNoCoordinatorEpochCheck: 'mutant: AddPartitionsToTxn and EndTxn accept any producer epoch',
   mutantReadPastLso: 'mutant: read_committed fetches up to the high watermark',
   mutantNoDedup: 'mutant: the partition leader forgets sequence de-duplication',
@@ -41,7 +42,7 @@ const noMutants = {
 } as const;
 
 // Each generation is the one before it plus the rules its release added.
-const kafka011: Rules = { kip360: false, kip588: false, timeoutFence: false, kip447: false, verification: false, verifyOffsetCommit: false, transactionAbortable: false, tv2: false, pendingCheckFirst: false, strictMarkerEpoch: false, tv2SequenceZero: false, earlyEpochCheck: false, rememberFailedFence: false, ...noMutants };
+const kafka011: Rules = { kip360: false, kip588: false, timeoutFence: false, kip447: false, verification: false, verifyOffsetCommit: false, transactionAbortable: false, tv2: false, pendingCheckFirst: false, strictMarkerEpoch: false, tv2SequenceZero: false, earlyEpochCheck: false, rememberFailedFence: false, markerTimestamp: true, ...noMutants };
 const kafka35: Rules = { ...kafka011, kip360: true, kip588: true, timeoutFence: true, kip447: true, rememberFailedFence: true };
 const kafka36: Rules = { ...kafka35, verification: true };
 const kafka38: Rules = { ...kafka36, verifyOffsetCommit: true, transactionAbortable: true };
