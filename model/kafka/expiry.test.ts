@@ -3,11 +3,15 @@
 // happen, what the old producer id meets afterwards, and the client's reaction per generation.
 import { describe, expect, it } from 'vitest';
 import { compareVariants } from '../../checker/compare.ts';
+import { bfs } from '../../checker/engine/bfs.ts';
+import { toItfValue } from '../../checker/engine/trace.ts';
+import { loadSpecFile, parseSpec } from '../../specs/load.ts';
 import { P0 as P0_MASK, at } from './conformance/coordinator-support.ts';
 import { TC, type Bounds, answer, handle, initial, kafkaConfig, labels, leader, request, take, txn, withProducerEntry } from './conformance/harness.ts';
 import { produce } from './conformance/partition-support.ts';
 import type { KafkaConfig } from './config.ts';
 import { type State, Api, Err, NO_OFFSET, Tm, TxnState } from './state.ts';
+import { kafkaRenderer } from './render.ts';
 import { kafkaView } from './view.ts';
 
 /** One producer, one partition, two transactions of one record, with the given fault budgets. */
@@ -105,6 +109,18 @@ describe('transactional.id expiry', () => {
     expect(txn(s, 0)).toMatchObject({ pid: 1, epoch: 0, state: TxnState.Empty });
   });
 
+  it('kafka-3.5: an older instance that meets the expiry comes back with a new producer id and fences the newer one', () => {
+    const c = config('kafka-3.5', { transactionalIdExpiries: 1 }, { instancesPerId: 2, transactionsPerInstance: 1 });
+    const initNewer = ['P0.1: initTransactions', 'deliver P0.1→TC: InitProducerId', 'deliver TC→P0.1: InitProducerId response'];
+    let s = run(c, initial(c), [...init, ...initNewer, 'TC: transactionalIdExpiry(t0)']);
+    expect(s.history.map((h) => h.expired)).toEqual([true, true]);
+    s = run(c, s, [...addP0, 'P0.0: abortTransaction', 'P0.0: sendTxnRequest', 'P0.0: sendTxnRequest', 'deliver P0.0→TC: InitProducerId', 'deliver TC→P0.0: InitProducerId response']);
+    expect(s.producers[0]).toMatchObject({ tm: Tm.READY, pid: 1, epoch: 0 });
+    const addNewer = ['P0.1: beginTransaction', 'P0.1: send(p0)', 'P0.1: sendTxnRequest', 'deliver P0.1→TC: AddPartitionsToTxn', 'deliver TC→P0.1: AddPartitionsToTxn response'];
+    s = run(c, s, [...addNewer, 'P0.1: abortTransaction', 'P0.1: sendTxnRequest', 'P0.1: sendTxnRequest', 'deliver P0.1→TC: InitProducerId', 'deliver TC→P0.1: InitProducerId response']);
+    expect(s.producers[1]!.tm).toBe(Tm.FATAL_ERROR);
+  });
+
   it('kafka-3.5: an EndTxn answered INVALID_PRODUCER_ID_MAPPING while aborting with a bump due goes on to InitProducerId', () => {
     // A commit whose EndTxn answer is late: the request times out, the id expires, the retry meets no metadata.
     const c = config('kafka-3.5', { transactionalIdExpiries: 1, requestTimeouts: 1 }, { transactionsPerInstance: 1 });
@@ -171,5 +187,29 @@ describe('producer state expiry', () => {
     expect(verdicts.map((r) => r.properties.Idempotence!.status)).toEqual(['violated', 'holds']);
     const withoutExpiry = compareVariants('expiry', { ...spec, faults: { ...spec.faults, producerStateExpiries: 0 } }, ['kafka-3.5'], {});
     expect(withoutExpiry[0]!.properties.Idempotence!.status).toBe('holds');
+  });
+});
+
+describe('expiry in a counterexample', () => {
+  /** The steps of the shipped spec's counterexample as the renderer tells them. */
+  function told(file: string) {
+    const written = loadSpecFile(file);
+    const spec = parseSpec(file, written.raw, '');
+    const model = spec.entry.build(spec.params, spec.properties);
+    const { trace } = bfs(model, { deadlockAllowed: true }).violation!;
+    return kafkaRenderer.steps(trace.states.map((st) => toItfValue(model.view!(st)) as Record<string, unknown>), trace.actions);
+  }
+
+  it('shows the transactional.id expiry as a fault of the coordinator, with its tombstone', () => {
+    const step = told('specs/kafka/transactional-id-expiry.json').find((m) => m.action.includes('transactional.id.expiration.ms'))!;
+    expect(step).toMatchObject({ actor: 'TC', action: 't0 expired (transactional.id.expiration.ms): tombstone written, metadata removed' });
+    expect(step.changes).toEqual(expect.arrayContaining(['__transaction_state: t0 tombstone', 'P0.0/T0: its producer id expired at the coordinator']));
+    expect(step.events).toMatchObject([{ kind: 'note', over: 'TC', fault: true }]);
+  });
+
+  it('shows the producer state expiry as a fault of the leader, with the entry it drops', () => {
+    const step = told('specs/kafka/producer-state-expiry.json').find((m) => m.action.includes('producer.id.expiration.ms'))!;
+    expect(step).toMatchObject({ actor: 'L0', action: 'producer state of pid 0 expired (producer.id.expiration.ms)', changes: ['p0: producer state of pid 0 dropped'] });
+    expect(step.events).toMatchObject([{ kind: 'note', over: 'L0', fault: true }]);
   });
 });
