@@ -73,6 +73,12 @@ export interface Rules {
    * instead of failing; before, the fence's abort leaves the producer at the maximum epoch.
    */
   readonly fenceRotatesProducerId: boolean;
+  /**
+   * KAFKA-9144 (2.5; 0.11.0 did the same): a transaction marker sets the producer's lastTimestamp
+   * at the leader. From 1.0 to 2.4.0 only data batches did, so an entry whose epoch holds no batch
+   * had no timestamp and expired at the next check.
+   */
+  readonly markerTimestamp: boolean;
   /** Mutant: the coordinator skips the producer-epoch check on AddPartitionsToTxn and EndTxn. */
   readonly mutantNoCoordinatorEpochCheck: boolean;
   /** Mutant: read_committed fetches up to the high watermark instead of the LSO. */

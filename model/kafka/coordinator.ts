@@ -8,7 +8,7 @@
 // meet the pending state. pendingState is also set for the marker phase (PrepareX with
 // pendingState CompleteX).
 import type { KafkaConfig, Rules } from './config.ts';
-import { noteEpochGrant, noteExcuse, noteTxn } from './ghost.ts';
+import { noteEpochGrant, noteExcuse, noteExpiry, noteTxn } from './ghost.ts';
 import { type Connection, hasMessage, reply, request, response, send } from './network.ts';
 import {
   type Coordinator,
@@ -483,6 +483,31 @@ export function transactionTimeout(cfg: KafkaConfig, s: State, txnId: number): S
   const excused = noteExcuse(s, txnId, Excuse.TransactionTimedOut);
   if (cfg.rules.timeoutFence) return fenceProducerEpoch(cfg, excused, txnId, md, null, null);
   return appendTransactionToLog(cfg, excused, txnId, md, prepareAbortOrCommit(md, false, md.epoch, md.lastEpoch), false, null, null, null);
+}
+
+/**
+ * transactional.id.expiration.ms: an id in Empty, CompleteCommit or CompleteAbort with no pending
+ * transition may be removed (TransactionStateManager.removeExpiredTransactionalIds and shouldExpire,
+ * TransactionStateManager.scala@3.9; @0.11.0 selected by state alone, and prepareDead refused a
+ * pending transition). Model time is not explicit: the id has been idle long enough once nothing
+ * for it is still on its way to the coordinator.
+ */
+export function canExpireTransactionalId(s: State, txnId: number): boolean {
+  const md = s.coordinator.metadata[txnId] ?? null;
+  if (md === null || md.pendingState !== NO_STATE || (md.state !== TxnState.Empty && !isComplete(md.state))) return false;
+  return !hasMessage(s.network, (ch, m) => ch.to === TC_NODE && !m.response && m.txnId === txnId);
+}
+
+/**
+ * prepareDead, the tombstone append and the removal from the cache as one step (a tombstone that
+ * fails to append leaves the metadata as it was). The compacted log keeps only the tombstone, so a
+ * failover does not bring the id back; requests with the old producer id meet no metadata, and the
+ * next InitProducerId creates it afresh with a new producer id (handleInitProducerId).
+ */
+export function transactionalIdExpiry(cfg: KafkaConfig, s: State, txnId: number): State {
+  const c = s.coordinator;
+  const removed: State = { ...s, coordinator: { ...c, metadata: setAt(c.metadata, txnId, null), log: setAt(c.log, txnId, null) } };
+  return noteExcuse(noteExpiry(cfg, removed, txnId, c.metadata[txnId]!.pid), txnId, Excuse.TransactionalIdExpired);
 }
 
 /**

@@ -40,6 +40,26 @@ describe('generations', () => {
     });
   });
 
+  it('a commit retried after its transactional.id expired is reported aborted by a KIP-360 client, until INVALID_PRODUCER_ID_MAPPING is fatal (KAFKA-18019, 4.0)', () => {
+    expect(statusOf('specs/kafka/transactional-id-expiry.json', 'ReadCommittedIsolation', ['kafka-0.11', 'kafka-3.5', 'kafka-3.6', 'kafka-3.8', 'kafka-4.0', 'kafka-latest'])).toEqual({
+      'kafka-0.11': 'holds',
+      'kafka-3.5': 'violated',
+      'kafka-3.6': 'violated',
+      'kafka-3.8': 'violated',
+      'kafka-4.0': 'holds',
+      'kafka-latest': 'holds',
+    });
+  });
+
+  it('a leader that forgot an expired producer accepts its fenced epoch until partition verification (3.6)', () => {
+    expect(statusOf('specs/kafka/producer-state-expiry.json', 'NoHangingTransaction', ['kafka-3.5', 'kafka-3.6', 'kafka-4.0', 'kafka-latest'])).toEqual({
+      'kafka-3.5': 'violated',
+      'kafka-3.6': 'holds',
+      'kafka-4.0': 'holds',
+      'kafka-latest': 'holds',
+    });
+  });
+
   it('a transaction-timeout abort without an epoch bump hangs a partition (before KAFKA-6119)', () => {
     expect(statusOf('specs/kafka/transaction-timeout.json', 'NoHangingTransaction', ['kafka-0.11', 'kafka-3.5'])).toEqual({
       'kafka-0.11': 'violated',

@@ -1,7 +1,8 @@
 // Ghost history: what happened at the level of the application's transactions. Properties read
 // it; protocol handlers only write it, through these functions, and never branch on it.
 import { type KafkaConfig, clientTxnIndex } from './config.ts';
-import { type ClientTxnHistory, type State, Excuse, Instance } from './state.ts';
+import { hasMessage } from './network.ts';
+import { type ClientTxnHistory, type State, Api, Excuse, Instance, Told } from './state.ts';
 import { setAt } from './util.ts';
 
 export function noteTxn(s: State, txn: number, change: Partial<ClientTxnHistory>): State {
@@ -43,4 +44,21 @@ export function noteExcuse(s: State, txnId: number, excuse: Excuse, except = -1)
     producers = setAt(producers, j, { ...p, ghostExcuses: p.ghostExcuses | excuse });
   });
   return producers === s.producers ? s : { ...s, producers };
+}
+
+/**
+ * The coordinator expired transactional.id `txnId`, whose producer id was `pid`. Each running
+ * instance that holds that producer id, or is being granted it, meets the expiry in its open
+ * transaction, or in its next one when it has none open.
+ */
+export function noteExpiry(cfg: KafkaConfig, s: State, txnId: number, pid: number): State {
+  const granted = (i: number): boolean => hasMessage(s.network, (ch, m) => ch.to === i && m.response && m.api === Api.InitProducerId && m.pid === pid);
+  let next = s;
+  s.producers.forEach((p, i) => {
+    if (p.txnId !== txnId || p.status !== Instance.Running || (p.pid !== pid && !granted(i))) return;
+    const open = p.txnsBegun > 0 && s.history[clientTxnIndex(cfg, i, p.txnsBegun - 1)]!.told === Told.Nothing;
+    const k = open ? p.txnsBegun - 1 : p.txnsBegun;
+    if (k < cfg.transactionsPerInstance) next = noteTxn(next, clientTxnIndex(cfg, i, k), { expired: true });
+  });
+  return next;
 }

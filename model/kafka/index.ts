@@ -39,6 +39,7 @@ export function initialState(cfg: KafkaConfig): State {
       recordsSent: 0,
       prepared: false,
       fenced: false,
+      expired: false,
     })),
   };
 }

@@ -36,6 +36,8 @@ export const ActionKind = {
   completeAppend: 21,
   failAppend: 22,
   markerTimeout: 23,
+  transactionalIdExpiry: 24,
+  producerStateExpiry: 25,
 } as const;
 export type ActionKind = (typeof ActionKind)[keyof typeof ActionKind];
 export const actionKindNames: readonly string[] = Object.keys(ActionKind);
@@ -94,6 +96,12 @@ export function enabledActions(cfg: KafkaConfig, s: State): Action[] {
   }
   if (s.faults.markerTimeouts > 0) {
     for (let q = 0; q < s.partitions.length; q++) if (coordinator.canTimeOutTxnMarker(s, q)) out.push(act(ActionKind.markerTimeout, 0, q));
+  }
+  if (s.faults.transactionalIdExpiries > 0) {
+    for (let t = 0; t < cfg.transactionalIds; t++) if (coordinator.canExpireTransactionalId(s, t)) out.push(act(ActionKind.transactionalIdExpiry, t));
+  }
+  if (s.faults.producerStateExpiries > 0) {
+    for (let q = 0; q < s.partitions.length; q++) for (const pid of partition.expirableProducerIds(rules, s, q)) out.push(act(ActionKind.producerStateExpiry, q, pid));
   }
   for (let t = 0; t < cfg.transactionalIds; t++) {
     for (let q = 0; q < P; q++) if (coordinator.canRetryTxnMarker(s, t, q)) out.push(act(ActionKind.resendTxnMarker, t, q));
@@ -186,6 +194,10 @@ export function step(cfg: KafkaConfig, s: State, a: Action): State {
       return coordinator.failAppend(rules, spend(s, 'appendFailures'), a.actor);
     case ActionKind.markerTimeout:
       return coordinator.txnMarkerTimeout(spend(s, 'markerTimeouts'), a.target);
+    case ActionKind.transactionalIdExpiry:
+      return coordinator.transactionalIdExpiry(cfg, spend(s, 'transactionalIdExpiries'), a.actor);
+    case ActionKind.producerStateExpiry:
+      return partition.producerStateExpiry(rules, spend(s, 'producerStateExpiries'), a.actor, a.target);
   }
 }
 
@@ -254,5 +266,9 @@ export function actionLabel(cfg: KafkaConfig, a: Action): string {
       return `C${a.actor}: fetch(p${a.target})`;
     case ActionKind.verificationTimeout:
       return `${nodeName(cfg, LEADER_BASE + a.actor)}: verificationTimeout(attempt ${a.target}, seq ${a.conn})`;
+    case ActionKind.transactionalIdExpiry:
+      return `TC: transactionalIdExpiry(t${a.actor})`;
+    case ActionKind.producerStateExpiry:
+      return `${nodeName(cfg, LEADER_BASE + a.actor)}: producerStateExpiry(pid ${a.target})`;
   }
 }

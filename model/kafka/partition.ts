@@ -339,3 +339,44 @@ export function batchOutcome(p: Partition, offset: number): Outcome {
   }
   return Outcome.Open;
 }
+
+// ---- producer.id.expiration.ms ------------------------------------------------------------------
+//
+// ProducerStateManager.removeExpiredProducers (ProducerStateManager.java@3.9, .scala@0.11.0): an
+// entry with no ongoing transaction expires producer.id.expiration.ms after its lastTimestamp, and
+// a verification entry that long after it was made, whatever happened since. Model time is not
+// explicit: that long has passed once nothing of the producer id is still on its way to the leader
+// or held there (Kafka advises an expiration no shorter than delivery.timeout.ms). Before
+// KAFKA-9144 (1.0 to 2.4.0) an entry whose epoch holds no batch had no timestamp and went at the
+// next periodic check, with its requests still on the way.
+
+/** Nothing of producer id `pid` is on its way to partition p's leader or held there. */
+function quietAt(s: State, p: number, pid: number): boolean {
+  if (s.partitions[p]!.held.some((h) => h.request.pid === pid)) return false;
+  return !hasMessage(s.network, (ch, m) => ch.to === LEADER_BASE + p && !m.response && m.pid === pid);
+}
+
+function entryExpired(rules: Rules, s: State, p: number, e: ProducerEntry): boolean {
+  if (e.txnFirstOffset !== NO_OFFSET) return false;
+  return quietAt(s, p, e.pid) || (!rules.markerTimestamp && e.lastSeqs.length === 0);
+}
+
+/** The producer ids whose producer state or verification entry partition p's leader may drop, in order. */
+export function expirableProducerIds(rules: Rules, s: State, p: number): number[] {
+  const part = s.partitions[p]!;
+  const pids = new Set<number>();
+  for (const e of part.producers) if (entryExpired(rules, s, p, e)) pids.add(e.pid);
+  for (const v of part.verifications) if (quietAt(s, p, v.pid)) pids.add(v.pid);
+  return [...pids].sort((a, b) => a - b);
+}
+
+/** The leader drops what of producer id `pid` has expired: its entry, its verification entry, or both. */
+export function producerStateExpiry(rules: Rules, s: State, p: number, pid: number): State {
+  const part = s.partitions[p]!;
+  const next: Partition = {
+    ...part,
+    producers: part.producers.filter((e) => e.pid !== pid || !entryExpired(rules, s, p, e)),
+    verifications: quietAt(s, p, pid) ? part.verifications.filter((v) => v.pid !== pid) : part.verifications,
+  };
+  return { ...s, partitions: setAt(s.partitions, p, next) };
+}

@@ -374,10 +374,18 @@ function batchFailed(rules: Rules, p: Producer): Producer {
  * INVALID_PRODUCER_ID_MAPPING on AddPartitionsToTxn, AddOffsetsToTxn or EndTxn:
  * abortableErrorIfPossible (2.5+) requires a bump, even while completing, or is fatal without
  * KIP-360 (0.11.0 handlers: fatal); 4.0 makes it fatal (KAFKA-18019).
+ *
+ * While aborting, the error is the EndTxn's: beginAbort has cleared lastError, so
+ * beginCompletingTransaction's skip to InitProducerId never fires (KAFKA-10504) and the EndTxn is
+ * sent. When the abort began with a bump due, the InitProducerId queued behind the EndTxn goes
+ * next and the abort succeeds; otherwise abortTransaction fails and cannot be called again (no
+ * transition from ABORTING_TRANSACTION to itself), so the producer can only be closed
+ * (TransactionManager.java@3.9).
  */
 function invalidProducerIdMapping(cfg: KafkaConfig, rules: Rules, s: State, i: number): State {
   if (!rules.kip360 || rules.tv2) return fatal(cfg, s, i);
   const p = s.producers[i]!;
+  if (p.tm === Tm.ABORTING_TRANSACTION) return p.bumpRequired ? completeTransaction(cfg, s, i) : fatal(cfg, s, i);
   return put(s, i, transitionToAbortableError({ ...p, request: null, bumpRequired: true }));
 }
 

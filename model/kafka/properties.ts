@@ -186,20 +186,25 @@ const holdsGrant: ReadonlySet<number> = new Set([Tm.READY, Tm.IN_TRANSACTION, Tm
 // Under transaction version 2 an EndTxn at an exhausted epoch answers the producer id its
 // completion rotates to (nextProducerId) before the coordinator installs it, and the rotation may
 // complete before the answer arrives (the coordinator then keeps the id it left). An instance
-// another one has fenced may hold an id the coordinator has since rotated away from.
+// another one has fenced, or whose transactional.id expired, may hold an id the coordinator has
+// since replaced or forgotten.
 const producerIdAgreement: Property<State> = {
   name: 'ProducerIdAgreement',
   description: "a running producer that holds a producer id has the one its transactional.id has at the coordinator (or the one it rotates to next), at an epoch no higher than the coordinator's",
   holds(s) {
     for (const p of s.producers) {
       if (p.status !== Instance.Running || !holdsGrant.has(p.tm)) continue;
-      const md = s.coordinator.metadata[p.txnId];
-      if (md === null || md === undefined) return false;
+      const md = s.coordinator.metadata[p.txnId] ?? null;
+      // The coordinator forgot an expired transactional.id's producer id.
+      if (md === null) {
+        if ((p.ghostExcuses & Excuse.TransactionalIdExpired) === 0) return false;
+        continue;
+      }
       const current = md.pid === p.pid && p.epoch <= md.epoch;
       const next = md.nextPid === p.pid && p.epoch === 0;
       const answerOnTheWay = md.prevPid === p.pid && p.request?.api === Api.EndTxn;
-      const rotatedAway = md.pid !== p.pid && (p.ghostExcuses & Excuse.OtherInstance) !== 0;
-      if (!current && !next && !answerOnTheWay && !rotatedAway) return false;
+      const replaced = md.pid !== p.pid && (p.ghostExcuses & (Excuse.OtherInstance | Excuse.TransactionalIdExpired)) !== 0;
+      if (!current && !next && !answerOnTheWay && !replaced) return false;
     }
     return true;
   },

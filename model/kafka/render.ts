@@ -105,12 +105,14 @@ function changes(before: KafkaView, after: KafkaView): string[] {
     if (JSON.stringify(was) !== JSON.stringify(t)) out.push(`TC ${t.transactionalId}: ${txnText(was)} → ${txnText(t)}`);
   });
   tc.transactionLog.forEach((r, i) => {
+    if (before.coordinator.transactionLog[i]!.written && !r.written) out.push(`__transaction_state: ${r.transactionalId} tombstone`);
     if (JSON.stringify(before.coordinator.transactionLog[i]) === JSON.stringify(r) || !r.written) return;
     out.push(`__transaction_state: ${r.transactionalId} = ${r.state} pid ${r.producerId} epoch ${r.producerEpoch} [${r.partitions.join(', ')}]`);
   });
   after.partitions.forEach((part, i) => {
     const was = before.partitions[i]!;
     for (const e of part.log.slice(was.log.length)) out.push(`${part.name} offset ${e.offset}: ${entryText(e)}`);
+    for (const e of was.producers) if (!part.producers.some((q) => q.pid === e.pid)) out.push(`${part.name}: producer state of pid ${e.pid} dropped`);
     if (was.highWatermark !== part.highWatermark || was.lastStableOffset !== part.lastStableOffset) {
       out.push(`${part.name}: HW ${was.highWatermark} → ${part.highWatermark}, LSO ${was.lastStableOffset} → ${part.lastStableOffset}`);
     }
@@ -126,6 +128,7 @@ function changes(before: KafkaView, after: KafkaView): string[] {
     if (was.told !== h.told) out.push(`${h.clientTransaction}: the application is told ${h.told.toLowerCase()}`);
     if (!was.prepared && h.prepared) out.push(`${h.clientTransaction}: PrepareCommit written`);
     if (!was.fenced && h.fenced) out.push(`${h.clientTransaction}: fenced by a newer instance`);
+    if (!was.expired && h.expired === true) out.push(`${h.clientTransaction}: its producer id expired at the coordinator`);
   });
   if (before.group !== undefined && after.group !== undefined && before.group.generation !== after.group.generation) {
     out.push(`group: generation ${before.group.generation} → ${after.group.generation}`);
@@ -251,6 +254,10 @@ function coordinatorCall(call: string, arg: string | undefined, after: KafkaView
       const action = `__transaction_state append for ${arg} failed (NOT_ENOUGH_REPLICAS): pending transition dropped, answered COORDINATOR_NOT_AVAILABLE`;
       return { action, events: [note('TC', `⚠ ${action}`, true)] };
     }
+    case 'transactionalIdExpiry': {
+      const action = `${arg} expired (transactional.id.expiration.ms): tombstone written, metadata removed`;
+      return { action, events: [note('TC', `⚠ ${action}`, true)] };
+    }
     case 'markerTimeout': {
       const action = `WriteTxnMarkers to ${arg} timed out: new connection, markers re-enqueued; the first request may still arrive`;
       return { action, events: [note('TC', `⚠ ${action}`, true)] };
@@ -260,11 +267,16 @@ function coordinatorCall(call: string, arg: string | undefined, after: KafkaView
   }
 }
 
-/** A leader gives up a verification whose request or answer was lost (AddPartitionsToTxnManager). */
+/**
+ * A leader gives up a verification whose request or answer was lost (AddPartitionsToTxnManager), or
+ * drops the state of an idle producer id (producer.id.expiration.ms).
+ */
 function leaderCall(leader: string, call: string, arg: string | undefined, sent: string[]): { action: string; events: DiagramEvent[] } {
   const answer = sent.length === 0 ? '' : `; sends ${sent.join('; ')}`;
-  if (call !== 'verificationTimeout') return { action: call, events: [note(leader, call)] };
-  const action = `verification with the coordinator timed out (${arg})${answer}`;
+  let action: string;
+  if (call === 'verificationTimeout') action = `verification with the coordinator timed out (${arg})${answer}`;
+  else if (call === 'producerStateExpiry') action = `producer state of ${arg} expired (producer.id.expiration.ms)`;
+  else return { action: call, events: [note(leader, call)] };
   return { action, events: [note(leader, `⚠ ${action}`, true)] };
 }
 

@@ -371,6 +371,8 @@ export interface ClientTxnHistory {
   readonly prepared: boolean;
   /** The coordinator granted a newer epoch to another instance before it was prepared. */
   readonly fenced: boolean;
+  /** The coordinator expired the transactional.id while this transaction's producer id was the one it held. */
+  readonly expired: boolean;
 }
 
 export interface FaultBudget {
@@ -386,6 +388,10 @@ export interface FaultBudget {
   readonly appendFailures: number;
   /** WriteTxnMarkers requests that time out at the coordinator while they may still reach the leader. */
   readonly markerTimeouts: number;
+  /** Idle transactional.ids (Empty or Complete*) the coordinator removes (transactional.id.expiration.ms). */
+  readonly transactionalIdExpiries: number;
+  /** Idle producer ids whose state a leader drops (producer.id.expiration.ms). */
+  readonly producerStateExpiries: number;
 }
 
 /** The consumer group of the consume-transform-produce app. */

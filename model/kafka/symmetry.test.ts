@@ -108,6 +108,8 @@ describe('Kafka partition symmetry', () => {
     { variant: 'kafka-3.6', app: 'consume-transform-produce', inputRecords: 3, partitions: 3, instancesPerId: 2, recordsPerTransaction: 2, faults: { requestTimeouts: 1, producerCrashes: 1, coordinatorFailovers: 1 } },
     // Appends in flight name partitions in their transition, request and answer; marker connections are per leader.
     { variant: 'kafka-4.0', partitions: 3, instancesPerId: 2, recordsPerTransaction: 2, faults: { appendFailures: 2, transactionTimeouts: 1, requestTimeouts: 1, markerTimeouts: 2, coordinatorFailovers: 1 } },
+    // Expiry drops a leader's producer and verification entries, and the coordinator's metadata and record.
+    { variant: 'kafka-3.6', partitions: 3, transactionsPerInstance: 2, recordsPerTransaction: 2, faults: { producerStateExpiries: 2, transactionalIdExpiries: 1, transactionTimeouts: 1, requestTimeouts: 1 } },
   ].map((c) => ({ model: 'kafka', deadlock: true, ...c }));
   const built = configs.map((raw) => {
     const spec = parseSpec('spec.json', raw, '');

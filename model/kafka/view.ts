@@ -122,7 +122,16 @@ export type ConsumerView = {
   position: readonly number[];
   delivered: { partition: string; offset: number; clientTransaction: string; record: number }[];
 };
-export type HistoryView = { clientTransaction: string; decision: string; told: string; recordsSent: number; prepared: boolean; fenced: boolean };
+export type HistoryView = {
+  clientTransaction: string;
+  decision: string;
+  told: string;
+  recordsSent: number;
+  prepared: boolean;
+  fenced: boolean;
+  /** With transactional.id expiries only. */
+  expired?: boolean;
+};
 export type KafkaView = {
   producers: ProducerView[];
   coordinator: {
@@ -200,7 +209,7 @@ function messageView(cfg: KafkaConfig, m: Message): MessageView {
   };
 }
 
-const laterFaults: readonly (keyof FaultBudget)[] = ['appendFailures', 'markerTimeouts'];
+const laterFaults: readonly (keyof FaultBudget)[] = ['appendFailures', 'markerTimeouts', 'transactionalIdExpiries', 'producerStateExpiries'];
 
 function faultsLeft(cfg: KafkaConfig, faults: FaultBudget): Partial<FaultBudget> {
   const hidden = laterFaults.filter((k) => cfg.faults[k] === 0);
@@ -313,6 +322,7 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
       recordsSent: h.recordsSent,
       prepared: h.prepared,
       fenced: h.fenced,
+      ...(cfg.faults.transactionalIdExpiries > 0 ? { expired: h.expired } : {}),
     })),
   };
   if (s.group !== null) view.group = { generation: s.group.generation };

@@ -25,6 +25,8 @@ const faultKinds: readonly (keyof FaultBudget)[] = [
   'transactionTimeouts',
   'appendFailures',
   'markerTimeouts',
+  'transactionalIdExpiries',
+  'producerStateExpiries',
 ];
 
 interface Variant {

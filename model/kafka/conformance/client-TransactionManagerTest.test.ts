@@ -710,10 +710,11 @@ function offsetCases(cfg: KafkaConfig, t: Register): void {
     let s = respond(cfg, addOffsetsInFlight(cfg), TC, Api.AddOffsetsToTxn, { error: Err.INVALID_PRODUCER_ID_MAPPING });
     expect(producer(s).tm).toBe(Tm.ABORTABLE_ERROR);
     s = act(cfg, s, 'abortTransaction');
-    // Kafka skips the EndTxn after INVALID_PRODUCER_ID_MAPPING; the model sends it (a known
-    // difference), and the test answers it either way.
+    // The EndTxn goes first, as Kafka's test answers it: beginAbort clears lastError before
+    // beginCompletingTransaction looks for INVALID_PRODUCER_ID_MAPPING (KAFKA-10504).
     s = act(cfg, s, 'sendTxnRequest');
-    if (sentTo(s, TC).some((m) => m.api === Api.EndTxn)) s = act(cfg, respond(cfg, s, TC, Api.EndTxn), 'sendTxnRequest');
+    expect(sentTo(s, TC)).toMatchObject([{ api: Api.EndTxn, commit: false }]);
+    s = act(cfg, respond(cfg, s, TC, Api.EndTxn), 'sendTxnRequest');
     s = respond(cfg, s, TC, Api.InitProducerId, { pid: PID, epoch: EPOCH + 1 });
     expect(producer(s)).toMatchObject({ tm: Tm.READY, epoch: EPOCH + 1 });
   });
@@ -811,6 +812,24 @@ describe('TransactionManager.java source rules (apache/kafka 0.11.0, 2.5, 3.8; 4
     s = act(cfg, act(cfg, s, 'commitTransaction'), 'sendTxnRequest');
     s = respond(cfg, s, TC, Api.EndTxn, { error: Err.INVALID_PRODUCER_ID_MAPPING });
     expect(producer(s)).toMatchObject({ tm: Tm.ABORTABLE_ERROR, bumpRequired: true });
+  });
+
+  it('EndTxnHandler (3.9, kafka-3.5): INVALID_PRODUCER_ID_MAPPING on the EndTxn of an abort with a bump due: the InitProducerId queued behind it goes next', () => {
+    const cfg = clientConfig('kafka-3.5');
+    let s = respond(cfg, inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0])), leader(0), Api.Produce, { error: Err.INVALID_PRODUCER_EPOCH });
+    s = act(cfg, act(cfg, s, 'abortTransaction'), 'sendTxnRequest');
+    s = respond(cfg, s, TC, Api.EndTxn, { error: Err.INVALID_PRODUCER_ID_MAPPING });
+    expect(producer(s).tm).toBe(Tm.INITIALIZING);
+    s = respond(cfg, act(cfg, s, 'sendTxnRequest'), TC, Api.InitProducerId, { pid: PID + 1, epoch: 0 });
+    expect(producer(s)).toMatchObject({ tm: Tm.READY, pid: PID + 1, epoch: 0 });
+  });
+
+  it('EndTxnHandler (3.9, kafka-3.5): INVALID_PRODUCER_ID_MAPPING on the EndTxn of an abort with no bump due: abortTransaction fails and cannot be retried', () => {
+    const cfg = clientConfig('kafka-3.5');
+    let s = respond(cfg, inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0])), leader(0), Api.Produce);
+    s = act(cfg, act(cfg, s, 'abortTransaction'), 'sendTxnRequest');
+    s = respond(cfg, s, TC, Api.EndTxn, { error: Err.INVALID_PRODUCER_ID_MAPPING });
+    expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
   });
 
   it('EndTxnHandler (KAFKA-18019, PR #17822, 4.0, kafka-4.0): INVALID_PRODUCER_ID_MAPPING is fatal', () => {

@@ -15,7 +15,7 @@ export const EPOCH = 1;
 
 /** Bounds with the faults a case needs to take timeouts and expiries, and three records a transaction. */
 export function clientConfig(generation: string, bounds: Bounds = {}, rules: Partial<Rules> = {}): KafkaConfig {
-  const faults = { requestLoss: 0, responseLoss: 0, requestTimeouts: 3, batchExpiries: 2, producerCrashes: 0, coordinatorFailovers: 0, transactionTimeouts: 0, appendFailures: 0, markerTimeouts: 0 };
+  const faults = { ...kafkaConfig(generation).faults, requestTimeouts: 3, batchExpiries: 2 };
   return kafkaConfig(generation, { faults, recordsPerTransaction: 3, ...bounds }, rules);
 }
 

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { lastStableOffset } from '../partition.ts';
 import { type State, Api, Err, NO_OFFSET } from '../state.ts';
-import { handle, initial, kafkaConfig, leader, producerEntry, request, withPartition, withProducerEntry } from './harness.ts';
+import { handle, initial, kafkaConfig, labels, leader, producerEntry, request, take, withPartition, withProducerEntry } from './harness.ts';
 import { marker, produce, produced, producedVerified, produceAnswer, verificationsSent, verified } from './partition-support.ts';
 
 const P = 0;
@@ -367,5 +367,40 @@ describe('ProducerStateManagerTest (apache/kafka 0.11.0), kafka-0.11', () => {
       s = m.state;
     }
     expect(marker(cfg, s, P, { pid: PID, epoch: 5, commit: true, coordinatorEpoch: 1 }).error).toBe(Err.TRANSACTION_COORDINATOR_FENCED);
+  });
+});
+
+// removeExpiredProducers: Kafka sleeps past producer.id.expiration.ms and calls it; the model's
+// leader takes its expiry step, a fault a budget allows once the producer is idle.
+const expiring = (gen: string) => kafkaConfig(gen, { faults: { ...kafkaConfig(gen).faults, producerStateExpiries: 1 } });
+const expiry = `L${P}: producerStateExpiry(pid ${PID})`;
+
+describe.each(['kafka-0.11', ...generations])('ProducerStateManagerTest (apache/kafka 0.11.0, 3.5, 3.9, trunk 1eb7644): producer id expiration, %s', (gen) => {
+  const cfg = expiring(gen);
+
+  it('testPidExpirationTimeout', () => {
+    // adapted: Kafka appends idempotent batches; here a transactional record and its COMMIT marker.
+    let s = appendAll(gen, initial(cfg), [{ pid: PID, epoch: 5, seq: 37 }]);
+    s = take(cfg, marker(cfg, s, P, { pid: PID, epoch: 5, commit: true }).state, expiry);
+    expect(producerEntry(s, P, PID)).toBeUndefined();
+    s = appendAll(gen, s, [{ pid: PID, epoch: 5, seq: 38 }]);
+    expect(s.partitions[P]!.producers).toHaveLength(1);
+    expect(producerEntry(s, P, PID)!.lastSeqs).toEqual([38]);
+    expect(s.partitions[P]!.log).toHaveLength(3);
+  });
+
+  it('testProducersWithOngoingTransactionsDontExpire', () => {
+    const s = appendAll(gen, initial(cfg), [{ pid: PID, epoch: 5, seq: 0 }]);
+    expect(lastStableOffset(s.partitions[P]!)).toBe(0);
+    expect(labels(cfg, s)).not.toContain(expiry);
+    expect(producerEntry(s, P, PID)!.txnFirstOffset).toBe(0);
+  });
+});
+
+describe('ProducerStateManagerTest (apache/kafka 3.6 and trunk 1eb7644): verification entry expiration, kafka-3.6', () => {
+  it('testVerificationStateEntryExpiration (part: removed once expired)', () => {
+    const cfg = expiring('kafka-3.6');
+    const s = withPartition(initial(cfg), P, { verifications: [{ pid: PID, epoch: 0, guard: 0, lowestSeq: 0 }], nextGuard: 1 });
+    expect(take(cfg, s, expiry).partitions[P]!.verifications).toEqual([]);
   });
 });

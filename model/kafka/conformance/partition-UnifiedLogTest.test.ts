@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { batchOutcome, lastStableOffset } from '../partition.ts';
 import { type State, Api, BatchKind, Err, NO_OFFSET, Outcome } from '../state.ts';
-import { batch, handle, initial, kafkaConfig, leader, producerEntry, request, withPartition, withProducerEntry } from './harness.ts';
+import { batch, handle, initial, kafkaConfig, leader, producerEntry, request, take, withPartition, withProducerEntry } from './harness.ts';
 import { marker, produce, produceAnswer, produced, producedVerified, verificationsSent, verified } from './partition-support.ts';
 
 const P = 0;
@@ -256,5 +256,17 @@ describe('UnifiedLogTest (apache/kafka 3.9): verification guard, kafka-3.8', () 
     const c = kafkaConfig(gen);
     const r = producedVerified(c, initial(c), P, { pid: 23, epoch: 1, seq: 3 });
     expect(r.error).toBe(Err.NONE);
+  });
+});
+
+describe('UnifiedLogTest (apache/kafka 3.5, 3.9, trunk 1eb7644): producer id expiration', () => {
+  it.each(generations)('testPeriodicProducerIdExpiration (%s)', (gen) => {
+    // adapted: an idempotent record in Kafka; here a transactional record its COMMIT marker closed.
+    // The periodic check is the leader's expiry step, which the fault budget allows.
+    const cfg = kafkaConfig(gen, { faults: { ...kafkaConfig(gen).faults, producerStateExpiries: 1 } });
+    const pid = 23;
+    const s = marker(cfg, appendAll(gen, initial(cfg), [[pid, 0, 0]]), P, { pid, epoch: 0, commit: true }).state;
+    expect(s.partitions[P]!.producers.map((e) => e.pid)).toEqual([pid]);
+    expect(take(cfg, s, `L${P}: producerStateExpiry(pid ${pid})`).partitions[P]!.producers).toEqual([]);
   });
 });
