@@ -164,7 +164,7 @@ export function releaseHeld(s: State, p: number, resp: Response): { state: State
   const part = s.partitions[p]!;
   // The guard outlives an epoch bump, so the epoch tells two held requests of one producer apart.
   const index = part.held.findIndex(
-    (h) => h.guard === resp.guard && h.request.seq === resp.seq && (resp.epoch === NO_EPOCH || h.request.epoch === resp.epoch) && h.request.api !== resp.api,
+    (h) => h.guard === resp.guard && h.request.seq === resp.seq && (resp.epoch === NO_EPOCH || h.request.epoch === resp.epoch),
   );
   if (index < 0) return null;
   const held = part.held[index]!;
