@@ -58,4 +58,18 @@ describe('Kafka liveness', () => {
       'deliver TC→P0.0: AddPartitionsToTxn response',
     ]);
   });
+
+  // Each fault of the brokers' own (appends, markers, expiry, epoch exhaustion) on the fault-free
+  // run: the liveness properties still hold under the default fairness.
+  it.each([
+    ['an append failure', { faults: { appendFailures: 1 } }],
+    ['a marker timeout', { faults: { markerTimeouts: 1 } }],
+    ['a transactional.id expiry', { faults: { transactionalIdExpiries: 1 } }],
+    ['a producer state expiry', { faults: { producerStateExpiries: 1 } }],
+    ['epoch exhaustion under transaction version 2', { variant: 'kafka-4.0', maxEpoch: 1 }],
+    ['epoch exhaustion and a transaction timeout under version 0/1', { maxEpoch: 1, faults: { transactionTimeouts: 1 } }],
+  ])('holds all three properties with %s', (_, faults) => {
+    const result = check({ partitions: 2, transactionsPerInstance: 2, recordsPerTransaction: 1, liveness: all, fairness: defaultFairness, ...faults });
+    expect(verdicts(result)).toEqual({ TransactionsComplete: 'holds', LsoAdvances: 'holds', ConsumersProgress: 'holds' });
+  });
 });
