@@ -32,13 +32,6 @@ describe('the append window', () => {
     expect(labels(asyncCfg, noBudget)).not.toContain('TC: failAppend(t0)');
   });
 
-  it('holds coordinator failover back while an append is in flight', () => {
-    const cfg = kafkaConfig('kafka-3.8', { coordinatorAppends: 'async', faults: { ...faults, coordinatorFailovers: 1 } });
-    const pending = handle(cfg, at(initial(cfg), { pid: 0, epoch: 0, state: TxnState.Empty }), 0, TC, request(Api.AddPartitionsToTxn, { txnId: 0, pid: 0, epoch: 0, partitions: P0 }));
-    expect(labels(cfg, pending)).not.toContain('TC: coordinatorFailover');
-    expect(labels(cfg, take(cfg, pending, 'TC: completeAppend(t0)'))).toContain('TC: coordinatorFailover');
-  });
-
   it('shows the appends in flight in the view, only with asynchronous appends', () => {
     expect(kafkaView(asyncCfg, adding).coordinator.pendingAppends).toEqual([
       { transactionalId: 't0', state: 'Ongoing', producerId: 0, producerEpoch: 0, partitions: ['p0'], epochFence: false, answers: 'P0.0 (AddPartitionsToTxn)' },

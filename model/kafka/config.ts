@@ -104,6 +104,8 @@ export interface Rules {
   readonly mutantMarkerNeedsHigherEpoch: boolean;
   /** Mutant: the client fails for good on CONCURRENT_TRANSACTIONS instead of retrying. */
   readonly mutantConcurrentTransactionsFatal: boolean;
+  /** Mutant: a failover answers the appends in flight as if written, not NOT_COORDINATOR. */
+  readonly mutantResignedAppendAnswersNone: boolean;
 }
 
 export type App = 'produce' | 'consume-transform-produce';
@@ -113,6 +115,13 @@ export type App = 'produce' | 'consume-transform-produce';
  * is pending (pendingState set) until its own completion step, and may fail (appendFailures).
  */
 export type CoordinatorAppends = 'atomic' | 'async';
+
+/**
+ * 'atomic': a coordinator failover rebuilds the new coordinator's memory from __transaction_state
+ * in the failover step. 'async': the new coordinator answers COORDINATOR_LOAD_IN_PROGRESS until
+ * its own loadTransactions step.
+ */
+export type CoordinatorLoading = 'atomic' | 'async';
 
 /**
  * When the next instance of a transactional.id may start: any time after the previous one
@@ -135,6 +144,7 @@ export interface KafkaConfig {
   readonly consumers: { readonly readCommitted: number; readonly readUncommitted: number };
   readonly faults: FaultBudget;
   readonly coordinatorAppends: CoordinatorAppends;
+  readonly coordinatorLoading: CoordinatorLoading;
   /**
    * The largest producer epoch (Short.MaxValue in Kafka). A coordinator gives a client at most
    * maxEpoch - 1 and rotates the producer id after that (TransactionMetadata.isEpochExhausted).

@@ -11,6 +11,7 @@ import type { KafkaConfig, Rules } from './config.ts';
 import { noteEpochGrant, noteExcuse, noteExpiry, noteTxn } from './ghost.ts';
 import { type Connection, hasMessage, reply, request, response, send } from './network.ts';
 import {
+  type Channel,
   type Coordinator,
   type Request,
   type Response,
@@ -32,7 +33,7 @@ import { bit, bits, setAt } from './util.ts';
 /** `leaders`: the data partitions, plus the group's __consumer_offsets partition with the transform app. */
 export function emptyCoordinator(transactionalIds: number, leaders: number): Coordinator {
   const none = Array.from({ length: transactionalIds }, () => null);
-  return { epoch: 0, nextPid: 0, metadata: none, log: none, appends: [], markerConns: Array.from({ length: leaders }, () => 0) };
+  return { epoch: 0, loading: false, nextPid: 0, metadata: none, log: none, appends: [], markerConns: Array.from({ length: leaders }, () => 0) };
 }
 
 function isPrepare(state: number): boolean {
@@ -51,8 +52,13 @@ export function isEpochExhausted(cfg: KafkaConfig, epoch: number): boolean {
   return epoch >= cfg.maxEpoch - 1;
 }
 
-/** Installs `md` in memory and appends its record to __transaction_state (ghost: what it replaced). */
+/** Installs `md` in memory and appends its record to __transaction_state. */
 function persist(rules: Rules, c: Coordinator, txnId: number, md: TxnMetadata): Coordinator {
+  return { ...writeRecord(rules, c, txnId, md), metadata: setAt(c.metadata, txnId, md) };
+}
+
+/** Appends the record of `md` to __transaction_state alone (ghost: what it replaced). */
+function writeRecord(rules: Rules, c: Coordinator, txnId: number, md: TxnMetadata): Coordinator {
   const prev = c.log[txnId] ?? null;
   const record = {
     pid: md.pid,
@@ -67,7 +73,7 @@ function persist(rules: Rules, c: Coordinator, txnId: number, md: TxnMetadata): 
     ghostPrevPid: prev === null ? NO_PID : prev.pid,
     ghostPrevEpoch: prev === null ? NO_EPOCH : prev.epoch,
   };
-  return { ...c, metadata: setAt(c.metadata, txnId, md), log: setAt(c.log, txnId, record) };
+  return { ...c, log: setAt(c.log, txnId, record) };
 }
 
 function setMetadata(s: State, txnId: number, md: TxnMetadata): State {
@@ -137,16 +143,21 @@ function answerAppend(s: State, append: TxnAppend, answer: Response): State {
 function appendSucceeded(cfg: KafkaConfig, s: State, append: TxnAppend): State {
   const t = append.txnId;
   const md = append.transit;
-  let next: State = { ...s, coordinator: persist(cfg.rules, s.coordinator, t, md) };
+  let next: State = noteWritten(cfg, { ...s, coordinator: persist(cfg.rules, s.coordinator, t, md) }, append);
   if (isPrepare(md.state)) {
     const complete: TxnMetadata = { ...md, pendingState: md.state === TxnState.PrepareCommit ? TxnState.CompleteCommit : TxnState.CompleteAbort, hasFailedEpochFence: false };
-    next = setMetadata(next, t, complete);
-    if (md.state === TxnState.PrepareCommit && md.ghostTxn >= 0) next = noteTxn(next, md.ghostTxn, { prepared: true });
-    next = sendMarkers(next, t, complete, complete.partitions);
+    next = sendMarkers(setMetadata(next, t, complete), t, complete, complete.partitions);
   }
-  const req = append.request;
-  if (req !== null && req.api === Api.InitProducerId && md.state === TxnState.Empty) next = noteEpochGrant(cfg, next, req.ghostProducer, req.ghostTxn);
   return append.response === null ? next : answerAppend(next, append, append.response);
+}
+
+/** Ghost: a written PrepareCommit decides its transaction; a written InitProducerId grants an epoch. */
+function noteWritten(cfg: KafkaConfig, s: State, append: TxnAppend): State {
+  const md = append.transit;
+  const req = append.request;
+  if (md.state === TxnState.PrepareCommit && md.ghostTxn >= 0) return noteTxn(s, md.ghostTxn, { prepared: true });
+  if (req !== null && req.api === Api.InitProducerId && md.state === TxnState.Empty) return noteEpochGrant(cfg, s, req.ghostProducer, req.ghostTxn);
+  return s;
 }
 
 /** The append of `txnId` is written and replicated (its own step with asynchronous appends). */
@@ -177,6 +188,33 @@ function withoutAppend(s: State, txnId: number): State {
   return { ...s, coordinator: { ...s.coordinator, appends: s.coordinator.appends.filter((a) => a.txnId !== txnId) } };
 }
 
+/**
+ * The answer of a coordinator that cannot read the transactional.id's metadata
+ * (getTransactionState returns an error): an InitProducerId error carries no producer id or epoch
+ * (initTransactionError); the others echo the request, which a leader needs to match its
+ * verification attempt.
+ */
+function coordinatorError(req: Request, error: Err): Response {
+  if (req.api === Api.InitProducerId) return response(Api.InitProducerId, { txnId: req.txnId, error });
+  return response(req.api, { txnId: req.txnId, error, pid: req.pid, epoch: req.epoch, partitions: req.partitions, seq: req.seq, guard: req.guard });
+}
+
+/**
+ * While a new coordinator loads __transaction_state, getTransactionState answers every request
+ * COORDINATOR_LOAD_IN_PROGRESS (TransactionStateManager.scala@0.11.0 and @3.9, loadingPartitions).
+ */
+function answerLoading(s: State, channel: Connection, req: Request): State {
+  return reply(s, channel, coordinatorError(req, Err.COORDINATOR_LOAD_IN_PROGRESS));
+}
+
+/**
+ * What the coordinator knows of transactional.id `txnId`: its memory, or while it loads, the
+ * record it is loading. Properties read it, so that the loading window hides nothing.
+ */
+export function knownTransaction(s: State, txnId: number): Pick<TxnMetadata, 'pid' | 'epoch' | 'state' | 'partitions' | 'prevPid' | 'nextPid'> | null {
+  return (s.coordinator.loading ? s.coordinator.log[txnId] : s.coordinator.metadata[txnId]) ?? null;
+}
+
 /** A new producer id from the ProducerIdManager. */
 function generateProducerId(c: Coordinator): [Coordinator, number] {
   return [{ ...c, nextPid: c.nextPid + 1 }, c.nextPid];
@@ -191,6 +229,7 @@ function generateProducerId(c: Coordinator): [Coordinator, number] {
  * (TransactionCoordinator.scala@3.9).
  */
 export function handleInitProducerId(cfg: KafkaConfig, s: State, channel: Connection, req: Request): State {
+  if (s.coordinator.loading) return answerLoading(s, channel, req);
   const t = req.txnId;
   const answer = (state: State, error: Err, pid = NO_PID, epoch = NO_EPOCH): State =>
     reply(state, channel, response(Api.InitProducerId, { txnId: t, error, pid, epoch }));
@@ -274,6 +313,7 @@ function producerCheck(rules: Rules, md: TxnMetadata | null, req: Request): Err 
  */
 export function handleAddPartitionsToTxn(cfg: KafkaConfig, s: State, channel: Connection, req: Request): State {
   const rules = cfg.rules;
+  if (s.coordinator.loading) return answerLoading(s, channel, req);
   if (req.verifyOnly) return handleVerifyPartitionsInTransaction(rules, s, channel, req);
   const t = req.txnId;
   const md = s.coordinator.metadata[t] ?? null;
@@ -320,6 +360,7 @@ function handleVerifyPartitionsInTransaction(rules: Rules, s: State, channel: Co
 /** EndTxn (endTransaction, TV0/TV1: the epoch stays; markers carry it). */
 export function handleEndTxn(cfg: KafkaConfig, s: State, channel: Connection, req: Request): State {
   const rules = cfg.rules;
+  if (s.coordinator.loading) return answerLoading(s, channel, req);
   if (rules.tv2) return handleEndTxnV2(cfg, s, channel, req);
   const t = req.txnId;
   const md = s.coordinator.metadata[t] ?? null;
@@ -511,12 +552,55 @@ export function transactionalIdExpiry(cfg: KafkaConfig, s: State, txnId: number)
 }
 
 /**
- * A new leader of the __transaction_state partition: memory is rebuilt from the log with the
- * coordinator epoch + 1, and markers are re-sent for every Prepare* transaction.
+ * A new leader of the __transaction_state partition, at coordinator epoch + 1: the old
+ * coordinator resigns (onResignation, removeTransactionsForTxnTopicPartition) and the new one
+ * loads the log (onElection, loadTransactionsForTxnTopicPartition; TransactionCoordinator.scala
+ * and TransactionStateManager.scala@3.9).
+ *
+ * An append in flight had either reached the replica that takes over (bit t of `kept`: its record
+ * is in the log the new coordinator reads) or is truncated. Either way the old coordinator
+ * answers its request NOT_COORDINATOR: the append fails with NOT_LEADER_OR_FOLLOWER, or succeeds
+ * after the cached coordinator epoch changed; both map to NOT_COORDINATOR in
+ * appendTransactionToLog. A request still on its way to the old coordinator meets a broker that
+ * no longer owns the partition, which answers NOT_COORDINATOR too; the client re-sends after
+ * FindCoordinator, which the model folds into the re-send.
  */
-export function coordinatorFailover(cfg: KafkaConfig, s: State): State {
+export function coordinatorFailover(cfg: KafkaConfig, s: State, kept: number): State {
+  let next = s;
+  for (const append of s.coordinator.appends) {
+    if ((kept & bit(append.txnId)) !== 0) next = noteWritten(cfg, { ...next, coordinator: writeRecord(cfg.rules, next.coordinator, append.txnId, append.transit) }, append);
+    const resigned = cfg.rules.mutantResignedAppendAnswersNone ? append.response : append.request && coordinatorError(append.request, Err.NOT_COORDINATOR);
+    if (resigned !== null) next = answerAppend(next, append, resigned);
+  }
+  next = answerRequestsOnTheirWay(next, Err.NOT_COORDINATOR);
+  const c = next.coordinator;
+  // The new coordinator's marker channel opens new connections.
+  const elected: Coordinator = { ...c, epoch: c.epoch + 1, loading: true, metadata: c.metadata.map(() => null), appends: [], markerConns: c.markerConns.map((m) => m + 1) };
+  next = { ...next, coordinator: elected };
+  return cfg.coordinatorLoading === 'atomic' ? loadTransactions(cfg, next) : next;
+}
+
+/** Every request travelling to the coordinator is answered `error` (the marker answers stay, to be dropped on arrival). */
+function answerRequestsOnTheirWay(s: State, error: Err): State {
+  const toCoordinator = s.network.filter((ch) => ch.to === TC_NODE && ch.messages.some((m) => !m.response));
+  if (toCoordinator.length === 0) return s;
+  const network = s.network.flatMap((ch): Channel[] => {
+    if (ch.to !== TC_NODE) return [ch];
+    const answers = ch.messages.filter((m) => m.response);
+    return answers.length === 0 ? [] : [{ ...ch, messages: answers }];
+  });
+  let next: State = { ...s, network };
+  for (const ch of toCoordinator) for (const m of ch.messages) if (!m.response) next = reply(next, ch, coordinatorError(m, error));
+  return next;
+}
+
+/**
+ * The new coordinator has read __transaction_state: memory is rebuilt from the log, and markers
+ * are sent for every Prepare* transaction (loadTransactionsForTxnTopicPartition, then
+ * TransactionCoordinator.onElection's sendTxnMarkers, 3.9).
+ */
+export function loadTransactions(cfg: KafkaConfig, s: State): State {
   const rules = cfg.rules;
-  const epoch = s.coordinator.epoch + 1;
   const metadata = s.coordinator.log.map((rec): TxnMetadata | null => {
     if (rec === null) return null;
     const preparing = isPrepare(rec.state);
@@ -533,9 +617,7 @@ export function coordinatorFailover(cfg: KafkaConfig, s: State): State {
       hasFailedEpochFence: false, // in memory only
     };
   });
-  // The new coordinator's marker channel opens new connections.
-  const markerConns = s.coordinator.markerConns.map((c) => c + 1);
-  let next: State = { ...s, coordinator: { ...s.coordinator, epoch, metadata, markerConns } };
+  let next: State = { ...s, coordinator: { ...s.coordinator, loading: false, metadata } };
   metadata.forEach((md, t) => {
     if (md !== null && isPrepare(md.state)) next = sendMarkers(next, t, md, md.partitions);
   });

@@ -7,6 +7,7 @@
 // client transaction (the ghost history index), of which the spec's bounds give a fixed number.
 import type { Goal } from '../../checker/engine/model.ts';
 import type { KafkaConfig } from './config.ts';
+import { knownTransaction } from './coordinator.ts';
 import { batchOutcome, isMarker, lastStableOffset } from './partition.ts';
 import { type State, BatchKind, Outcome, TxnState } from './state.ts';
 
@@ -14,9 +15,9 @@ function clientTransactions(cfg: KafkaConfig): number {
   return cfg.transactionalIds * cfg.instancesPerId * cfg.transactionsPerInstance;
 }
 
-/** The coordinator's in-memory state of a transactional.id, or undefined when it knows none. */
+/** The coordinator's state of a transactional.id (while it loads, the logged one), or undefined when it knows none. */
 function coordinatorState(s: State, txnId: number): number | undefined {
-  return s.coordinator.metadata[txnId]?.state;
+  return knownTransaction(s, txnId)?.state;
 }
 
 /** Every partition with a log: the data partitions, then __consumer_offsets with the transform app. */

@@ -23,4 +23,5 @@ export const mutantCases: readonly MutantCase[] = [
   { mutant: 'mutantConcurrentTransactionsFatal', property: 'NoSpuriousFatal', spec: `${dir}/two-instances.json` },
   { mutant: 'mutantEndTxnAnswersPreparedEpoch', property: 'ProducerIdAgreement', spec: `${dir}/epoch-exhaustion.json` },
   { mutant: 'mutantMarkerNeedsHigherEpoch', property: 'CoordinatorNotStuck', spec: `${dir}/two-instances.json` },
+  { mutant: 'mutantResignedAppendAnswersNone', property: 'NoLostWrite', spec: `${dir}/failover-during-commit.json` },
 ];

@@ -10,6 +10,7 @@ import * as partition from './partition.ts';
 import { VERIFICATION_CONN } from './partition.ts';
 import * as producer from './producer.ts';
 import { type Response, type State, Api, Err, LEADER_BASE, TC_NODE, apiName } from './state.ts';
+import { bit, bits } from './util.ts';
 
 export const ActionKind = {
   initTransactions: 0,
@@ -38,6 +39,7 @@ export const ActionKind = {
   markerTimeout: 23,
   transactionalIdExpiry: 24,
   producerStateExpiry: 25,
+  loadTransactions: 26,
 } as const;
 export type ActionKind = (typeof ActionKind)[keyof typeof ActionKind];
 export const actionKindNames: readonly string[] = Object.keys(ActionKind);
@@ -52,6 +54,11 @@ export interface Action {
   readonly target: number;
   readonly conn: number;
   readonly api: number;
+}
+
+/** Every subset of the bits of `mask`, the empty one first. */
+function subsets(mask: number): number[] {
+  return bits(mask).reduce((out, b) => out.flatMap((m) => [m, m | bit(b)]), [0]);
 }
 
 function act(kind: ActionKind, actor = 0, target = 0, conn = 0, api = 0): Action {
@@ -88,8 +95,12 @@ export function enabledActions(cfg: KafkaConfig, s: State): Action[] {
   for (let t = 0; t < cfg.transactionalIds; t++) {
     if (s.faults.transactionTimeouts > 0 && coordinator.canTimeOut(cfg, s, t)) out.push(act(ActionKind.transactionTimeout, t));
   }
-  // A failover between an append and its completion is not modelled: it waits for the appends.
-  if (s.faults.coordinatorFailovers > 0 && s.coordinator.appends.length === 0) out.push(act(ActionKind.coordinatorFailover));
+  if (s.faults.coordinatorFailovers > 0) {
+    // Each append in flight is kept in the log or lost with the failover: target the kept ones, conn the lost ones.
+    const all = s.coordinator.appends.reduce((mask, append) => mask | bit(append.txnId), 0);
+    for (const kept of subsets(all)) out.push(act(ActionKind.coordinatorFailover, 0, kept, all & ~kept));
+  }
+  if (s.coordinator.loading) out.push(act(ActionKind.loadTransactions));
   for (const append of s.coordinator.appends) {
     out.push(act(ActionKind.completeAppend, append.txnId));
     if (s.faults.appendFailures > 0) out.push(act(ActionKind.failAppend, append.txnId));
@@ -179,7 +190,9 @@ export function step(cfg: KafkaConfig, s: State, a: Action): State {
     case ActionKind.transactionTimeout:
       return coordinator.transactionTimeout(cfg, spend(s, 'transactionTimeouts'), a.actor);
     case ActionKind.coordinatorFailover:
-      return coordinator.coordinatorFailover(cfg, spend(s, 'coordinatorFailovers'));
+      return coordinator.coordinatorFailover(cfg, spend(s, 'coordinatorFailovers'), a.target);
+    case ActionKind.loadTransactions:
+      return coordinator.loadTransactions(cfg, s);
     case ActionKind.resendTxnMarker:
       return coordinator.retryTxnMarker(s, a.actor, a.target);
     case ActionKind.completeTransaction:
@@ -250,8 +263,13 @@ export function actionLabel(cfg: KafkaConfig, a: Action): string {
       return `lose ${channel()}`;
     case ActionKind.transactionTimeout:
       return `TC: transactionTimeout(t${a.actor})`;
-    case ActionKind.coordinatorFailover:
-      return 'TC: coordinatorFailover';
+    case ActionKind.coordinatorFailover: {
+      if (a.target === 0 && a.conn === 0) return 'TC: coordinatorFailover';
+      const appends = bits(a.target | a.conn).map((t) => `t${t} ${(a.target & bit(t)) !== 0 ? 'kept' : 'lost'}`);
+      return `TC: coordinatorFailover(${appends.join(', ')})`;
+    }
+    case ActionKind.loadTransactions:
+      return 'TC: loadTransactions';
     case ActionKind.resendTxnMarker:
       return `TC: resendTxnMarker(t${a.actor}, p${a.target})`;
     case ActionKind.completeTransaction:

@@ -194,13 +194,16 @@ export function verificationTimeout(s: State, p: number, guard: number, seq: num
 
 /**
  * AddPartitionsToTxnManager / ReplicaManager: PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH;
- * CONCURRENT_TRANSACTIONS and coordinator errors become NOT_ENOUGH_REPLICAS (retriable).
+ * CONCURRENT_TRANSACTIONS and the coordinator errors (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE,
+ * COORDINATOR_LOAD_IN_PROGRESS) become NOT_ENOUGH_REPLICAS, which the client retries
+ * (ReplicaManager.scala@3.6 and @3.9).
  */
 export function verificationError(error: Err): Err {
   switch (error) {
     case Err.PRODUCER_FENCED:
       return Err.INVALID_PRODUCER_EPOCH;
     case Err.CONCURRENT_TRANSACTIONS:
+    case Err.COORDINATOR_LOAD_IN_PROGRESS:
     case Err.COORDINATOR_NOT_AVAILABLE:
     case Err.NOT_COORDINATOR:
       return Err.NOT_ENOUGH_REPLICAS;

@@ -410,12 +410,20 @@ export function acceptsResponse(s: State, i: number, from: number, conn: number)
 
 /**
  * Retriable errors of a transactional request: the request is sent again (NOT_COORDINATOR and
- * COORDINATOR_NOT_AVAILABLE after a coordinator lookup the model leaves out). TxnOffsetCommit
- * retries every RetriableException since 3.8 (PR #15266), e.g. NOT_ENOUGH_REPLICAS that partition
- * verification answers; before, only the coordinator errors.
+ * COORDINATOR_NOT_AVAILABLE after a coordinator lookup the model folds into the re-send;
+ * COORDINATOR_LOAD_IN_PROGRESS and CONCURRENT_TRANSACTIONS as they are; every handler of
+ * TransactionManager.java since 0.11.0). TxnOffsetCommit retries every RetriableException since 3.8
+ * (PR #15266), e.g. NOT_ENOUGH_REPLICAS that partition verification answers; before, only the
+ * coordinator errors.
  */
 function isRetriable(error: Err): boolean {
-  return error === Err.CONCURRENT_TRANSACTIONS || error === Err.NOT_COORDINATOR || error === Err.COORDINATOR_NOT_AVAILABLE || error === Err.NOT_ENOUGH_REPLICAS;
+  return (
+    error === Err.CONCURRENT_TRANSACTIONS ||
+    error === Err.NOT_COORDINATOR ||
+    error === Err.COORDINATOR_NOT_AVAILABLE ||
+    error === Err.COORDINATOR_LOAD_IN_PROGRESS ||
+    error === Err.NOT_ENOUGH_REPLICAS
+  );
 }
 
 export function handleResponse(cfg: KafkaConfig, rules: Rules, s: State, i: number, resp: Response): State {

@@ -1,6 +1,7 @@
 // Safety properties of the Kafka transaction model. They read the ghost history and the logs;
 // the protocol handlers never read the ghost fields these rely on.
 import type { Property } from '../../checker/engine/model.ts';
+import { knownTransaction } from './coordinator.ts';
 import { committedOffset } from './group.ts';
 import { batchOutcome, lastStableOffset } from './partition.ts';
 import { type LogBatch, type State, Api, BatchKind, Decision, Excuse, Instance, NO_OFFSET, NO_STATE, Outcome, Tm, Told, TxnState } from './state.ts';
@@ -163,13 +164,10 @@ const noHangingTransaction: Property<State> = {
     for (let p = 0; p < s.partitions.length; p++) {
       for (const e of s.partitions[p]!.producers) {
         if (e.txnFirstOffset === NO_OFFSET) continue;
-        const covered = s.coordinator.metadata.some(
-          (md) =>
-            md !== null &&
-            md.pid === e.pid &&
-            (md.state === TxnState.Ongoing || md.state === TxnState.PrepareCommit || md.state === TxnState.PrepareAbort) &&
-            (md.partitions & (1 << p)) !== 0,
-        );
+        const covered = s.coordinator.metadata.some((_, t) => {
+          const md = knownTransaction(s, t);
+          return md !== null && md.pid === e.pid && (md.state === TxnState.Ongoing || md.state === TxnState.PrepareCommit || md.state === TxnState.PrepareAbort) && (md.partitions & (1 << p)) !== 0;
+        });
         const markerOnTheWay = s.network.some((ch) => ch.messages.some((m) => !m.response && m.api === Api.WriteTxnMarkers && m.pid === e.pid && m.partitions === p));
         if (!covered && !markerOnTheWay) return false;
       }
@@ -194,7 +192,7 @@ const producerIdAgreement: Property<State> = {
   holds(s) {
     for (const p of s.producers) {
       if (p.status !== Instance.Running || !holdsGrant.has(p.tm)) continue;
-      const md = s.coordinator.metadata[p.txnId] ?? null;
+      const md = knownTransaction(s, p.txnId);
       // The coordinator forgot an expired transactional.id's producer id.
       if (md === null) {
         if ((p.ghostExcuses & Excuse.TransactionalIdExpired) === 0) return false;
@@ -228,7 +226,8 @@ const coordinatorNotStuck: Property<State> = {
   name: 'CoordinatorNotStuck',
   description: 'the coordinator never stops sending the markers of a PrepareCommit or PrepareAbort transaction without completing it',
   holds(s) {
-    return s.coordinator.metadata.every((md) => md === null || !(md.state === TxnState.PrepareCommit || md.state === TxnState.PrepareAbort) || md.pendingState !== NO_STATE);
+    // A coordinator that is loading has sent nothing yet; it sends every Prepare*'s markers once loaded.
+    return s.coordinator.loading || s.coordinator.metadata.every((md) => md === null || !(md.state === TxnState.PrepareCommit || md.state === TxnState.PrepareAbort) || md.pendingState !== NO_STATE);
   },
 };
 

@@ -232,8 +232,14 @@ function coordinatorCall(call: string, arg: string | undefined, after: KafkaView
       return { action, events: [note('TC', `⚠ ${action}`, true)] };
     }
     case 'coordinatorFailover': {
-      const action = `failover: memory lost, state reloaded from __transaction_state, coordinator epoch ${after.coordinator.coordinatorEpoch}`;
+      const appends = arg === undefined ? '' : `; appends in flight: ${arg} (answered NOT_COORDINATOR)`;
+      const loaded = after.coordinator.loading === true ? 'loading __transaction_state' : 'state reloaded from __transaction_state';
+      const action = `failover: memory lost, ${loaded}, coordinator epoch ${after.coordinator.coordinatorEpoch}${appends}`;
       return { action, events: [note('TC', `⚠ ${action}`, true)] };
+    }
+    case 'loadTransactions': {
+      const action = `finished loading __transaction_state: ${after.coordinator.transactions.filter((t) => t.known).length} transactional.id(s) in memory, markers re-sent for Prepare*`;
+      return { action, events: [note('TC', action)] };
     }
     case 'resendTxnMarker': {
       const [id, partition] = (arg ?? '').split(', ');

@@ -36,6 +36,7 @@ export const Err = {
   /** An exception in a broker's handler (Errors.forException of an IllegalStateException). */
   UNKNOWN_SERVER_ERROR: -1,
   NONE: 0,
+  COORDINATOR_LOAD_IN_PROGRESS: 14,
   COORDINATOR_NOT_AVAILABLE: 15,
   NOT_COORDINATOR: 16,
   NOT_ENOUGH_REPLICAS: 19,
@@ -268,6 +269,11 @@ export interface TxnLogRecord {
 export interface Coordinator {
   /** Coordinator epoch: the leader epoch of the __transaction_state partition. */
   readonly epoch: number;
+  /**
+   * A new coordinator is reading __transaction_state (loadingPartitions): its memory is empty and
+   * every request is answered COORDINATOR_LOAD_IN_PROGRESS. Only with asynchronous loading.
+   */
+  readonly loading: boolean;
   readonly nextPid: number;
   /** In-memory TransactionMetadata per transactional.id (null: not known). */
   readonly metadata: readonly (TxnMetadata | null)[];

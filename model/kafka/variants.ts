@@ -32,6 +32,7 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
   mutantEndTxnAnswersPreparedEpoch: 'mutant (KAFKA-18660 before its fix): EndTxn v5 answers the prepared epoch, not the producer id and epoch its completion rotates to',
   mutantMarkerNeedsHigherEpoch: 'mutant: a leader refuses a marker at the producer\'s own epoch, in every transaction version',
   mutantConcurrentTransactionsFatal: 'mutant: the client fails for good on CONCURRENT_TRANSACTIONS instead of retrying',
+  mutantResignedAppendAnswersNone: 'mutant: a coordinator failover answers the __transaction_state appends in flight with their success, whether or not the record survived',
 };
 
 export const switchNames = Object.keys(switchDescriptions) as SwitchName[];
@@ -48,6 +49,7 @@ const noMutants = {
   mutantEndTxnAnswersPreparedEpoch: false,
   mutantMarkerNeedsHigherEpoch: false,
   mutantConcurrentTransactionsFatal: false,
+  mutantResignedAppendAnswersNone: false,
 } as const;
 
 // Each generation is the one before it plus the rules its release added.

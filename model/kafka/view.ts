@@ -136,6 +136,8 @@ export type KafkaView = {
   producers: ProducerView[];
   coordinator: {
     coordinatorEpoch: number;
+    /** With asynchronous loading only: the coordinator is reading __transaction_state. */
+    loading?: boolean;
     nextProducerId: number;
     transactions: TransactionView[];
     transactionLog: TransactionLogView[];
@@ -245,6 +247,7 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
     })),
     coordinator: {
       coordinatorEpoch: s.coordinator.epoch,
+      ...(cfg.coordinatorLoading === 'async' ? { loading: s.coordinator.loading } : {}),
       nextProducerId: s.coordinator.nextPid,
       transactions: s.coordinator.metadata.map((md, t) =>
         md === null

@@ -5,7 +5,7 @@ import { defaultHandlers } from '../../model/kafka/handlers.ts';
 import { loadOverrides } from './overrides.ts';
 import { kafkaModel } from '../../model/kafka/index.ts';
 import { kafkaCanonical } from '../../model/kafka/symmetry.ts';
-import type { App, CoordinatorAppends, InstanceStart, KafkaConfig, RequestHandlers, Rules } from '../../model/kafka/config.ts';
+import type { App, CoordinatorAppends, CoordinatorLoading, InstanceStart, KafkaConfig, RequestHandlers, Rules } from '../../model/kafka/config.ts';
 import { generationNames, generations, mutantNames, switchDescriptions, switchNames } from '../../model/kafka/variants.ts';
 import { type FaultBudget, KAFKA_MAX_EPOCH } from '../../model/kafka/state.ts';
 import { kafkaLiveness } from '../../model/kafka/liveness.ts';
@@ -15,6 +15,7 @@ import { kafkaRenderer } from '../../model/kafka/render.ts';
 const apps: readonly App[] = ['produce', 'consume-transform-produce'];
 const instanceStarts: readonly InstanceStart[] = ['anytime', 'after-crash'];
 const coordinatorAppendModes: readonly CoordinatorAppends[] = ['atomic', 'async'];
+const coordinatorLoadingModes: readonly CoordinatorLoading[] = ['atomic', 'async'];
 const faultKinds: readonly (keyof FaultBudget)[] = [
   'requestLoss',
   'responseLoss',
@@ -95,6 +96,7 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
       consumers,
       faults,
       coordinatorAppends,
+      coordinatorLoading: fields.oneOf('coordinatorLoading', coordinatorLoadingModes, 'atomic'),
       maxEpoch: fields.int('maxEpoch', 1, KAFKA_MAX_EPOCH, KAFKA_MAX_EPOCH),
       handlers: variant.handlers,
     };

@@ -59,6 +59,7 @@ const AT_0_11_0 = new Set([
   'testIsSendToPartitionAllowedWithPendingPartitionAfterFatalError',
   'testLookupCoordinatorOnDisconnectAfterSend',
   'testLookupCoordinatorOnNotCoordinatorError',
+  'testLookupCoordinatorOnNotCoordinatorError',
   'testMaybeAddPartitionToTransaction',
   'testMultipleAddPartitionsPerForOneProduce',
   'testNoDrainWhenPartitionsPending',
@@ -344,6 +345,34 @@ function stateTransitionCases(cfg: KafkaConfig, t: Register): void {
     const s = respond(cfg, act(cfg, initial(cfg), 'initTransactions'), TC, Api.InitProducerId, { error, pid: PID, epoch: EPOCH });
     expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
     expect(enabled(cfg, s, 'beginTransaction')).toBe(false);
+  });
+
+  t('testRetriableErrors (part: InitProducerId, AddPartitionsToTxn and EndTxn answered COORDINATOR_LOAD_IN_PROGRESS)', () => {
+    const loading = { error: Err.COORDINATOR_LOAD_IN_PROGRESS };
+    let s = respond(cfg, act(cfg, initial(cfg), 'initTransactions'), TC, Api.InitProducerId, loading);
+    expect(producer(s)).toMatchObject({ tm: Tm.INITIALIZING, pid: NO_PID });
+    expect(sentTo(s, TC)).toMatchObject([{ api: Api.InitProducerId }]);
+    s = respond(cfg, s, TC, Api.InitProducerId, { pid: PID, epoch: EPOCH });
+    s = act(cfg, act(cfg, act(cfg, s, 'beginTransaction'), 'send(p0)'), 'sendTxnRequest');
+    s = respond(cfg, s, TC, Api.AddPartitionsToTxn, loading);
+    expect(producer(s)).toMatchObject({ tm: Tm.IN_TRANSACTION, added: 0 });
+    expect(sentTo(s, TC)).toMatchObject([{ api: Api.AddPartitionsToTxn, partitions: bit(0) }]);
+    s = respond(cfg, s, TC, Api.AddPartitionsToTxn);
+    expect(producer(s).added).toBe(bit(0));
+    s = respond(cfg, inFlight(cfg, s), leader(0), Api.Produce);
+    s = respond(cfg, act(cfg, act(cfg, s, 'commitTransaction'), 'sendTxnRequest'), TC, Api.EndTxn, loading);
+    expect(producer(s).tm).toBe(Tm.COMMITTING_TRANSACTION);
+    expect(sentTo(s, TC)).toMatchObject([{ api: Api.EndTxn, commit: true }]);
+    expect(producer(respond(cfg, s, TC, Api.EndTxn)).tm).toBe(Tm.READY);
+  });
+
+  t('testLookupCoordinatorOnNotCoordinatorError', () => {
+    // NOT_COORDINATOR: the client looks the coordinator up again (folded into the re-send) and asks again.
+    let s = respond(cfg, act(cfg, initial(cfg), 'initTransactions'), TC, Api.InitProducerId, { error: Err.NOT_COORDINATOR });
+    expect(producer(s)).toMatchObject({ tm: Tm.INITIALIZING, pid: NO_PID });
+    expect(sentTo(s, TC)).toMatchObject([{ api: Api.InitProducerId }]);
+    s = respond(cfg, s, TC, Api.InitProducerId, { pid: PID, epoch: EPOCH });
+    expect(producer(s)).toMatchObject({ tm: Tm.READY, pid: PID, epoch: EPOCH });
   });
 
   t('testRetriableErrors (part: InitProducerId and EndTxn answered CONCURRENT_TRANSACTIONS)', () => {

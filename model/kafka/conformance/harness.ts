@@ -57,6 +57,7 @@ export function kafkaConfig(generation: string, bounds: Bounds = {}, rules: Part
     consumers: { readCommitted: 0, readUncommitted: 0 },
     faults: { requestLoss: 0, responseLoss: 0, requestTimeouts: 0, batchExpiries: 0, producerCrashes: 0, coordinatorFailovers: 0, transactionTimeouts: 0, appendFailures: 0, markerTimeouts: 0, transactionalIdExpiries: 0, producerStateExpiries: 0 },
     coordinatorAppends: 'atomic',
+    coordinatorLoading: 'atomic',
     maxEpoch: KAFKA_MAX_EPOCH,
     handlers: defaultHandlers,
     ...bounds,

@@ -101,7 +101,7 @@ describe('ReplicaManagerTest (apache/kafka 3.6), kafka-3.6', () => {
     expect(producerEntry(r.state, P, PID)!.txnFirstOffset).toBe(0);
   });
 
-  it.each([Err.NOT_COORDINATOR, Err.CONCURRENT_TRANSACTIONS, Err.COORDINATOR_NOT_AVAILABLE])('testVerificationErrorConversions (error %s)', (error) => {
+  it.each([Err.NOT_COORDINATOR, Err.CONCURRENT_TRANSACTIONS, Err.COORDINATOR_LOAD_IN_PROGRESS, Err.COORDINATOR_NOT_AVAILABLE])('testVerificationErrorConversions (error %s)', (error) => {
     const s = produce(cfg, initial(cfg), P, { pid: PID, epoch: 0, seq: 0 });
     const a = produceAnswer(verified(cfg, s, P, error), P);
     expect(a.response.error).toBe(Err.NOT_ENOUGH_REPLICAS);
