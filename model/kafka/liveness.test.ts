@@ -72,4 +72,18 @@ describe('Kafka liveness', () => {
     const result = check({ partitions: 2, transactionsPerInstance: 2, recordsPerTransaction: 1, liveness: all, fairness: defaultFairness, ...faults });
     expect(verdicts(result)).toEqual({ TransactionsComplete: 'holds', LsoAdvances: 'holds', ConsumersProgress: 'holds' });
   });
+
+  // A failover while appends are in flight, then a loading window: the new coordinator's loading
+  // must be fair too, or clients retrying COORDINATOR_LOAD_IN_PROGRESS starve it.
+  it('holds all three properties across a failover with asynchronous appends and loading once loadTransactions is fair', () => {
+    const windows = { partitions: 1, transactionsPerInstance: 2, recordsPerTransaction: 1, liveness: all, coordinatorAppends: 'async', coordinatorLoading: 'async', faults: { coordinatorFailovers: 1 } };
+    const fair = check({ ...windows, fairness: [...defaultFairness, 'completeAppend', 'loadTransactions'] });
+    expect(verdicts(fair)).toEqual({ TransactionsComplete: 'holds', LsoAdvances: 'holds', ConsumersProgress: 'holds' });
+    const loadingUnfair = check({ ...windows, fairness: [...defaultFairness, 'completeAppend'] });
+    const lasso = loadingUnfair.verdicts[0]!.lasso!;
+    expect(lasso.goal).toBe('TransactionsComplete[t0]');
+    const cycle = [...lasso.actions.slice(lasso.loop), lasso.loopAction];
+    expect(cycle).not.toContain('TC: loadTransactions');
+    expect((lasso.states[lasso.loop] as State).coordinator.loading).toBe(true);
+  });
 });
