@@ -569,8 +569,8 @@ export function coordinatorFailover(cfg: KafkaConfig, s: State, kept: number): S
   let next = s;
   for (const append of s.coordinator.appends) {
     if ((kept & bit(append.txnId)) !== 0) next = noteWritten(cfg, { ...next, coordinator: writeRecord(cfg.rules, next.coordinator, append.txnId, append.transit) }, append);
-    const resigned = cfg.rules.mutantResignedAppendAnswersNone ? append.response : append.request && coordinatorError(append.request, Err.NOT_COORDINATOR);
-    if (resigned !== null) next = answerAppend(next, append, resigned);
+    if (append.request === null) continue;
+    next = answerAppend(next, append, cfg.rules.mutantResignedAppendAnswersNone ? append.response! : coordinatorError(append.request, Err.NOT_COORDINATOR));
   }
   next = answerRequestsOnTheirWay(next, Err.NOT_COORDINATOR);
   const c = next.coordinator;
