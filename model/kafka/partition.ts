@@ -287,10 +287,14 @@ export function appendNonTransactional(s: State, p: number, batch: LogBatch): St
   return { ...s, partitions: setAt(s.partitions, p, { ...part, log: [...part.log, batch] }) };
 }
 
-/** TV0/TV1: the marker's epoch may not be below the producer's. KIP-1228: strictly above, but for a retry. */
+/**
+ * TV0/TV1: the marker's epoch may not be below the producer's. KIP-1228: a transaction-version-2
+ * marker (WriteTxnMarkers v2 names the version) strictly above, but for a retry; a marker of a
+ * version-1 transaction keeps the old rule.
+ */
 function markerEpochOk(rules: Rules, entry: ProducerEntry, epoch: number): boolean {
   if (rules.mutantMarkerNeedsHigherEpoch) return epoch > entry.epoch;
-  if (!rules.strictMarkerEpoch) return epoch >= entry.epoch;
+  if (!rules.strictMarkerEpoch || !rules.tv2) return epoch >= entry.epoch;
   return epoch > entry.epoch || (epoch === entry.epoch && entry.txnFirstOffset === NO_OFFSET);
 }
 

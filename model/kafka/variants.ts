@@ -90,3 +90,26 @@ export const generationNames = Object.keys(generations);
 
 /** The switches that are mutants: each breaks one rule on purpose. */
 export const mutantNames = switchNames.filter((n) => n.startsWith('mutant'));
+
+/** Rules of the client alone: how the Java client of its generation reacts, whatever the brokers. */
+const clientSwitches: readonly SwitchName[] = ['kip588'];
+
+/**
+ * Rules that need both halves: the client uses a feature only when the brokers have the request
+ * version for it (ApiVersions), and the brokers answer an older client in that client's version:
+ * KIP-360's epoch bump (InitProducerId v3), KIP-447's group generation (TxnOffsetCommit v3),
+ * TRANSACTION_ABORTABLE (Produce v11, TxnOffsetCommit v5; older versions get INVALID_TXN_STATE,
+ * AddPartitionsToTxnManager@3.8) and transaction version 2 (EndTxn v5).
+ */
+const negotiatedSwitches: readonly SwitchName[] = ['kip360', 'kip447', 'transactionAbortable', 'tv2'];
+
+/**
+ * The rules of brokers of one generation serving clients of another: the client's own rules, the
+ * negotiated ones where both have them, the brokers' everywhere else (mutants included).
+ */
+export function withClient(brokers: Rules, client: Rules): Rules {
+  const rules: Record<string, boolean> = { ...brokers };
+  for (const n of clientSwitches) rules[n] = client[n];
+  for (const n of negotiatedSwitches) rules[n] = brokers[n] && client[n];
+  return rules as unknown as Rules;
+}

@@ -6,7 +6,7 @@ import { loadOverrides } from './overrides.ts';
 import { kafkaModel } from '../../model/kafka/index.ts';
 import { kafkaCanonical } from '../../model/kafka/symmetry.ts';
 import type { App, CoordinatorAppends, CoordinatorLoading, InstanceStart, KafkaConfig, RequestHandlers, Rules } from '../../model/kafka/config.ts';
-import { generationNames, generations, mutantNames, switchDescriptions, switchNames } from '../../model/kafka/variants.ts';
+import { generationNames, generations, mutantNames, switchDescriptions, switchNames, withClient } from '../../model/kafka/variants.ts';
 import { type FaultBudget, KAFKA_MAX_EPOCH } from '../../model/kafka/state.ts';
 import { kafkaLiveness } from '../../model/kafka/liveness.ts';
 import { kafkaProperties } from '../../model/kafka/properties.ts';
@@ -61,6 +61,13 @@ function readVariant(fields: Fields): Variant {
   return { name: changes.length === 0 ? base : `${base}${changes.join('')}`, rules: rules as unknown as Rules, handlers };
 }
 
+/** "client": the generation of the producers' Java client, when it differs from the brokers'. */
+function withClientOf(fields: Fields, brokers: Variant): Variant {
+  if (!fields.has('client')) return brokers;
+  const client = fields.oneOf('client', generationNames);
+  return { ...brokers, name: `${brokers.name} with client ${client}`, rules: withClient(brokers.rules, generations[client]!.rules) };
+}
+
 export const kafkaEntry: ModelEntry<KafkaConfig> = {
   name: 'kafka',
   description: "Apache Kafka's transaction protocol: producers, transaction coordinator, partition leaders, consumers",
@@ -68,7 +75,7 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
   liveness: kafkaLiveness,
 
   readParams(fields) {
-    const variant = readVariant(fields);
+    const variant = withClientOf(fields, readVariant(fields));
     const app = fields.oneOf('app', apps, 'produce');
     const consumersFields = fields.object('consumers');
     const consumers = {

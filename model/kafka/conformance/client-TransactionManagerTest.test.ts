@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { type KafkaConfig } from '../config.ts';
 import { type State, Api, Err, NO_PID, Tm } from '../state.ts';
 import { bit } from '../util.ts';
+import { generations, withClient } from '../variants.ts';
 import { initial, labels, take, withProducer } from './harness.ts';
 import {
   EPOCH,
@@ -779,8 +780,9 @@ function offsetCases(cfg: KafkaConfig, t: Register): void {
   });
 }
 
-describe('TransactionManagerTest (apache/kafka 2.5, testTransitionToFatalErrorWhenRetriedBatchIsExpired: InitProducerId v1, kafka-0.11)', () => {
-  const cfg = clientConfig('kafka-0.11');
+// The 2.5 test's brokers only have InitProducerId v1: a KIP-360 client that cannot bump its epoch.
+describe('TransactionManagerTest (apache/kafka 2.5, testTransitionToFatalErrorWhenRetriedBatchIsExpired: InitProducerId v1), brokers kafka-0.11 with client kafka-3.5', () => {
+  const cfg = clientConfig('kafka-0.11', {}, withClient(generations['kafka-0.11']!.rules, generations['kafka-3.5']!.rules));
 
   it('testTransitionToFatalErrorWhenRetriedBatchIsExpired', () => {
     // NOT_ENOUGH_REPLICAS for NOT_LEADER_OR_FOLLOWER: the batch is re-enqueued, so it is in retry.

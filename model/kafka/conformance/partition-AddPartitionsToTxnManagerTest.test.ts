@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { Err, TxnState } from '../state.ts';
 import { initial, kafkaConfig, producerEntry, withTxn } from './harness.ts';
+import { generations, withClient } from '../variants.ts';
 import { coordinatorAnswers, produce, produceAnswer, verificationLost } from './partition-support.ts';
 
 const P = 0;
@@ -29,6 +30,14 @@ describe('AddPartitionsToTxnManagerTest (apache/kafka 3.6, 3.9), kafka-3.8', () 
     const s = withTxn(initial(c), 0, { pid: PID, epoch: 0, state: TxnState.Ongoing, partitions: 1 << 1 });
     const a = produceAnswer(coordinatorAnswers(c, produce(c, s, P, { pid: PID, epoch: 0, seq: 0 }), P), P);
     expect(a.response.error).toBe(error);
+  });
+
+  it('testAddPartitionsToTxnHandlerErrorHandling (a partition not in the transaction, a client whose Produce version predates TRANSACTION_ABORTABLE)', () => {
+    // Brokers of 3.8 and a 3.6 client: the error is converted to INVALID_TXN_STATE (transactionSupportedOperation defaultError).
+    const c = kafkaConfig('kafka-3.8', {}, withClient(generations['kafka-3.8']!.rules, generations['kafka-3.6']!.rules));
+    const s = withTxn(initial(c), 0, { pid: PID, epoch: 0, state: TxnState.Ongoing, partitions: 1 << 1 });
+    const a = produceAnswer(coordinatorAnswers(c, produce(c, s, P, { pid: PID, epoch: 0, seq: 0 }), P), P);
+    expect(a.response.error).toBe(Err.INVALID_TXN_STATE);
   });
 
   it('testAddPartitionsToTxnHandlerErrorHandling (a partition in the transaction has no error)', () => {

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { BatchKind, Err } from '../state.ts';
 import { batch, initial, kafkaConfig, withPartition, withProducerEntry } from './harness.ts';
+import { generations, withClient } from '../variants.ts';
 import { marker } from './partition-support.ts';
 
 const PID = 7;
@@ -35,6 +36,14 @@ describe('ProducerAppendInfo.checkProducerEpoch for markers, per generation', ()
     const { error, state } = marker(cfg, s, 0, { pid: PID, epoch: EPOCH, commit: true });
     expect(error).toBe(Err.INVALID_PRODUCER_EPOCH);
     expect(state.partitions[0]!.log).toHaveLength(1);
+  });
+
+  it("kafka-latest brokers, a transaction-version-1 client: a marker at the producer's own epoch ends its open transaction (KIP-1228 marks version 2 only)", () => {
+    const { s } = leaderState('kafka-latest', true);
+    const cfg = kafkaConfig('kafka-latest', {}, withClient(generations['kafka-latest']!.rules, generations['kafka-3.8']!.rules));
+    const { error, state } = marker(cfg, s, 0, { pid: PID, epoch: EPOCH, commit: true });
+    expect(error).toBe(Err.NONE);
+    expect(state.partitions[0]!.log.map((b) => b.kind)).toEqual([BatchKind.Data, BatchKind.Commit]);
   });
 
   it.each([...legacy, 'kafka-latest'])('%s: a marker at the producer\'s epoch with no open transaction is written (KAFKA-19999 retry)', (generation) => {

@@ -1,0 +1,65 @@
+// The producers' client of another generation than the brokers ("client" in a spec): which rules
+// follow the client, which need both halves, and the verdicts a client version changes.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { main } from '../../checker/cli.ts';
+import { generations, withClient } from './variants.ts';
+
+const rules = (generation: string) => generations[generation]!.rules;
+
+describe('withClient', () => {
+  it("takes the client's own rules from the client and the brokers' from the brokers", () => {
+    const oldBrokers = withClient(rules('kafka-0.11'), rules('kafka-3.5'));
+    expect(oldBrokers.kip588).toBe(true);
+    expect(oldBrokers.timeoutFence).toBe(false);
+    const newBrokers = withClient(rules('kafka-3.6'), rules('kafka-0.11'));
+    expect(newBrokers.kip588).toBe(false);
+    expect(newBrokers).toMatchObject({ verification: true, timeoutFence: true, rememberFailedFence: true });
+  });
+
+  it('turns a negotiated feature on only when both halves have it', () => {
+    for (const [brokers, client] of [['kafka-0.11', 'kafka-3.5'], ['kafka-3.5', 'kafka-0.11']]) {
+      expect(withClient(rules(brokers!), rules(client!))).toMatchObject({ kip360: false, kip447: false });
+    }
+    expect(withClient(rules('kafka-4.0'), rules('kafka-3.8'))).toMatchObject({ tv2: false, transactionAbortable: true, pendingCheckFirst: true });
+    expect(withClient(rules('kafka-3.8'), rules('kafka-3.6')).transactionAbortable).toBe(false);
+    expect(withClient(rules('kafka-4.0'), rules('kafka-4.1'))).toEqual(rules('kafka-4.0'));
+  });
+
+  it("keeps the brokers' mutants", () => {
+    expect(withClient({ ...rules('kafka-3.5'), mutantNoDedup: true }, rules('kafka-3.5')).mutantNoDedup).toBe(true);
+  });
+});
+
+describe('the client field of a spec', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'txcheck-clients-'));
+  const shipped = (name: string) => JSON.parse(readFileSync(fileURLToPath(new URL(`../../specs/kafka/${name}.json`, import.meta.url)), 'utf8'));
+  async function check(name: string, spec: Record<string, unknown>) {
+    const file = join(dir, `${name}.json`);
+    writeFileSync(file, JSON.stringify({ ...spec, expect: undefined }));
+    let out = '';
+    const code = await main(['check', file, '--json', '--workers', '1', '--out', join(dir, `${name}.itf.json`)], { out: (t) => (out += t), err: () => {}, errIsTTY: false });
+    return { file, code, result: JSON.parse(out) };
+  }
+
+  it('an older client brings B2 back on kafka-4.0 brokers (old-client.json); a 4.0 client does not', async () => {
+    const spec = shipped('old-client');
+    expect((await check('old', spec)).result.violation.property).toBe('ReadCommittedIsolation');
+    expect((await check('new', { ...spec, client: 'kafka-4.0' })).result.status).toBe('ok');
+  });
+
+  it('a client without KIP-360 goes fatal on an expired retried batch (old-client-expired-batch.json); a KIP-360 client does not', async () => {
+    const spec = shipped('old-client-expired-batch');
+    expect((await check('no-kip360', spec)).result.violation.property).toBe('NoSpuriousFatal');
+    expect((await check('kip360', { ...spec, client: 'kafka-3.5' })).result.status).toBe('ok');
+  });
+
+  it('refuses an unknown client in one line', async () => {
+    const { file, code, result } = await check('bad', { model: 'kafka', client: 'kafka-9.9', deadlock: true });
+    expect(code).toBe(2);
+    expect(result.message).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: client: expected one of "kafka-0.11", .*got "kafka-9.9"$`));
+  });
+});
