@@ -63,3 +63,29 @@ describe('the client field of a spec', () => {
     expect(result.message).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: client: expected one of "kafka-0.11", .*got "kafka-9.9"$`));
   });
 });
+
+describe("an alternative client rule set: franz-go's (specs/kafka/clients/franz-go.ts)", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'txcheck-franz-go-'));
+  const shipped = (name: string) => JSON.parse(readFileSync(fileURLToPath(new URL(`../../specs/kafka/${name}.json`, import.meta.url)), 'utf8'));
+  async function verdict(name: string, spec: Record<string, unknown>): Promise<string> {
+    const file = join(dir, `${name}.json`);
+    writeFileSync(file, JSON.stringify({ ...spec, expect: undefined }));
+    let out = '';
+    await main(['check', file, '--json', '--workers', '1', '--out', join(dir, `${name}.itf.json`)], { out: (t) => (out += t), err: () => {}, errIsTTY: false });
+    const result = JSON.parse(out);
+    return result.status === 'ok' ? 'holds' : result.violation.property;
+  }
+  const javaClient = (spec: Record<string, unknown>) => ({ ...spec, variant: (spec.variant as { base: string }).base });
+
+  it('never expires a batch in flight, so the delayed Produce of B2 never happens; the Java client breaks ReadCommittedIsolation', async () => {
+    const spec = shipped('franz-go-delayed-produce');
+    expect(await verdict('fg-delayed', spec)).toBe('holds');
+    expect(await verdict('java-delayed', javaClient(spec))).toBe('ReadCommittedIsolation');
+  });
+
+  it('commits after a refused send and loses the record under kafka-4.0; the Java client aborts instead', async () => {
+    const spec = shipped('franz-go-commit-after-failed-send');
+    expect(await verdict('fg-commit', spec)).toBe('NoLostWrite');
+    expect(await verdict('java-commit', javaClient(spec))).toBe('holds');
+  });
+});

@@ -1,6 +1,6 @@
 // The bounds and protocol rules one model instance is built with.
 import type { Connection } from './network.ts';
-import type { FaultBudget, Request, State } from './state.ts';
+import type { FaultBudget, Request, Response, State } from './state.ts';
 
 /**
  * Named protocol switches. A generation (kafka-3.5, ...) is a preset of these; a mutant turns one
@@ -152,6 +152,8 @@ export interface KafkaConfig {
   readonly maxEpoch: number;
   /** The brokers' request handlers: the defaults, or a user-defined variant's overrides of them. */
   readonly handlers: RequestHandlers;
+  /** The client's reactions: the Java client's, or a user-defined variant's overrides of them. */
+  readonly clientHandlers: ClientHandlers;
 }
 
 export interface HandlerContext {
@@ -165,6 +167,34 @@ export type RequestHandler = (ctx: HandlerContext, s: State, connection: Connect
 export const requestApis = ['InitProducerId', 'AddPartitionsToTxn', 'AddOffsetsToTxn', 'EndTxn', 'Produce', 'WriteTxnMarkers', 'TxnOffsetCommit'] as const;
 export type RequestApi = (typeof requestApis)[number];
 export type RequestHandlers = Readonly<Record<RequestApi, RequestHandler>>;
+
+export interface ClientContext {
+  readonly cfg: KafkaConfig;
+  /** The Java client's reactions of the generation the variant is based on. */
+  readonly base: ClientHandlers;
+}
+
+/** The client's reaction to the answer `resp` of a request of producer instance `producer`. */
+export type ResponseHandler = (ctx: ClientContext, s: State, producer: number, resp: Response) => State;
+/** The client's reaction when its transactional request in flight times out. */
+export type RequestTimeoutHandler = (ctx: ClientContext, s: State, producer: number) => State;
+/** The client's reaction when delivery.timeout.ms expires for its batches in flight to `partition`. */
+export type BatchExpiryHandler = (ctx: ClientContext, s: State, producer: number, partition: number) => State;
+
+/** The client's rule set, by the answer it reacts to (a response API) or the event (a timeout). */
+export interface ClientHandlers {
+  readonly InitProducerId: ResponseHandler;
+  readonly AddPartitionsToTxn: ResponseHandler;
+  readonly AddOffsetsToTxn: ResponseHandler;
+  readonly EndTxn: ResponseHandler;
+  readonly TxnOffsetCommit: ResponseHandler;
+  readonly Produce: ResponseHandler;
+  readonly requestTimeout: RequestTimeoutHandler;
+  readonly batchExpired: BatchExpiryHandler;
+}
+
+export const clientReactions = ['InitProducerId', 'AddPartitionsToTxn', 'AddOffsetsToTxn', 'EndTxn', 'TxnOffsetCommit', 'Produce', 'requestTimeout', 'batchExpired'] as const;
+export type ClientReaction = (typeof clientReactions)[number];
 
 /** Client transaction k of producer instance i. */
 export function clientTxnIndex(cfg: KafkaConfig, producer: number, k: number): number {

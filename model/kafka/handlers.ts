@@ -5,9 +5,11 @@ import type { RequestHandlers } from './config.ts';
 import * as coordinator from './coordinator.ts';
 import * as group from './group.ts';
 import * as partition from './partition.ts';
+import { defaultClientHandlers } from './producer.ts';
 
 // What a user's override file needs to type its handlers.
-export type { HandlerContext, RequestApi, RequestHandler, RequestHandlers } from './config.ts';
+export type { BatchExpiryHandler, ClientContext, ClientHandlers, HandlerContext, RequestApi, RequestHandler, RequestHandlers, RequestTimeoutHandler, ResponseHandler } from './config.ts';
+export { defaultClientHandlers };
 export type { Connection } from './network.ts';
 
 export const defaultHandlers: RequestHandlers = {

@@ -134,7 +134,7 @@ function deliver(cfg: KafkaConfig, s: State, a: Action): State {
   const rest: State = { ...s, network: removeHead(s.network, index) };
   if (m.response) {
     if (isProducerNode(channel.to)) {
-      return producer.acceptsResponse(rest, channel.to, channel.from, channel.conn) ? producer.handleResponse(cfg, cfg.rules, rest, channel.to, m) : rest;
+      return producer.acceptsResponse(rest, channel.to, channel.from, channel.conn) ? producer.handleResponse(cfg, rest, channel.to, m) : rest;
     }
     if (channel.to === TC_NODE) return coordinator.handleWriteTxnMarkersResponse(rest, channel.conn, m);
     return verificationAnswered(cfg, rest, channel.to - LEADER_BASE, m);

@@ -2,7 +2,7 @@
 // (Java client, 2.5-3.5 behaviour: KIP-360 epoch bump after abortable errors, behind a switch).
 //
 // Modelling bound: a transaction sends at least one record before the application ends it.
-import { type KafkaConfig, type Rules, clientTxnIndex } from './config.ts';
+import { type ClientContext, type ClientHandlers, type KafkaConfig, type Rules, clientTxnIndex } from './config.ts';
 import { noteTxn } from './ghost.ts';
 import { committedOffset, hasPendingOffsets, joinGroup } from './group.ts';
 import { connSlot, request, send } from './network.ts';
@@ -199,7 +199,8 @@ function txnRequestNode(cfg: KafkaConfig, api: Api): number {
   return api === Api.TxnOffsetCommit ? LEADER_BASE + cfg.partitions : TC_NODE;
 }
 
-function transmit(cfg: KafkaConfig, s: State, i: number, slot: TxnRequestSlot): State {
+/** Sends the request of `slot` (a first send, or the same request again). */
+export function transmit(cfg: KafkaConfig, s: State, i: number, slot: TxnRequestSlot): State {
   const p = s.producers[i]!;
   // InitProducerId carries the current pid/epoch only to bump it (KIP-360).
   const bump = slot.api === Api.InitProducerId && p.pid !== NO_PID;
@@ -255,6 +256,11 @@ export function canTimeOutTxnRequest(p: Producer): boolean {
 }
 
 export function txnRequestTimeout(cfg: KafkaConfig, s: State, i: number): State {
+  return cfg.clientHandlers.requestTimeout(clientContext(cfg), s, i);
+}
+
+/** The Java client: the connection is closed and the same request sent again on a new one. */
+function resendOnNewConnection(cfg: KafkaConfig, s: State, i: number): State {
   const p = s.producers[i]!;
   const slot = connSlot(txnRequestNode(cfg, p.request!.api));
   const reopened = put(s, i, { ...p, conns: setAt(p.conns, slot, p.conns[slot]! + 1) });
@@ -331,6 +337,10 @@ export function produceTimeout(cfg: KafkaConfig, s: State, i: number, partition:
  * canHandleAbortableError, KAFKA-17898).
  */
 export function batchExpired(cfg: KafkaConfig, s: State, i: number, partition: number): State {
+  return cfg.clientHandlers.batchExpired(clientContext(cfg), s, i, partition);
+}
+
+function failExpiredBatches(cfg: KafkaConfig, s: State, i: number, partition: number): State {
   const rules = cfg.rules;
   const p = s.producers[i]!;
   const slot = connSlot(LEADER_BASE + partition);
@@ -357,7 +367,7 @@ function canHandleAbortableError(rules: Rules): boolean {
 }
 
 /** transitionToAbortableError: a transaction already aborting stays aborting. */
-function transitionToAbortableError(p: Producer): Producer {
+export function transitionToAbortableError(p: Producer): Producer {
   return p.tm === Tm.ABORTING_TRANSACTION ? p : { ...p, tm: Tm.ABORTABLE_ERROR };
 }
 
@@ -389,7 +399,8 @@ function invalidProducerIdMapping(cfg: KafkaConfig, rules: Rules, s: State, i: n
   return put(s, i, transitionToAbortableError({ ...p, request: null, bumpRequired: true }));
 }
 
-function fatal(cfg: KafkaConfig, s: State, i: number): State {
+/** The producer fails for good (transitionToFatalError); an open transaction is told failed. */
+export function fatal(cfg: KafkaConfig, s: State, i: number): State {
   const p = s.producers[i]!;
   const next = put(s, i, { ...p, tm: Tm.FATAL_ERROR, request: null });
   const inTxn = p.tm !== Tm.READY && p.tm !== Tm.INITIALIZING && p.txnsBegun > 0;
@@ -426,39 +437,67 @@ function isRetriable(error: Err): boolean {
   );
 }
 
-export function handleResponse(cfg: KafkaConfig, rules: Rules, s: State, i: number, resp: Response): State {
+function clientContext(cfg: KafkaConfig): ClientContext {
+  return { cfg, base: defaultClientHandlers };
+}
+
+/** An answer reaches the client: a Produce answer, or the answer of the transactional request in flight. */
+export function handleResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
   const p = s.producers[i]!;
-  if (resp.api === Api.Produce) return handleProduceResponse(cfg, rules, s, i, resp);
+  const handlers = cfg.clientHandlers;
+  if (resp.api === Api.Produce) return handlers.Produce(clientContext(cfg), s, i, resp);
   if (p.request === null || p.request.api !== resp.api) return s;
-  if (rules.mutantConcurrentTransactionsFatal && resp.error === Err.CONCURRENT_TRANSACTIONS) return fatal(cfg, s, i);
-  if (isRetriable(resp.error)) return transmit(cfg, s, i, p.request);
   switch (resp.api) {
     case Api.InitProducerId:
-      return handleInitProducerIdResponse(cfg, s, i, resp);
+      return handlers.InitProducerId(clientContext(cfg), s, i, resp);
     case Api.AddPartitionsToTxn:
-      if (resp.error === Err.NONE) {
-        return put(s, i, { ...p, request: null, added: p.added | resp.partitions, pendingAdd: p.pendingAdd & ~resp.partitions, txnStarted: true });
-      }
-      if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return invalidProducerIdMapping(cfg, rules, s, i);
-      return fatal(cfg, s, i);
+      return handlers.AddPartitionsToTxn(clientContext(cfg), s, i, resp);
     case Api.AddOffsetsToTxn:
-      if (resp.error === Err.NONE) return put(s, i, { ...p, request: null, offsetsAdded: true, txnStarted: true });
-      if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return invalidProducerIdMapping(cfg, rules, s, i);
-      return fatal(cfg, s, i);
+      return handlers.AddOffsetsToTxn(clientContext(cfg), s, i, resp);
     case Api.TxnOffsetCommit:
-      if (resp.error === Err.NONE) return put(s, i, { ...p, request: null, offsetsAdded: true, offsetsCommitted: true, txnStarted: true });
-      // ILLEGAL_GENERATION: CommitFailedException, abortable without an epoch bump (KIP-447, TxnOffsetCommitHandler 2.5+);
-      // TRANSACTION_ABORTABLE likewise (TxnOffsetCommitHandler@3.8, KAFKA-16314).
-      if (resp.error === Err.ILLEGAL_GENERATION || resp.error === Err.TRANSACTION_ABORTABLE) return put(s, i, transitionToAbortableError({ ...p, request: null }));
-      // Fencing and the errors the handler does not expect (INVALID_TXN_STATE, INVALID_PRODUCER_ID_MAPPING).
-      return fatal(cfg, s, i);
+      return handlers.TxnOffsetCommit(clientContext(cfg), s, i, resp);
     case Api.EndTxn:
-      if (resp.error === Err.NONE) return completeTransaction(cfg, s, i, rules.tv2 ? resp : undefined);
-      if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return invalidProducerIdMapping(cfg, rules, s, i);
-      return fatal(cfg, s, i);
+      return handlers.EndTxn(clientContext(cfg), s, i, resp);
     default:
       return s;
   }
+}
+
+/** Every transactional answer: a retriable error sends the request again, else `handle` reacts. */
+function retriedOr(cfg: KafkaConfig, s: State, i: number, resp: Response, handle: () => State): State {
+  const rules = cfg.rules;
+  if (rules.mutantConcurrentTransactionsFatal && resp.error === Err.CONCURRENT_TRANSACTIONS) return fatal(cfg, s, i);
+  return isRetriable(resp.error) ? transmit(cfg, s, i, s.producers[i]!.request!) : handle();
+}
+
+function handleAddPartitionsToTxnResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
+  const p = s.producers[i]!;
+  if (resp.error === Err.NONE) return put(s, i, { ...p, request: null, added: p.added | resp.partitions, pendingAdd: p.pendingAdd & ~resp.partitions, txnStarted: true });
+  if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return invalidProducerIdMapping(cfg, cfg.rules, s, i);
+  return fatal(cfg, s, i);
+}
+
+function handleAddOffsetsToTxnResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
+  const p = s.producers[i]!;
+  if (resp.error === Err.NONE) return put(s, i, { ...p, request: null, offsetsAdded: true, txnStarted: true });
+  if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return invalidProducerIdMapping(cfg, cfg.rules, s, i);
+  return fatal(cfg, s, i);
+}
+
+function handleTxnOffsetCommitResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
+  const p = s.producers[i]!;
+  if (resp.error === Err.NONE) return put(s, i, { ...p, request: null, offsetsAdded: true, offsetsCommitted: true, txnStarted: true });
+  // ILLEGAL_GENERATION: CommitFailedException, abortable without an epoch bump (KIP-447, TxnOffsetCommitHandler 2.5+);
+  // TRANSACTION_ABORTABLE likewise (TxnOffsetCommitHandler@3.8, KAFKA-16314).
+  if (resp.error === Err.ILLEGAL_GENERATION || resp.error === Err.TRANSACTION_ABORTABLE) return put(s, i, transitionToAbortableError({ ...p, request: null }));
+  // Fencing and the errors the handler does not expect (INVALID_TXN_STATE, INVALID_PRODUCER_ID_MAPPING).
+  return fatal(cfg, s, i);
+}
+
+function handleEndTxnResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
+  if (resp.error === Err.NONE) return completeTransaction(cfg, s, i, cfg.rules.tv2 ? resp : undefined);
+  if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return invalidProducerIdMapping(cfg, cfg.rules, s, i);
+  return fatal(cfg, s, i);
 }
 
 function handleInitProducerIdResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
@@ -490,3 +529,15 @@ function handleProduceResponse(cfg: KafkaConfig, rules: Rules, s: State, i: numb
   // INVALID_PRODUCER_EPOCH (2.7+), OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_TXN_STATE, ...
   return put(s, i, batchFailed(rules, { ...p, batches }));
 }
+
+/** The Java client's reactions (TransactionManager's handlers and Sender), per generation through the rules. */
+export const defaultClientHandlers: ClientHandlers = {
+  InitProducerId: (ctx, s, i, resp) => retriedOr(ctx.cfg, s, i, resp, () => handleInitProducerIdResponse(ctx.cfg, s, i, resp)),
+  AddPartitionsToTxn: (ctx, s, i, resp) => retriedOr(ctx.cfg, s, i, resp, () => handleAddPartitionsToTxnResponse(ctx.cfg, s, i, resp)),
+  AddOffsetsToTxn: (ctx, s, i, resp) => retriedOr(ctx.cfg, s, i, resp, () => handleAddOffsetsToTxnResponse(ctx.cfg, s, i, resp)),
+  TxnOffsetCommit: (ctx, s, i, resp) => retriedOr(ctx.cfg, s, i, resp, () => handleTxnOffsetCommitResponse(ctx.cfg, s, i, resp)),
+  EndTxn: (ctx, s, i, resp) => retriedOr(ctx.cfg, s, i, resp, () => handleEndTxnResponse(ctx.cfg, s, i, resp)),
+  Produce: (ctx, s, i, resp) => handleProduceResponse(ctx.cfg, ctx.cfg.rules, s, i, resp),
+  requestTimeout: (ctx, s, i) => resendOnNewConnection(ctx.cfg, s, i),
+  batchExpired: (ctx, s, i, partition) => failExpiredBatches(ctx.cfg, s, i, partition),
+};

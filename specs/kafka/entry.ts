@@ -1,11 +1,11 @@
 // How a spec file selects the Kafka transaction model. The README documents every field.
 import type { Fields } from '../../checker/engine/input.ts';
 import type { ModelEntry } from '../registry.ts';
-import { defaultHandlers } from '../../model/kafka/handlers.ts';
+import { defaultClientHandlers, defaultHandlers } from '../../model/kafka/handlers.ts';
 import { loadOverrides } from './overrides.ts';
 import { kafkaModel } from '../../model/kafka/index.ts';
 import { kafkaCanonical } from '../../model/kafka/symmetry.ts';
-import type { App, CoordinatorAppends, CoordinatorLoading, InstanceStart, KafkaConfig, RequestHandlers, Rules } from '../../model/kafka/config.ts';
+import type { App, ClientHandlers, CoordinatorAppends, CoordinatorLoading, InstanceStart, KafkaConfig, RequestHandlers, Rules } from '../../model/kafka/config.ts';
 import { generationNames, generations, mutantNames, switchDescriptions, switchNames, withClient } from '../../model/kafka/variants.ts';
 import { type FaultBudget, KAFKA_MAX_EPOCH } from '../../model/kafka/state.ts';
 import { kafkaLiveness } from '../../model/kafka/liveness.ts';
@@ -34,6 +34,7 @@ interface Variant {
   readonly name: string;
   readonly rules: Rules;
   readonly handlers: RequestHandlers;
+  readonly clientHandlers: ClientHandlers;
 }
 
 /**
@@ -43,13 +44,13 @@ interface Variant {
 function readVariant(fields: Fields): Variant {
   if (!fields.has('variant') || typeof fields.raw('variant') === 'string') {
     const base = fields.oneOf('variant', generationNames, 'kafka-3.5');
-    return { name: base, rules: generations[base]!.rules, handlers: defaultHandlers };
+    return { name: base, rules: generations[base]!.rules, handlers: defaultHandlers, clientHandlers: defaultClientHandlers };
   }
   const v = fields.object('variant')!;
   const base = v.oneOf('base', generationNames, 'kafka-3.5');
   const enable = v.stringList('enable', switchNames, []);
   const disable = v.stringList('disable', switchNames, []);
-  const handlers = v.has('overrides') ? loadOverrides(v, 'overrides') : defaultHandlers;
+  const { handlers, clientHandlers } = v.has('overrides') ? loadOverrides(v, 'overrides') : { handlers: defaultHandlers, clientHandlers: defaultClientHandlers };
   v.done();
   const both = enable.find((n) => disable.includes(n));
   if (both !== undefined) v.fail('disable', `no switch that is also enabled`, both);
@@ -58,7 +59,7 @@ function readVariant(fields: Fields): Variant {
   for (const n of disable) rules[n] = false;
   const changes = [...enable.map((n) => `+${n}`), ...disable.map((n) => `-${n}`)];
   if (v.has('overrides')) changes.push(`+${v.raw('overrides')}`);
-  return { name: changes.length === 0 ? base : `${base}${changes.join('')}`, rules: rules as unknown as Rules, handlers };
+  return { name: changes.length === 0 ? base : `${base}${changes.join('')}`, rules: rules as unknown as Rules, handlers, clientHandlers };
 }
 
 /** "client": the generation of the producers' Java client, when it differs from the brokers'. */
@@ -106,6 +107,7 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
       coordinatorLoading: fields.oneOf('coordinatorLoading', coordinatorLoadingModes, 'atomic'),
       maxEpoch: fields.int('maxEpoch', 1, KAFKA_MAX_EPOCH, KAFKA_MAX_EPOCH),
       handlers: variant.handlers,
+      clientHandlers: variant.clientHandlers,
     };
     return config;
   },

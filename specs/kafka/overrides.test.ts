@@ -54,15 +54,40 @@ describe('user-defined variants', () => {
     expect(replay.code).toBe(0);
   });
 
+  it('client overrides that only delegate to the Java client change nothing', async () => {
+    const same = variantFile(
+      'same-client',
+      `${handlerImport.replace('RequestHandler', 'ClientHandlers')}export const clientOverrides: Partial<ClientHandlers> = {\n  EndTxn: (ctx, s, i, r) => ctx.base.EndTxn(ctx, s, i, r),\n  batchExpired: (ctx, s, i, p) => ctx.base.batchExpired(ctx, s, i, p),\n};\n`,
+    );
+    const withOverride = await run(['check', specWith(same, 'same-client'), '--json']);
+    const without = await run(['check', specWith(null, 'plain-client'), '--json']);
+    expect(withOverride.code).toBe(0);
+    expect(JSON.parse(withOverride.out).distinctStates).toBe(JSON.parse(without.out).distinctStates);
+  });
+
+  it('a client override changes what the checker finds: a client that treats PRODUCER_FENCED on EndTxn as retriable', async () => {
+    // The transaction timeout fences the producer; retrying the fenced EndTxn forever is a client that never learns.
+    const retrying = variantFile(
+      'retrying-client',
+      `${handlerImport.replace('RequestHandler', 'ClientHandlers')}import { transmit } from '${join(process.cwd(), 'model/kafka/producer.ts')}';\n` +
+        `export const clientOverrides: Partial<ClientHandlers> = {\n  EndTxn: (ctx, s, i, r) => (r.error === 90 ? transmit(ctx.cfg, s, i, s.producers[i]!.request!) : ctx.base.EndTxn(ctx, s, i, r)),\n};\n`,
+    );
+    const base = await run(['check', specWith(null, 'plain-fenced'), '--json']);
+    const changed = await run(['check', specWith(retrying, 'retrying-client'), '--json']);
+    expect(JSON.parse(changed.out).distinctStates).not.toBe(JSON.parse(base.out).distinctStates);
+  });
+
   const broken: [string, string | null, RegExp][] = [
     ['a missing file', null, /variant\.overrides: expected the path of a variant file/],
     ['a syntax error', 'export const overrides = {\n  EndTxn: 1,,\n};\n', /variant\.overrides: expected a variant file that loads, got .*a-syntax-error\.ts: .*a-syntax-error\.ts:2:12: ERROR: /],
-    ['no overrides export', 'export const handlers = {};\n', /expected a file exporting "overrides"/],
+    ['no overrides export', 'export const handlers = {};\n', /expected a file exporting "overrides", an object of handlers by API name .*, or "clientOverrides", an object of client reactions/],
     ['an unknown handler', 'export const overrides = { Fetch: () => 1 };\n', /expected handlers named InitProducerId/],
     ['a handler that is not a function', 'export const overrides = { EndTxn: 3 };\n', /EndTxn: expected a function/],
     ['a handler that throws', 'export const overrides = { InitProducerId: () => { throw new Error("boom"); } };\n', /InitProducerId: expected a handler that returns the next state, got it threw: boom/],
     ['a handler that returns no state', 'export const overrides = { InitProducerId: () => 1 };\n', /InitProducerId: expected a handler that returns the next state, shaped as the state it was given, got state is a value of type number/],
     ['a handler that drops a field', 'export const overrides = { InitProducerId: (ctx, s, c, r) => ({ ...ctx.base.InitProducerId(ctx, s, c, r), network: undefined }) };\n', /\(.*handler-that-drops-a-field\.ts\): InitProducerId: expected .*, got state\.network is missing where the state has a value of type array/],
+    ['an unknown client reaction', 'export const clientOverrides = { onFetch: () => 1 };\n', /clientOverrides: expected handlers named InitProducerId, .*requestTimeout, batchExpired, got "onFetch"/],
+    ['a client reaction that throws', 'export const clientOverrides = { EndTxn: () => { throw new Error("no"); } };\n', /clientOverrides: EndTxn: expected a handler that returns the next state, got it threw: no/],
     ['a handler that sets a field of the wrong type', 'export const overrides = { EndTxn: (ctx, s, c, r) => ({ ...s, coordinator: { ...s.coordinator, epoch: "1" } }) };\n', /EndTxn: expected .*, got state\.coordinator\.epoch is a value of type string where the state has a value of type number/],
   ];
 

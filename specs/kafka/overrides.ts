@@ -1,11 +1,12 @@
-// Loading a user-defined variant: a TypeScript (or JavaScript) file that exports `overrides`,
-// handlers by Kafka API name that replace the defaults. Every problem is one InputError line.
+// Loading a user-defined variant: a TypeScript (or JavaScript) file that exports `overrides`, the
+// brokers' handlers by Kafka API name that replace the defaults, and/or `clientOverrides`, the
+// client's reactions that replace the Java client's. Every problem is one InputError line.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type RequestApi, type RequestHandler, type RequestHandlers, requestApis } from '../../model/kafka/config.ts';
-import { defaultHandlers } from '../../model/kafka/handlers.ts';
+import { type ClientHandlers, type RequestHandlers, clientReactions, requestApis } from '../../model/kafka/config.ts';
+import { defaultClientHandlers, defaultHandlers } from '../../model/kafka/handlers.ts';
 import { type Fields, InputError } from '../../checker/engine/input.ts';
 
 /** The line of an error that says what is wrong, and where when it says so (esbuild's "file:line:column: ERROR: ..."). */
@@ -33,7 +34,7 @@ function loadVariant(absolute: string): unknown {
 }
 
 /** Reads the file named by `fields`' field `name` (a path relative to the working directory). */
-export function loadOverrides(fields: Fields, name: string): RequestHandlers {
+export function loadOverrides(fields: Fields, name: string): { handlers: RequestHandlers; clientHandlers: ClientHandlers } {
   const path = fields.string(name);
   const field = fields.fieldName(name);
   const absolute = resolve(path);
@@ -44,25 +45,43 @@ export function loadOverrides(fields: Fields, name: string): RequestHandlers {
   } catch (e) {
     throw new InputError(fields.file, field, `a variant file that loads`, `${path}: ${firstLine(e)}`);
   }
-  const overrides = module.overrides;
-  if (typeof overrides !== 'object' || overrides === null) {
-    throw new InputError(fields.file, field, `a file exporting "overrides", an object of handlers by API name (${requestApis.join(', ')})`, path);
+  const { overrides, clientOverrides } = module;
+  const isTable = (v: unknown): v is object => typeof v === 'object' && v !== null;
+  if (!isTable(overrides) && !isTable(clientOverrides)) {
+    throw new InputError(
+      fields.file,
+      field,
+      `a file exporting "overrides", an object of handlers by API name (${requestApis.join(', ')}), or "clientOverrides", an object of client reactions (${clientReactions.join(', ')})`,
+      path,
+    );
   }
-  const handlers: Record<string, RequestHandler> = { ...defaultHandlers };
-  for (const [api, handler] of Object.entries(overrides)) {
-    if (!(requestApis as readonly string[]).includes(api)) throw new InputError(fields.file, `${field} (${path})`, `handlers named ${requestApis.join(', ')}`, JSON.stringify(api));
-    if (typeof handler !== 'function') throw new InputError(fields.file, `${field} (${path}): ${api}`, 'a function (ctx, state, connection, request) => state', typeof handler);
-    handlers[api] = guarded(fields.file, `${field} (${path}): ${api}`, handler as RequestHandler);
-  }
-  return handlers as Record<RequestApi, RequestHandler>;
+  const at = `${field} (${path})`;
+  return {
+    handlers: isTable(overrides) ? withOverrides(fields.file, at, defaultHandlers, overrides, requestApis, 'a function (ctx, state, connection, request) => state') : defaultHandlers,
+    clientHandlers: isTable(clientOverrides) ? withOverrides(fields.file, `${at}: clientOverrides`, defaultClientHandlers, clientOverrides, clientReactions, 'a function (ctx, state, producer, answer or partition) => state') : defaultClientHandlers,
+  };
 }
 
+/** `defaults` with each function of `overrides` in its place, guarded; any other name is refused. */
+function withOverrides<T extends object>(file: string, at: string, defaults: T, overrides: object, names: readonly string[], shape: string): T {
+  const table: Record<string, unknown> = { ...(defaults as Record<string, unknown>) };
+  for (const [name, handler] of Object.entries(overrides)) {
+    if (!names.includes(name)) throw new InputError(file, at, `handlers named ${names.join(', ')}`, JSON.stringify(name));
+    if (typeof handler !== 'function') throw new InputError(file, `${at}: ${name}`, shape, typeof handler);
+    table[name] = guarded(file, `${at}: ${name}`, handler as Handler);
+  }
+  return table as T;
+}
+
+/** A broker handler or a client reaction: the context, the state, what it reacts to. */
+type Handler = (ctx: unknown, s: unknown, ...args: unknown[]) => unknown;
+
 /** A handler that throws becomes one clear line instead of a stack trace. */
-function guarded(file: string, field: string, handler: RequestHandler): RequestHandler {
-  return (ctx, s, connection, req) => {
+function guarded(file: string, field: string, handler: Handler): Handler {
+  return (ctx, s, ...args) => {
     let next;
     try {
-      next = handler(ctx, s, connection, req);
+      next = handler(ctx, s, ...args);
     } catch (e) {
       throw new InputError(file, field, 'a handler that returns the next state', `it threw: ${firstLine(e)}`);
     }

@@ -2,7 +2,7 @@
 // the way a Kafka unit test sets up its mocks, and one request, response or client action taken
 // through the model's own step function (so the case exercises exactly what the checker runs).
 import { type KafkaConfig, type Rules, clientTxnIndex } from '../config.ts';
-import { defaultHandlers } from '../handlers.ts';
+import { defaultClientHandlers, defaultHandlers } from '../handlers.ts';
 import { initialState } from '../index.ts';
 import { request, response, send } from '../network.ts';
 import { ActionKind, actionLabel, enabledActions, step } from '../next.ts';
@@ -60,6 +60,7 @@ export function kafkaConfig(generation: string, bounds: Bounds = {}, rules: Part
     coordinatorLoading: 'atomic',
     maxEpoch: KAFKA_MAX_EPOCH,
     handlers: defaultHandlers,
+    clientHandlers: defaultClientHandlers,
     ...bounds,
   };
 }
