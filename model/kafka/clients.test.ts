@@ -6,6 +6,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../checker/cli.ts';
+import { clientSupports, forRequest } from './config.ts';
+import { TC, initial, kafkaConfig, requestsFrom, take, txn } from './conformance/harness.ts';
+import { type Request, type State, Api, Supports, TxnState } from './state.ts';
 import { generations, withClient } from './variants.ts';
 
 const rules = (generation: string) => generations[generation]!.rules;
@@ -87,5 +90,41 @@ describe("an alternative client rule set: franz-go's (specs/kafka/clients/franz-
     const spec = shipped('franz-go-commit-after-failed-send');
     expect(await verdict('fg-commit', spec)).toBe('NoLostWrite');
     expect(await verdict('java-commit', javaClient(spec))).toBe('holds');
+  });
+});
+
+describe('transactions of one transactional.id at two transaction versions (per-instance clients)', () => {
+  const brokers = rules('kafka-4.0');
+  const cfg = kafkaConfig('kafka-4.0', { instancesPerId: 2, partitions: 1, transactionsPerInstance: 1, recordsPerTransaction: 1, clientRules: [withClient(brokers, rules('kafka-3.8')), brokers] });
+
+  /** Takes the labelled steps in order. */
+  const run = (s: State, steps: string[]): State => steps.reduce((t, label) => take(cfg, t, label), s);
+
+  it('the old instance runs a version-1 transaction and the new one a version-2 transaction, each marked at its own version', () => {
+    let s = run(initial(cfg), ['P0.0: initTransactions', 'deliver P0.0→TC: InitProducerId', 'deliver TC→P0.0: InitProducerId response', 'P0.0: beginTransaction', 'P0.0: send(p0)', 'P0.0: sendTxnRequest']);
+    // The version-1 client adds its partition itself; the coordinator records version 1.
+    expect(s.network.find((c) => c.from === 0 && c.to === TC)!.messages[0]).toMatchObject({ api: Api.AddPartitionsToTxn, supports: Supports.TransactionAbortable | Supports.GroupGeneration });
+    s = run(s, ['deliver P0.0→TC: AddPartitionsToTxn', 'deliver TC→P0.0: AddPartitionsToTxn response', 'P0.0: sendProduce(p0)', 'deliver P0.0→L0: Produce']);
+    s = run(s, ['deliver L0→TC (verification): AddPartitionsToTxn', 'deliver TC→L0 (verification): AddPartitionsToTxn response', 'deliver L0→P0.0: Produce response', 'P0.0: commitTransaction', 'P0.0: sendTxnRequest', 'deliver P0.0→TC: EndTxn']);
+    expect(txn(s, 0)).toMatchObject({ state: TxnState.PrepareCommit, epoch: 0, transactionVersion: 1 });
+    expect(requestsFrom(s, TC)[0]!.request.supports & Supports.TransactionVersion2).toBe(0);
+    s = run(s, ['deliver TC→L0: WriteTxnMarkers', 'deliver L0→TC: WriteTxnMarkers response', 'TC: completeTransaction(t0)']);
+    // The new instance takes over with a version-2 client: no AddPartitionsToTxn, EndTxn v5 bumps the epoch.
+    s = run(s, ['P0.1: initTransactions', 'deliver P0.1→TC: InitProducerId', 'deliver TC→P0.1: InitProducerId response', 'P0.1: beginTransaction', 'P0.1: send(p0)', 'P0.1: sendProduce(p0)', 'deliver P0.1→L0: Produce']);
+    s = run(s, ['deliver L0→TC (verification): AddPartitionsToTxn', 'deliver TC→L0 (verification): AddPartitionsToTxn response', 'deliver L0→P0.1: Produce response', 'P0.1: commitTransaction', 'P0.1: sendTxnRequest', 'deliver P0.1→TC: EndTxn']);
+    expect(txn(s, 0)).toMatchObject({ state: TxnState.PrepareCommit, epoch: 2, transactionVersion: 2 });
+    expect(requestsFrom(s, TC)[0]!.request.supports & Supports.TransactionVersion2).toBe(Supports.TransactionVersion2);
+  });
+
+  it('a version-1 request meets the brokers at version 1 (forRequest), a version-2 one at version 2', () => {
+    const v1 = forRequest(brokers, { supports: clientSupports(withClient(brokers, rules('kafka-3.8'))) } as Request);
+    expect(v1).toMatchObject({ tv2: false, transactionAbortable: true, verification: true, pendingCheckFirst: true });
+    expect(forRequest(brokers, { supports: clientSupports(brokers) } as Request)).toEqual(brokers);
+  });
+
+  it('mixed-transaction-versions.json holds', async () => {
+    let out = '';
+    await main(['check', fileURLToPath(new URL('../../specs/kafka/mixed-transaction-versions.json', import.meta.url)), '--json', '--workers', '1'], { out: (t) => (out += t), err: () => {}, errIsTTY: false });
+    expect(JSON.parse(out)).toMatchObject({ status: 'ok' });
   });
 });

@@ -1,6 +1,6 @@
 // The bounds and protocol rules one model instance is built with.
 import type { Connection } from './network.ts';
-import type { FaultBudget, Request, Response, State } from './state.ts';
+import { type FaultBudget, type Request, type Response, type State, Supports } from './state.ts';
 
 /**
  * Named protocol switches. A generation (kafka-3.5, ...) is a preset of these; a mutant turns one
@@ -150,6 +150,11 @@ export interface KafkaConfig {
    * maxEpoch - 1 and rotates the producer id after that (TransactionMetadata.isEpochExhausted).
    */
   readonly maxEpoch: number;
+  /**
+   * The rules of each instance's client (index: the instance of its transactional.id): the
+   * brokers' rules met with the client's generation (variants.ts withClient).
+   */
+  readonly clientRules: readonly Rules[];
   /** The brokers' request handlers: the defaults, or a user-defined variant's overrides of them. */
   readonly handlers: RequestHandlers;
   /** The client's reactions: the Java client's, or a user-defined variant's overrides of them. */
@@ -200,3 +205,32 @@ export type ClientReaction = (typeof clientReactions)[number];
 export function clientTxnIndex(cfg: KafkaConfig, producer: number, k: number): number {
   return producer * cfg.transactionsPerInstance + k;
 }
+
+const perRequest = new WeakMap<Rules, Map<number, Rules>>();
+
+/**
+ * The brokers' rules as they apply to one request: a feature the request's version does not
+ * support is off for it (transaction version 2, TRANSACTION_ABORTABLE, KIP-447's generation).
+ */
+export function forRequest(rules: Rules, req: Request): Rules {
+  let variants = perRequest.get(rules);
+  if (variants === undefined) perRequest.set(rules, (variants = new Map()));
+  let r = variants.get(req.supports);
+  if (r === undefined) {
+    const has = (bit: number): boolean => (req.supports & bit) !== 0;
+    r = { ...rules, tv2: rules.tv2 && has(Supports.TransactionVersion2), transactionAbortable: rules.transactionAbortable && has(Supports.TransactionAbortable), kip447: rules.kip447 && has(Supports.GroupGeneration) };
+    variants.set(req.supports, r);
+  }
+  return r;
+}
+
+/** What a client with these rules tells the brokers its requests support. */
+export function clientSupports(rules: Rules): number {
+  return (rules.tv2 ? Supports.TransactionVersion2 : 0) | (rules.transactionAbortable ? Supports.TransactionAbortable : 0) | (rules.kip447 ? Supports.GroupGeneration : 0);
+}
+
+/** 2 under transaction version 2, else 1 (TransactionVersion). */
+export function transactionVersion(rules: Rules): number {
+  return rules.tv2 ? 2 : 1;
+}
+

@@ -7,7 +7,7 @@
 // asynchronous appends the completion, or a failure, is a step of its own, and requests in between
 // meet the pending state. pendingState is also set for the marker phase (PrepareX with
 // pendingState CompleteX).
-import type { KafkaConfig, Rules } from './config.ts';
+import { type KafkaConfig, type Rules, forRequest, transactionVersion } from './config.ts';
 import { noteEpochGrant, noteExcuse, noteExpiry, noteTxn } from './ghost.ts';
 import { type Connection, hasMessage, reply, request, response, send } from './network.ts';
 import {
@@ -25,6 +25,8 @@ import {
   NO_EPOCH,
   NO_PID,
   NO_STATE,
+  SUPPORTS_ALL,
+  Supports,
   TC_NODE,
   TxnState,
 } from './state.ts';
@@ -69,6 +71,7 @@ function writeRecord(rules: Rules, c: Coordinator, txnId: number, md: TxnMetadat
     prevPid: rules.persistProducerIds ? md.prevPid : NO_PID,
     nextPid: rules.persistProducerIds ? md.nextPid : NO_PID,
     lastEpoch: rules.persistLastEpoch ? md.lastEpoch : NO_EPOCH,
+    transactionVersion: md.transactionVersion,
     ghostPrevState: prev === null ? NO_STATE : prev.state,
     ghostPrevPid: prev === null ? NO_PID : prev.pid,
     ghostPrevEpoch: prev === null ? NO_EPOCH : prev.epoch,
@@ -92,6 +95,8 @@ function sendMarkers(s: State, txnId: number, md: TxnMetadata, partitions: numbe
       commit,
       coordinatorEpoch: s.coordinator.epoch,
       ghostTxn: md.ghostTxn,
+      // WriteTxnMarkers v2 names the transaction's version (KIP-1228).
+      supports: md.transactionVersion === 2 ? SUPPORTS_ALL : SUPPORTS_ALL & ~Supports.TransactionVersion2,
     });
     network = send(network, TC_NODE, LEADER_BASE + p, s.coordinator.markerConns[p]!, marker);
   }
@@ -238,7 +243,7 @@ export function handleInitProducerId(cfg: KafkaConfig, s: State, channel: Connec
   if (md === null) {
     let pid: number;
     [c, pid] = generateProducerId(c);
-    md = { pid, epoch: NO_EPOCH, lastEpoch: NO_EPOCH, state: TxnState.Empty, pendingState: NO_STATE, partitions: 0, ghostTxn: -1, hasFailedEpochFence: false, prevPid: NO_PID, nextPid: NO_PID };
+    md = { pid, epoch: NO_EPOCH, lastEpoch: NO_EPOCH, state: TxnState.Empty, pendingState: NO_STATE, partitions: 0, ghostTxn: -1, hasFailedEpochFence: false, prevPid: NO_PID, nextPid: NO_PID, transactionVersion: transactionVersion(cfg.rules) };
   }
   const expected = req.pid !== NO_PID;
   const validProducerId = !expected || md.epoch === NO_EPOCH || req.pid === md.pid || (req.pid === md.prevPid && isEpochExhausted(cfg, req.epoch));
@@ -286,7 +291,8 @@ function fenceProducerEpoch(cfg: KafkaConfig, s: State, t: number, md: TxnMetada
   let c = s.coordinator;
   let nextPid = NO_PID;
   if (rules.tv2 && rules.fenceRotatesProducerId && isEpochExhausted(cfg, md.epoch)) [c, nextPid] = generateProducerId(c);
-  const fenced: TxnMetadata = { ...md, epoch, lastEpoch: fenceLastEpoch, prevPid: sincePreviousTransition(rules, md) };
+  // Not from a client: the brokers' transaction version (TransactionCoordinator, 4.0).
+  const fenced: TxnMetadata = { ...md, epoch, lastEpoch: fenceLastEpoch, prevPid: sincePreviousTransition(rules, md), transactionVersion: transactionVersion(rules) };
   const error = rules.mutantFenceAnswersNone ? Err.NONE : Err.CONCURRENT_TRANSACTIONS;
   const answer = req === null ? null : response(Api.InitProducerId, { txnId: t, error });
   const transit = { ...prepareAbortOrCommit(fenced, false, epoch, fenceLastEpoch), nextPid };
@@ -312,7 +318,7 @@ function producerCheck(rules: Rules, md: TxnMetadata | null, req: Request): Err 
  * group's __consumer_offsets partition the same way.
  */
 export function handleAddPartitionsToTxn(cfg: KafkaConfig, s: State, channel: Connection, req: Request): State {
-  const rules = cfg.rules;
+  const rules = forRequest(cfg.rules, req);
   if (s.coordinator.loading) return answerLoading(s, channel, req);
   if (req.verifyOnly) return handleVerifyPartitionsInTransaction(rules, s, channel, req);
   const t = req.txnId;
@@ -331,9 +337,11 @@ export function handleAddPartitionsToTxn(cfg: KafkaConfig, s: State, channel: Co
     ...md,
     epoch: rules.mutantNoCoordinatorEpochCheck ? md.epoch : req.epoch,
     state: TxnState.Ongoing,
-    prevPid: sincePreviousTransition(rules, md),
+    // What the brokers' code keeps, whatever the request's version.
+    prevPid: sincePreviousTransition(cfg.rules, md),
     partitions: md.state === TxnState.Ongoing ? md.partitions | req.partitions : req.partitions,
     ghostTxn: req.ghostTxn,
+    transactionVersion: transactionVersion(rules),
   };
   return appendTransactionToLog(cfg, s, t, md, ongoing, false, channel, req, answerWith(Err.NONE));
 }
@@ -359,7 +367,7 @@ function handleVerifyPartitionsInTransaction(rules: Rules, s: State, channel: Co
 
 /** EndTxn (endTransaction, TV0/TV1: the epoch stays; markers carry it). */
 export function handleEndTxn(cfg: KafkaConfig, s: State, channel: Connection, req: Request): State {
-  const rules = cfg.rules;
+  const rules = forRequest(cfg.rules, req);
   if (s.coordinator.loading) return answerLoading(s, channel, req);
   if (rules.tv2) return handleEndTxnV2(cfg, s, channel, req);
   const t = req.txnId;
@@ -369,7 +377,8 @@ export function handleEndTxn(cfg: KafkaConfig, s: State, channel: Connection, re
   const error = producerCheck(rules, md, req);
   if (error !== Err.NONE || md === null) return answer(s, error);
   if (md.state === TxnState.Ongoing || rules.mutantEndTxnIgnoresState) {
-    return appendTransactionToLog(cfg, s, t, md, prepareAbortOrCommit(md, req.commit, md.epoch, md.lastEpoch), false, channel, req, answerWith(Err.NONE));
+    const prepared = { ...prepareAbortOrCommit(md, req.commit, md.epoch, md.lastEpoch), transactionVersion: 1 };
+    return appendTransactionToLog(cfg, s, t, md, prepared, false, channel, req, answerWith(Err.NONE));
   }
   if (md.state === (req.commit ? TxnState.CompleteCommit : TxnState.CompleteAbort)) return answer(s, Err.NONE);
   if (md.state === (req.commit ? TxnState.PrepareCommit : TxnState.PrepareAbort)) return answer(s, Err.CONCURRENT_TRANSACTIONS);
@@ -421,7 +430,7 @@ function handleEndTxnV2(cfg: KafkaConfig, s: State, channel: Connection, req: Re
     let c = s.coordinator;
     let nextPid = NO_PID;
     if (isEpochExhausted(cfg, from.epoch)) [c, nextPid] = generateProducerId(c);
-    const transit = { ...prepareAbortOrCommit(from, commit, atMax ? from.epoch : from.epoch + 1, from.epoch), nextPid, prevPid: NO_PID };
+    const transit = { ...prepareAbortOrCommit(from, commit, atMax ? from.epoch : from.epoch + 1, from.epoch), nextPid, prevPid: NO_PID, transactionVersion: 2 };
     const completed = completedTransition(transit);
     const granted = rules.mutantEndTxnAnswersPreparedEpoch ? transit : completed;
     return appendTransactionToLog(cfg, { ...s, coordinator: c }, t, md, transit, false, channel, req, response(Api.EndTxn, { txnId: t, error: Err.NONE, pid: granted.pid, epoch: granted.epoch }));
@@ -614,6 +623,7 @@ export function loadTransactions(cfg: KafkaConfig, s: State): State {
       pendingState: preparing ? (rec.state === TxnState.PrepareCommit ? TxnState.CompleteCommit : TxnState.CompleteAbort) : NO_STATE,
       partitions: preparing && rules.mutantLosePartitionsOnFailover ? 0 : rec.partitions,
       ghostTxn: rec.ghostTxn,
+      transactionVersion: rec.transactionVersion,
       hasFailedEpochFence: false, // in memory only
     };
   });

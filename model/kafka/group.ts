@@ -1,7 +1,7 @@
 // The group coordinator of the consume-transform-produce app: member joins (each a rebalance
 // that bumps the generation), TxnOffsetCommit written to __consumer_offsets as a transactional
 // batch (made real by a COMMIT marker, dropped by ABORT), and OffsetFetch with requireStable.
-import type { Rules } from './config.ts';
+import { type Rules, forRequest } from './config.ts';
 import type { Connection } from './network.ts';
 import {
   answerClient,
@@ -27,7 +27,8 @@ export function joinGroup(s: State): { state: State; generation: number } {
  * TxnOffsetCommit (GroupCoordinator.handleTxnCommitOffsets). KIP-890 verifies (4.0: adds) the
  * __consumer_offsets partition first, as it does a data partition (3.7, KAFKA-15449).
  */
-export function handleTxnOffsetCommit(rules: Rules, s: State, connection: Connection, req: Request): State {
+export function handleTxnOffsetCommit(brokers: Rules, s: State, connection: Connection, req: Request): State {
+  const rules = forRequest(brokers, req);
   const entry = producerEntry(s.partitions[req.partitions]!, req.pid) ?? newEntry(req.pid);
   const asks = rules.tv2 || (asksCoordinator(rules) && rules.verifyOffsetCommit);
   if (asks && !hasOngoingTransaction(rules, entry, req.epoch)) return startVerification(rules, s, connection, req);

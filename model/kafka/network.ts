@@ -1,7 +1,7 @@
 // In-flight requests and responses. A channel is one direction of one connection: FIFO inside,
 // no order between channels. A client that times out a request opens a new connection, so the
 // retry and the old copy travel on different channels and may arrive in either order.
-import { type Api, type Channel, type Message, type Request, type Response, type State, Err, LEADER_BASE, TC_NODE } from './state.ts';
+import { type Api, type Channel, type Message, type Request, type Response, type State, Err, LEADER_BASE, SUPPORTS_ALL, TC_NODE } from './state.ts';
 
 function compareChannel(a: Channel, from: number, to: number, conn: number): number {
   return a.from - from || a.to - to || a.conn - conn;
@@ -74,6 +74,7 @@ const NO_REQUEST_FIELDS = {
   generation: -1,
   verifyOnly: false,
   guard: -1,
+  supports: SUPPORTS_ALL,
   ghostProducer: -1,
   ghostTxn: -1,
   ghostRecord: -1,

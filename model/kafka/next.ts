@@ -1,5 +1,5 @@
 // The enabled actions of a state, in a fixed order, and the step each one takes.
-import type { KafkaConfig, RequestApi } from './config.ts';
+import { type KafkaConfig, type RequestApi, forRequest } from './config.ts';
 import * as consumer from './consumer.ts';
 import * as coordinator from './coordinator.ts';
 import * as group from './group.ts';
@@ -148,10 +148,11 @@ function verificationAnswered(cfg: KafkaConfig, s: State, p: number, resp: Respo
   const released = partition.releaseHeld(s, p, resp);
   if (released === null) return s;
   const { state, held, connection } = released;
-  if (resp.error !== Err.NONE) return partition.answerClient(state, connection, held.request, partition.verificationError(resp.error));
+  if (resp.error !== Err.NONE) return partition.answerClient(state, connection, held.request, partition.verificationError(resp.error, held.request));
+  const rules = forRequest(cfg.rules, held.request);
   return held.request.api === Api.Produce
-    ? partition.appendProduce(cfg.rules, state, connection, held.request, held.guard)
-    : group.appendOffsetCommit(cfg.rules, state, connection, held.request, held.guard);
+    ? partition.appendProduce(rules, state, connection, held.request, held.guard)
+    : group.appendOffsetCommit(rules, state, connection, held.request, held.guard);
 }
 
 export function step(cfg: KafkaConfig, s: State, a: Action): State {
@@ -164,7 +165,7 @@ export function step(cfg: KafkaConfig, s: State, a: Action): State {
     case ActionKind.beginTransaction:
       return producer.beginTransaction(s, a.actor);
     case ActionKind.send:
-      return producer.sendRecord(cfg, rules, s, a.actor, a.target);
+      return producer.sendRecord(cfg, s, a.actor, a.target);
     case ActionKind.sendOffsetsToTransaction:
       return producer.sendOffsetsToTransaction(s, a.actor);
     case ActionKind.commitTransaction:

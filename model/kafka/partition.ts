@@ -1,7 +1,7 @@
 // A data partition's leader: the log of data batches and control markers, the producer state
 // (ProducerStateManager / ProducerAppendInfo), the high watermark and the LSO. One replica, so
 // the high watermark is the log end.
-import type { Rules } from './config.ts';
+import { type Rules, forRequest } from './config.ts';
 import { type Connection, hasMessage, reply, request, response, send } from './network.ts';
 import {
   type LogBatch,
@@ -19,6 +19,7 @@ import {
   NO_EPOCH,
   NO_OFFSET,
   Outcome,
+  Supports,
   TC_NODE,
 } from './state.ts';
 import { bit, setAt } from './util.ts';
@@ -91,7 +92,8 @@ export function answerClient(s: State, connection: Connection, req: Request, err
  * Produce of one transactional batch (ReplicaManager.appendRecords). With KIP-890 part 1, a
  * batch that would open a transaction is first verified with the coordinator.
  */
-export function handleProduce(rules: Rules, s: State, connection: Connection, req: Request): State {
+export function handleProduce(brokers: Rules, s: State, connection: Connection, req: Request): State {
+  const rules = forRequest(brokers, req);
   const entry = producerEntry(s.partitions[req.partitions]!, req.pid) ?? newEntry(req.pid);
   if (asksCoordinator(rules) && !hasOngoingTransaction(rules, entry, req.epoch)) return startVerification(rules, s, connection, req);
   return appendProduce(rules, s, connection, req, null);
@@ -147,6 +149,7 @@ export function startVerification(rules: Rules, s: State, connection: Connection
     seq: req.seq,
     verifyOnly: !rules.tv2,
     guard,
+    supports: req.supports,
     ghostTxn: req.ghostTxn,
   });
   return {
@@ -194,14 +197,17 @@ export function verificationTimeout(s: State, p: number, guard: number, seq: num
 
 /**
  * AddPartitionsToTxnManager / ReplicaManager: PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH;
- * CONCURRENT_TRANSACTIONS and the coordinator errors (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE,
- * COORDINATOR_LOAD_IN_PROGRESS) become NOT_ENOUGH_REPLICAS, which the client retries
- * (ReplicaManager.scala@3.6 and @3.9).
+ * TRANSACTION_ABORTABLE becomes INVALID_TXN_STATE for a request whose version predates it
+ * (AddPartitionsToTxnManager@3.8, transactionSupportedOperation); CONCURRENT_TRANSACTIONS and the
+ * coordinator errors (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS)
+ * become NOT_ENOUGH_REPLICAS, which the client retries (ReplicaManager.scala@3.6 and @3.9).
  */
-export function verificationError(error: Err): Err {
+export function verificationError(error: Err, req: Request): Err {
   switch (error) {
     case Err.PRODUCER_FENCED:
       return Err.INVALID_PRODUCER_EPOCH;
+    case Err.TRANSACTION_ABORTABLE:
+      return (req.supports & Supports.TransactionAbortable) === 0 ? Err.INVALID_TXN_STATE : error;
     case Err.CONCURRENT_TRANSACTIONS:
     case Err.COORDINATOR_LOAD_IN_PROGRESS:
     case Err.COORDINATOR_NOT_AVAILABLE:
@@ -299,7 +305,8 @@ function markerEpochOk(rules: Rules, entry: ProducerEntry, epoch: number): boole
 }
 
 /** WriteTxnMarkers for one partition (ProducerAppendInfo.appendEndTxnMarker, TV0/TV1 epoch rule). */
-export function handleWriteTxnMarkers(rules: Rules, s: State, channel: Connection, req: Request): State {
+export function handleWriteTxnMarkers(brokers: Rules, s: State, channel: Connection, req: Request): State {
+  const rules = forRequest(brokers, req);
   const p = req.partitions;
   const part = s.partitions[p]!;
   const entry = producerEntry(part, req.pid) ?? newEntry(req.pid);

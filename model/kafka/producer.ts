@@ -2,7 +2,7 @@
 // (Java client, 2.5-3.5 behaviour: KIP-360 epoch bump after abortable errors, behind a switch).
 //
 // Modelling bound: a transaction sends at least one record before the application ends it.
-import { type ClientContext, type ClientHandlers, type KafkaConfig, type Rules, clientTxnIndex } from './config.ts';
+import { type ClientContext, type ClientHandlers, type KafkaConfig, type Rules, clientSupports, clientTxnIndex } from './config.ts';
 import { noteTxn } from './ghost.ts';
 import { committedOffset, hasPendingOffsets, joinGroup } from './group.ts';
 import { connSlot, request, send } from './network.ts';
@@ -25,6 +25,11 @@ import {
   Told,
 } from './state.ts';
 import { bit, setAt } from './util.ts';
+
+/** The rules of the client this producer instance runs. */
+export function clientRules(cfg: KafkaConfig, p: Producer): Rules {
+  return cfg.clientRules[p.instance]!;
+}
 
 export function initialProducer(cfg: KafkaConfig, txnId: number, instance: number): Producer {
   return {
@@ -121,8 +126,9 @@ export function canSend(cfg: KafkaConfig, p: Producer): boolean {
 }
 
 /** send(record to p): the record waits in the accumulator; p joins newPartitionsInTransaction. */
-export function sendRecord(cfg: KafkaConfig, rules: Rules, s: State, i: number, partition: number): State {
+export function sendRecord(cfg: KafkaConfig, s: State, i: number, partition: number): State {
   const p = s.producers[i]!;
+  const rules = clientRules(cfg, p);
   const known = (p.added | p.pendingAdd) & bit(partition);
   const value = isTransform(cfg) ? p.inputPosition + p.recordsSent : -1;
   const batch: ClientBatch = { partition, seq: -1, status: BatchStatus.Queued, retried: false, value, ghostRecord: p.recordsSent };
@@ -178,7 +184,7 @@ function nextTxnRequest(cfg: KafkaConfig, p: Producer): TxnRequestSlot | 'comple
   const adding = p.tm === Tm.IN_TRANSACTION || p.tm === Tm.COMMITTING_TRANSACTION;
   if (adding && p.pendingAdd !== 0) return { api: Api.AddPartitionsToTxn, partitions: p.pendingAdd, commit: false };
   // Transaction version 2 skips AddOffsetsToTxn: the group coordinator adds its partition.
-  if (adding && p.offsetToCommit >= 0 && !p.offsetsAdded && !cfg.rules.tv2) return { api: Api.AddOffsetsToTxn, partitions: bit(cfg.partitions), commit: false };
+  if (adding && p.offsetToCommit >= 0 && !p.offsetsAdded && !clientRules(cfg, p).tv2) return { api: Api.AddOffsetsToTxn, partitions: bit(cfg.partitions), commit: false };
   if (adding && p.offsetToCommit >= 0 && !p.offsetsAdded) return { api: Api.TxnOffsetCommit, partitions: cfg.partitions, commit: false };
   if (adding && p.offsetsAdded && !p.offsetsCommitted) return { api: Api.TxnOffsetCommit, partitions: cfg.partitions, commit: false };
   const commit = p.tm === Tm.COMMITTING_TRANSACTION;
@@ -212,6 +218,7 @@ export function transmit(cfg: KafkaConfig, s: State, i: number, slot: TxnRequest
     commit: slot.commit,
     value: p.offsetToCommit,
     generation: p.generation,
+    supports: clientSupports(clientRules(cfg, p)),
     ghostProducer: i,
     ghostTxn: slot.api === Api.InitProducerId ? clientTxnIndex(cfg, i, p.txnsBegun) : currentTxn(cfg, i, p),
   });
@@ -282,6 +289,7 @@ function produceRequest(cfg: KafkaConfig, i: number, p: Producer, b: ClientBatch
     partitions: b.partition,
     seq: b.seq,
     value: b.value,
+    supports: clientSupports(clientRules(cfg, p)),
     ghostProducer: i,
     ghostTxn: currentTxn(cfg, i, p),
     ghostRecord: b.ghostRecord,
@@ -341,8 +349,8 @@ export function batchExpired(cfg: KafkaConfig, s: State, i: number, partition: n
 }
 
 function failExpiredBatches(cfg: KafkaConfig, s: State, i: number, partition: number): State {
-  const rules = cfg.rules;
   const p = s.producers[i]!;
+  const rules = clientRules(cfg, p);
   const slot = connSlot(LEADER_BASE + partition);
   const expired = (b: ClientBatch): boolean => b.partition === partition && b.status === BatchStatus.InFlight;
   const failed = batchFailed(rules, {
@@ -465,7 +473,7 @@ export function handleResponse(cfg: KafkaConfig, s: State, i: number, resp: Resp
 
 /** Every transactional answer: a retriable error sends the request again, else `handle` reacts. */
 function retriedOr(cfg: KafkaConfig, s: State, i: number, resp: Response, handle: () => State): State {
-  const rules = cfg.rules;
+  const rules = clientRules(cfg, s.producers[i]!);
   if (rules.mutantConcurrentTransactionsFatal && resp.error === Err.CONCURRENT_TRANSACTIONS) return fatal(cfg, s, i);
   return isRetriable(resp.error) ? transmit(cfg, s, i, s.producers[i]!.request!) : handle();
 }
@@ -473,14 +481,14 @@ function retriedOr(cfg: KafkaConfig, s: State, i: number, resp: Response, handle
 function handleAddPartitionsToTxnResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
   const p = s.producers[i]!;
   if (resp.error === Err.NONE) return put(s, i, { ...p, request: null, added: p.added | resp.partitions, pendingAdd: p.pendingAdd & ~resp.partitions, txnStarted: true });
-  if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return invalidProducerIdMapping(cfg, cfg.rules, s, i);
+  if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return invalidProducerIdMapping(cfg, clientRules(cfg, s.producers[i]!), s, i);
   return fatal(cfg, s, i);
 }
 
 function handleAddOffsetsToTxnResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
   const p = s.producers[i]!;
   if (resp.error === Err.NONE) return put(s, i, { ...p, request: null, offsetsAdded: true, txnStarted: true });
-  if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return invalidProducerIdMapping(cfg, cfg.rules, s, i);
+  if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return invalidProducerIdMapping(cfg, clientRules(cfg, s.producers[i]!), s, i);
   return fatal(cfg, s, i);
 }
 
@@ -495,8 +503,8 @@ function handleTxnOffsetCommitResponse(cfg: KafkaConfig, s: State, i: number, re
 }
 
 function handleEndTxnResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
-  if (resp.error === Err.NONE) return completeTransaction(cfg, s, i, cfg.rules.tv2 ? resp : undefined);
-  if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return invalidProducerIdMapping(cfg, cfg.rules, s, i);
+  if (resp.error === Err.NONE) return completeTransaction(cfg, s, i, clientRules(cfg, s.producers[i]!).tv2 ? resp : undefined);
+  if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return invalidProducerIdMapping(cfg, clientRules(cfg, s.producers[i]!), s, i);
   return fatal(cfg, s, i);
 }
 
@@ -537,7 +545,7 @@ export const defaultClientHandlers: ClientHandlers = {
   AddOffsetsToTxn: (ctx, s, i, resp) => retriedOr(ctx.cfg, s, i, resp, () => handleAddOffsetsToTxnResponse(ctx.cfg, s, i, resp)),
   TxnOffsetCommit: (ctx, s, i, resp) => retriedOr(ctx.cfg, s, i, resp, () => handleTxnOffsetCommitResponse(ctx.cfg, s, i, resp)),
   EndTxn: (ctx, s, i, resp) => retriedOr(ctx.cfg, s, i, resp, () => handleEndTxnResponse(ctx.cfg, s, i, resp)),
-  Produce: (ctx, s, i, resp) => handleProduceResponse(ctx.cfg, ctx.cfg.rules, s, i, resp),
+  Produce: (ctx, s, i, resp) => handleProduceResponse(ctx.cfg, clientRules(ctx.cfg, s.producers[i]!), s, i, resp),
   requestTimeout: (ctx, s, i) => resendOnNewConnection(ctx.cfg, s, i),
   batchExpired: (ctx, s, i, partition) => failExpiredBatches(ctx.cfg, s, i, partition),
 };

@@ -80,6 +80,15 @@ export const NO_OFFSET = -1;
 export const TC_NODE = 1000;
 export const LEADER_BASE = 2000;
 
+/**
+ * What a request's version lets its receiver use: transaction version 2 (EndTxn v5, Produce v12,
+ * TxnOffsetCommit v5; WriteTxnMarkers v2 names the transaction's version), TRANSACTION_ABORTABLE
+ * (Produce v11, TxnOffsetCommit v5) and KIP-447's group generation (TxnOffsetCommit v3). Kafka reads
+ * these from the request's version; a request the model builds for its own checks supports all.
+ */
+export const Supports = { TransactionVersion2: 1, TransactionAbortable: 2, GroupGeneration: 4 } as const;
+export const SUPPORTS_ALL = 7;
+
 export interface Request {
   readonly api: Api;
   readonly response: false;
@@ -100,6 +109,8 @@ export interface Request {
   readonly verifyOnly: boolean;
   /** AddPartitionsToTxn sent by a partition leader: the verification attempt it serves. */
   readonly guard: number;
+  /** Supports bits: what the sender's request version allows (a leader passes its client's on). */
+  readonly supports: number;
   /** Ghost: the producer instance that sent it (never read by protocol logic). */
   readonly ghostProducer: number;
   /**
@@ -229,6 +240,8 @@ export interface TxnMetadata {
   readonly prevPid: number;
   /** nextProducerId (transaction version 2): the id a Prepare* at an exhausted epoch rotates to on completion. */
   readonly nextPid: number;
+  /** clientTransactionVersion: 2 when the transaction runs under transaction version 2, else 1. */
+  readonly transactionVersion: number;
 }
 
 /**
@@ -260,6 +273,8 @@ export interface TxnLogRecord {
   readonly nextPid: number;
   /** lastProducerEpoch: written from KAFKA-20357 only, else NO_EPOCH. */
   readonly lastEpoch: number;
+  /** ClientTransactionVersion (a tagged field from 4.0; the model keeps it in every generation). */
+  readonly transactionVersion: number;
   /** Ghost: the state and producer id/epoch of the record this one replaced. */
   readonly ghostPrevState: number;
   readonly ghostPrevPid: number;

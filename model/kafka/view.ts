@@ -64,6 +64,8 @@ export type TransactionView =
       /** With a maxEpoch below Kafka's only (the producer id can rotate). */
       previousProducerId?: number;
       nextProducerId?: number;
+      /** When the instances' clients differ in transaction version only. */
+      transactionVersion?: number;
     };
 export type TransactionLogView =
   | { transactionalId: string; written: false }
@@ -224,6 +226,7 @@ function faultsLeft(cfg: KafkaConfig, faults: FaultBudget): Partial<FaultBudget>
 export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
   const async = cfg.coordinatorAppends === 'async';
   const rotates = cfg.maxEpoch < KAFKA_MAX_EPOCH;
+  const mixedVersions = new Set(cfg.clientRules.map((r) => r.tv2)).size > 1;
   const view: KafkaView = {
     producers: s.producers.map((p, i) => ({
       name: producerName(cfg, i),
@@ -264,6 +267,7 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
               clientTransaction: clientTxnName(cfg, md.ghostTxn),
               ...(async ? { hasFailedEpochFence: md.hasFailedEpochFence } : {}),
               ...(rotates ? { previousProducerId: md.prevPid, nextProducerId: md.nextPid } : {}),
+              ...(mixedVersions ? { transactionVersion: md.transactionVersion } : {}),
             },
       ),
       transactionLog: s.coordinator.log.map((r, t) =>

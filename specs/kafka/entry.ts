@@ -62,11 +62,24 @@ function readVariant(fields: Fields): Variant {
   return { name: changes.length === 0 ? base : `${base}${changes.join('')}`, rules: rules as unknown as Rules, handlers, clientHandlers };
 }
 
-/** "client": the generation of the producers' Java client, when it differs from the brokers'. */
-function withClientOf(fields: Fields, brokers: Variant): Variant {
-  if (!fields.has('client')) return brokers;
-  const client = fields.oneOf('client', generationNames);
-  return { ...brokers, name: `${brokers.name} with client ${client}`, rules: withClient(brokers.rules, generations[client]!.rules) };
+/**
+ * "client": the generation of the producers' Java client when it is not the brokers', or one per
+ * instance of a transactional.id (instance k of every transactional.id runs client k).
+ */
+function readClients(fields: Fields, instances: number): readonly string[] | undefined {
+  if (!fields.has('client')) return undefined;
+  const raw = fields.raw('client');
+  if (!Array.isArray(raw)) return Array.from({ length: instances }, () => fields.oneOf('client', generationNames));
+  const expected = `a generation name, or a list of ${instances} (one per instance, instancesPerId)`;
+  if (raw.length !== instances) fields.fail('client', expected, raw);
+  raw.forEach((name, k) => {
+    if (typeof name !== 'string' || !generationNames.includes(name)) fields.fail(`client[${k}]`, `one of ${generationNames.join(', ')}`, name);
+  });
+  return raw as string[];
+}
+
+function clientsName(clients: readonly string[]): string {
+  return new Set(clients).size === 1 ? ` with client ${clients[0]}` : ` with clients ${clients.join(', ')}`;
 }
 
 export const kafkaEntry: ModelEntry<KafkaConfig> = {
@@ -76,7 +89,7 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
   liveness: kafkaLiveness,
 
   readParams(fields) {
-    const variant = withClientOf(fields, readVariant(fields));
+    const variant = readVariant(fields);
     const app = fields.oneOf('app', apps, 'produce');
     const consumersFields = fields.object('consumers');
     const consumers = {
@@ -90,11 +103,14 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
     // Appends are asynchronous when asked for, or when some may fail (a failure needs the window).
     const coordinatorAppends = fields.oneOf('coordinatorAppends', coordinatorAppendModes, faults.appendFailures > 0 ? 'async' : 'atomic');
     if (coordinatorAppends === 'atomic' && faults.appendFailures > 0) fields.fail('coordinatorAppends', '"async" (or no field) when faults.appendFailures is above 0', coordinatorAppends);
+    const instancesPerId = fields.int('instancesPerId', 1, 3, 1);
+    const clients = readClients(fields, instancesPerId);
     const config: KafkaConfig = {
-      variant: variant.name,
+      variant: clients === undefined ? variant.name : `${variant.name}${clientsName(clients)}`,
       rules: variant.rules,
+      clientRules: Array.from({ length: instancesPerId }, (_, k) => (clients === undefined ? variant.rules : withClient(variant.rules, generations[clients[k]!]!.rules))),
       transactionalIds: fields.int('transactionalIds', 1, 3, 1),
-      instancesPerId: fields.int('instancesPerId', 1, 3, 1),
+      instancesPerId,
       instanceStart: fields.oneOf('instanceStart', instanceStarts, 'anytime'),
       partitions: fields.int('partitions', 1, 4, 1),
       transactionsPerInstance: fields.int('transactionsPerInstance', 1, 3, 1),

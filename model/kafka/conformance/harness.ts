@@ -43,7 +43,7 @@ export type Bounds = Partial<Omit<KafkaConfig, 'variant' | 'rules' | 'handlers'>
 export function kafkaConfig(generation: string, bounds: Bounds = {}, rules: Partial<Rules> = {}): KafkaConfig {
   const preset = generations[generation];
   if (preset === undefined) throw new Error(`no generation ${generation}`);
-  return {
+  const cfg: Omit<KafkaConfig, 'clientRules'> & Bounds = {
     variant: generation,
     rules: { ...preset.rules, ...rules },
     transactionalIds: 1,
@@ -63,6 +63,8 @@ export function kafkaConfig(generation: string, bounds: Bounds = {}, rules: Part
     clientHandlers: defaultClientHandlers,
     ...bounds,
   };
+  // Every instance runs the brokers' own client unless a case says otherwise.
+  return { ...cfg, clientRules: bounds.clientRules ?? Array.from({ length: cfg.instancesPerId }, () => cfg.rules) };
 }
 
 export function initial(cfg: KafkaConfig): State {
@@ -80,8 +82,9 @@ export function withCoordinator(s: State, fields: Partial<Coordinator>): State {
  * no pending state, no partitions), in memory and as its last __transaction_state record.
  */
 export function withTxn(s: State, txnId: number, fields: Partial<TxnMetadata>): State {
-  const md: TxnMetadata = { pid: 0, epoch: 0, lastEpoch: NO_EPOCH, state: TxnState.Empty, pendingState: NO_STATE, partitions: 0, ghostTxn: -1, hasFailedEpochFence: false, prevPid: NO_PID, nextPid: NO_PID, ...fields };
-  const record = { pid: md.pid, epoch: md.epoch, state: md.state, partitions: md.partitions, ghostTxn: md.ghostTxn, prevPid: md.prevPid, nextPid: md.nextPid, lastEpoch: NO_EPOCH, ghostPrevState: NO_STATE, ghostPrevPid: NO_PID, ghostPrevEpoch: NO_EPOCH };
+  // Version 2 unless a case says otherwise: the brokers' own generation then decides.
+  const md: TxnMetadata = { pid: 0, epoch: 0, lastEpoch: NO_EPOCH, state: TxnState.Empty, pendingState: NO_STATE, partitions: 0, ghostTxn: -1, hasFailedEpochFence: false, prevPid: NO_PID, nextPid: NO_PID, transactionVersion: 2, ...fields };
+  const record = { pid: md.pid, epoch: md.epoch, state: md.state, partitions: md.partitions, ghostTxn: md.ghostTxn, prevPid: md.prevPid, nextPid: md.nextPid, lastEpoch: NO_EPOCH, transactionVersion: md.transactionVersion, ghostPrevState: NO_STATE, ghostPrevPid: NO_PID, ghostPrevEpoch: NO_EPOCH };
   const c = s.coordinator;
   return withCoordinator(s, { metadata: setAt(c.metadata, txnId, md), log: setAt(c.log, txnId, record), nextPid: Math.max(c.nextPid, md.pid + 1) });
 }
