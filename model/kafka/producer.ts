@@ -1,5 +1,6 @@
 // A producer instance: the application's calls, the client's TransactionManager and its Sender
-// (Java client, 2.5-3.5 behaviour: KIP-360 epoch bump after abortable errors, behind a switch).
+// (the Java client, its generation's rules read through the switches). The client's reactions to
+// answers and timeouts are defaultClientHandlers, which a variant file may override.
 //
 // Modelling bound: a transaction sends at least one record before the application ends it.
 import { type ClientContext, type ClientHandlers, type KafkaConfig, type Rules, clientSupports, clientTxnIndex } from './config.ts';
@@ -453,21 +454,27 @@ function clientContext(cfg: KafkaConfig): ClientContext {
 export function handleResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
   const p = s.producers[i]!;
   const handlers = cfg.clientHandlers;
-  if (resp.api === Api.Produce) return handlers.Produce(clientContext(cfg), s, i, resp);
+  const ctx = clientContext(cfg);
+  if (resp.api === Api.Produce) return handlers.Produce(ctx, s, i, resp);
   if (p.request === null || p.request.api !== resp.api) return s;
-  switch (resp.api) {
+  const handler = responseHandler(handlers, resp.api);
+  return handler === undefined ? s : handler(ctx, s, i, resp);
+}
+
+function responseHandler(handlers: ClientHandlers, api: Api): ClientHandlers['EndTxn'] | undefined {
+  switch (api) {
     case Api.InitProducerId:
-      return handlers.InitProducerId(clientContext(cfg), s, i, resp);
+      return handlers.InitProducerId;
     case Api.AddPartitionsToTxn:
-      return handlers.AddPartitionsToTxn(clientContext(cfg), s, i, resp);
+      return handlers.AddPartitionsToTxn;
     case Api.AddOffsetsToTxn:
-      return handlers.AddOffsetsToTxn(clientContext(cfg), s, i, resp);
+      return handlers.AddOffsetsToTxn;
     case Api.TxnOffsetCommit:
-      return handlers.TxnOffsetCommit(clientContext(cfg), s, i, resp);
+      return handlers.TxnOffsetCommit;
     case Api.EndTxn:
-      return handlers.EndTxn(clientContext(cfg), s, i, resp);
+      return handlers.EndTxn;
     default:
-      return s;
+      return undefined;
   }
 }
 
