@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../checker/cli.ts';
 import { clientSupports, forRequest } from './config.ts';
-import { TC, initial, kafkaConfig, requestsFrom, take, txn } from './conformance/harness.ts';
+import { TC, initial, kafkaConfig, labels, requestsFrom, take, txn } from './conformance/harness.ts';
 import { type Request, type State, Api, Supports, TxnState } from './state.ts';
 import { generations, withClient } from './variants.ts';
 
@@ -126,5 +126,49 @@ describe('transactions of one transactional.id at two transaction versions (per-
     let out = '';
     await main(['check', fileURLToPath(new URL('../../specs/kafka/mixed-transaction-versions.json', import.meta.url)), '--json', '--workers', '1'], { out: (t) => (out += t), err: () => {}, errIsTTY: false });
     expect(JSON.parse(out)).toMatchObject({ status: 'ok' });
+  });
+});
+
+describe('the finalized transaction.version changing at run time (transactionVersionChanges)', () => {
+  const cfg = kafkaConfig('kafka-4.0', { partitions: 1, transactionsPerInstance: 2, recordsPerTransaction: 1, faults: { ...kafkaConfig('kafka-4.0').faults, transactionVersionChanges: 1 } });
+  const run = (s: State, steps: string[]): State => steps.reduce((t, label) => take(cfg, t, label), s);
+  const ready = run(initial(cfg), ['P0.0: initTransactions', 'deliver P0.0→TC: InitProducerId', 'deliver TC→P0.0: InitProducerId response']);
+
+  it('a transaction begun at version 2 keeps it after a downgrade; the next one takes version 1', () => {
+    let s = run(ready, ['P0.0: beginTransaction', 'TC: finalizeTransactionVersion(1)', 'P0.0: send(p0)']);
+    expect(s.transactionVersion).toBe(1);
+    // Still version 2: no AddPartitionsToTxn, the leader adds the partition.
+    expect(s.producers[0]).toMatchObject({ transactionV2: true, added: 1, pendingAdd: 0 });
+    expect(labels(cfg, s)).not.toContain('TC: finalizeTransactionVersion(2)');
+    s = run(s, ['P0.0: sendProduce(p0)', 'deliver P0.0→L0: Produce', 'deliver L0→TC (verification): AddPartitionsToTxn', 'deliver TC→L0 (verification): AddPartitionsToTxn response']);
+    s = run(s, ['deliver L0→P0.0: Produce response', 'P0.0: commitTransaction', 'P0.0: sendTxnRequest', 'deliver P0.0→TC: EndTxn', 'deliver TC→P0.0: EndTxn response']);
+    expect(s.producers[0]).toMatchObject({ tm: 2 /* READY */, epoch: 1 });
+    s = run(s, ['P0.0: beginTransaction', 'P0.0: send(p0)']);
+    // Version 1 now: the client adds the partition itself.
+    expect(s.producers[0]).toMatchObject({ transactionV2: false, added: 0, pendingAdd: 1 });
+  });
+
+  it('is offered only on brokers that have version 2, and only while the budget lasts', () => {
+    const old = kafkaConfig('kafka-3.8', { faults: { ...kafkaConfig('kafka-3.8').faults, transactionVersionChanges: 1 } });
+    expect(labels(old, initial(old)).filter((l) => l.includes('finalizeTransactionVersion'))).toEqual([]);
+    expect(labels(cfg, ready)).toContain('TC: finalizeTransactionVersion(1)');
+    expect(labels(cfg, { ...ready, faults: { ...ready.faults, transactionVersionChanges: 0 } })).not.toContain('TC: finalizeTransactionVersion(1)');
+  });
+
+  it('transaction-version-downgrade.json: B2 returns after a downgrade, and the spec holds without the change', async () => {
+    const spec = JSON.parse(readFileSync(fileURLToPath(new URL('../../specs/kafka/transaction-version-downgrade.json', import.meta.url)), 'utf8'));
+    const dir = mkdtempSync(join(tmpdir(), 'txcheck-tv-'));
+    const verdict = async (name: string, s: Record<string, unknown>) => {
+      const file = join(dir, `${name}.json`);
+      writeFileSync(file, JSON.stringify({ ...s, expect: undefined }));
+      let out = '';
+      await main(['check', file, '--json', '--workers', '1', '--out', join(dir, `${name}.itf.json`)], { out: (t) => (out += t), err: () => {}, errIsTTY: false });
+      const r = JSON.parse(out);
+      return r.status === 'ok' ? 'holds' : r.violation.property;
+    };
+    expect(await verdict('downgrade', spec)).toBe('ReadCommittedIsolation');
+    const trace = JSON.parse(readFileSync(join(dir, 'downgrade.itf.json'), 'utf8'));
+    expect(JSON.stringify(trace)).toContain('TC: finalizeTransactionVersion(1)');
+    expect(await verdict('steady', { ...spec, faults: { batchExpiries: 1 } })).toBe('holds');
   });
 });

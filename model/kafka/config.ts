@@ -145,6 +145,8 @@ export interface KafkaConfig {
   readonly faults: FaultBudget;
   readonly coordinatorAppends: CoordinatorAppends;
   readonly coordinatorLoading: CoordinatorLoading;
+  /** The finalized transaction.version at the start: 2 where the brokers have version 2, unless a spec says 1. */
+  readonly transactionVersion: number;
   /**
    * The largest producer epoch (Short.MaxValue in Kafka). A coordinator gives a client at most
    * maxEpoch - 1 and rotates the producer id after that (TransactionMetadata.isEpochExhausted).
@@ -232,5 +234,10 @@ export function clientSupports(rules: Rules): number {
 /** 2 under transaction version 2, else 1 (TransactionVersion). */
 export function transactionVersion(rules: Rules): number {
   return rules.tv2 ? 2 : 1;
+}
+
+/** The brokers' own transaction version, for what no client request decides (a fence, a timeout abort). */
+export function serverTransactionVersion(cfg: KafkaConfig, s: State): number {
+  return cfg.rules.tv2 && s.transactionVersion === 2 ? 2 : 1;
 }
 

@@ -7,7 +7,7 @@
 // asynchronous appends the completion, or a failure, is a step of its own, and requests in between
 // meet the pending state. pendingState is also set for the marker phase (PrepareX with
 // pendingState CompleteX).
-import { type KafkaConfig, type Rules, forRequest, transactionVersion } from './config.ts';
+import { type KafkaConfig, type Rules, forRequest, serverTransactionVersion, transactionVersion } from './config.ts';
 import { noteEpochGrant, noteExcuse, noteExpiry, noteTxn } from './ghost.ts';
 import { type Connection, hasMessage, reply, request, response, send } from './network.ts';
 import {
@@ -243,7 +243,7 @@ export function handleInitProducerId(cfg: KafkaConfig, s: State, channel: Connec
   if (md === null) {
     let pid: number;
     [c, pid] = generateProducerId(c);
-    md = { pid, epoch: NO_EPOCH, lastEpoch: NO_EPOCH, state: TxnState.Empty, pendingState: NO_STATE, partitions: 0, ghostTxn: -1, hasFailedEpochFence: false, prevPid: NO_PID, nextPid: NO_PID, transactionVersion: transactionVersion(cfg.rules) };
+    md = { pid, epoch: NO_EPOCH, lastEpoch: NO_EPOCH, state: TxnState.Empty, pendingState: NO_STATE, partitions: 0, ghostTxn: -1, hasFailedEpochFence: false, prevPid: NO_PID, nextPid: NO_PID, transactionVersion: serverTransactionVersion(cfg, s) };
   }
   const expected = req.pid !== NO_PID;
   const validProducerId = !expected || md.epoch === NO_EPOCH || req.pid === md.pid || (req.pid === md.prevPid && isEpochExhausted(cfg, req.epoch));
@@ -292,7 +292,7 @@ function fenceProducerEpoch(cfg: KafkaConfig, s: State, t: number, md: TxnMetada
   let nextPid = NO_PID;
   if (rules.tv2 && rules.fenceRotatesProducerId && isEpochExhausted(cfg, md.epoch)) [c, nextPid] = generateProducerId(c);
   // Not from a client: the brokers' transaction version (TransactionCoordinator, 4.0).
-  const fenced: TxnMetadata = { ...md, epoch, lastEpoch: fenceLastEpoch, prevPid: sincePreviousTransition(rules, md), transactionVersion: transactionVersion(rules) };
+  const fenced: TxnMetadata = { ...md, epoch, lastEpoch: fenceLastEpoch, prevPid: sincePreviousTransition(rules, md), transactionVersion: serverTransactionVersion(cfg, s) };
   const error = rules.mutantFenceAnswersNone ? Err.NONE : Err.CONCURRENT_TRANSACTIONS;
   const answer = req === null ? null : response(Api.InitProducerId, { txnId: t, error });
   const transit = { ...prepareAbortOrCommit(fenced, false, epoch, fenceLastEpoch), nextPid };

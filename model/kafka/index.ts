@@ -25,6 +25,7 @@ export function initialState(cfg: KafkaConfig): State {
   const clientTxns = producers.length * cfg.transactionsPerInstance;
   const transform = cfg.app === 'consume-transform-produce';
   return {
+    transactionVersion: cfg.transactionVersion,
     producers,
     group: transform ? { generation: 0 } : null,
     coordinator: emptyCoordinator(cfg.transactionalIds, cfg.partitions + (transform ? 1 : 0)),

@@ -40,6 +40,7 @@ export const ActionKind = {
   transactionalIdExpiry: 24,
   producerStateExpiry: 25,
   loadTransactions: 26,
+  finalizeTransactionVersion: 27,
 } as const;
 export type ActionKind = (typeof ActionKind)[keyof typeof ActionKind];
 export const actionKindNames: readonly string[] = Object.keys(ActionKind);
@@ -101,6 +102,8 @@ export function enabledActions(cfg: KafkaConfig, s: State): Action[] {
     for (const kept of subsets(all)) out.push(act(ActionKind.coordinatorFailover, 0, kept, all & ~kept));
   }
   if (s.coordinator.loading) out.push(act(ActionKind.loadTransactions));
+  // kafka-features upgrade/downgrade of transaction.version, on brokers that have version 2.
+  if (s.faults.transactionVersionChanges > 0 && rules.tv2) out.push(act(ActionKind.finalizeTransactionVersion, 0, 3 - s.transactionVersion));
   for (const append of s.coordinator.appends) {
     out.push(act(ActionKind.completeAppend, append.txnId));
     if (s.faults.appendFailures > 0) out.push(act(ActionKind.failAppend, append.txnId));
@@ -163,7 +166,7 @@ export function step(cfg: KafkaConfig, s: State, a: Action): State {
     case ActionKind.fetchOffsets:
       return producer.fetchOffsets(cfg, s, a.actor);
     case ActionKind.beginTransaction:
-      return producer.beginTransaction(s, a.actor);
+      return producer.beginTransaction(cfg, s, a.actor);
     case ActionKind.send:
       return producer.sendRecord(cfg, s, a.actor, a.target);
     case ActionKind.sendOffsetsToTransaction:
@@ -194,6 +197,8 @@ export function step(cfg: KafkaConfig, s: State, a: Action): State {
       return coordinator.coordinatorFailover(cfg, spend(s, 'coordinatorFailovers'), a.target);
     case ActionKind.loadTransactions:
       return coordinator.loadTransactions(cfg, s);
+    case ActionKind.finalizeTransactionVersion:
+      return { ...spend(s, 'transactionVersionChanges'), transactionVersion: a.target };
     case ActionKind.resendTxnMarker:
       return coordinator.retryTxnMarker(s, a.actor, a.target);
     case ActionKind.completeTransaction:
@@ -271,6 +276,8 @@ export function actionLabel(cfg: KafkaConfig, a: Action): string {
     }
     case ActionKind.loadTransactions:
       return 'TC: loadTransactions';
+    case ActionKind.finalizeTransactionVersion:
+      return `TC: finalizeTransactionVersion(${a.target})`;
     case ActionKind.resendTxnMarker:
       return `TC: resendTxnMarker(t${a.actor}, p${a.target})`;
     case ActionKind.completeTransaction:

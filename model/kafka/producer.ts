@@ -27,9 +27,18 @@ import {
 } from './state.ts';
 import { bit, setAt } from './util.ts';
 
-/** The rules of the client this producer instance runs. */
+const versionOne = new WeakMap<Rules, Rules>();
+
+/**
+ * The rules of the client this producer instance runs, for its current transaction: a client
+ * that has transaction version 2 uses it only when the cluster had finalized it at beginTransaction.
+ */
 export function clientRules(cfg: KafkaConfig, p: Producer): Rules {
-  return cfg.clientRules[p.instance]!;
+  const rules = cfg.clientRules[p.instance]!;
+  if (p.transactionV2 || !rules.tv2) return rules;
+  let v1 = versionOne.get(rules);
+  if (v1 === undefined) versionOne.set(rules, (v1 = { ...rules, tv2: false }));
+  return v1;
 }
 
 export function initialProducer(cfg: KafkaConfig, txnId: number, instance: number): Producer {
@@ -56,6 +65,7 @@ export function initialProducer(cfg: KafkaConfig, txnId: number, instance: numbe
     offsetsAdded: false,
     offsetsCommitted: false,
     ghostExcuses: 0,
+    transactionV2: cfg.clientRules[instance]!.tv2 && cfg.transactionVersion === 2,
   };
 }
 
@@ -115,9 +125,15 @@ export function canBegin(cfg: KafkaConfig, p: Producer): boolean {
   return isActive(p) && p.tm === Tm.READY && p.request === null && p.txnsBegun < cfg.transactionsPerInstance && hasInput;
 }
 
-export function beginTransaction(s: State, i: number): State {
+/**
+ * beginTransaction: the client reads the finalized transaction.version it last learned and keeps
+ * that version for the whole transaction (maybeUpdateTransactionV2Enabled, TransactionManager.java
+ * trunk 1eb76443, 4.0).
+ */
+export function beginTransaction(cfg: KafkaConfig, s: State, i: number): State {
   const p = s.producers[i]!;
-  return put(s, i, { ...p, tm: Tm.IN_TRANSACTION, txnsBegun: p.txnsBegun + 1, recordsSent: 0, txnStarted: false, added: 0, pendingAdd: 0 });
+  const transactionV2 = cfg.clientRules[p.instance]!.tv2 && s.transactionVersion === 2;
+  return put(s, i, { ...p, tm: Tm.IN_TRANSACTION, txnsBegun: p.txnsBegun + 1, recordsSent: 0, txnStarted: false, added: 0, pendingAdd: 0, transactionV2 });
 }
 
 /** The transform app writes one output per input record, before it sends its offsets. */

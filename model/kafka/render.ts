@@ -237,6 +237,10 @@ function coordinatorCall(call: string, arg: string | undefined, after: KafkaView
       const action = `failover: memory lost, ${loaded}, coordinator epoch ${after.coordinator.coordinatorEpoch}${appends}`;
       return { action, events: [note('TC', `⚠ ${action}`, true)] };
     }
+    case 'finalizeTransactionVersion': {
+      const action = `transaction.version finalized at ${arg} (kafka-features): clients take it at their next beginTransaction`;
+      return { action, events: [note('TC', `⚠ ${action}`, true)] };
+    }
     case 'loadTransactions': {
       const action = `finished loading __transaction_state: ${after.coordinator.transactions.filter((t) => t.known).length} transactional.id(s) in memory, markers re-sent for Prepare*`;
       return { action, events: [note('TC', action)] };

@@ -216,6 +216,8 @@ export interface Producer {
   readonly offsetsCommitted: boolean;
   /** Ghost: the Excuse bits recorded for this instance. */
   readonly ghostExcuses: number;
+  /** The current (or next) transaction runs under transaction version 2 (chosen at beginTransaction). */
+  readonly transactionV2: boolean;
 }
 
 // ---- Transaction coordinator ----------------------------------------------------------------
@@ -413,6 +415,8 @@ export interface FaultBudget {
   readonly transactionalIdExpiries: number;
   /** Idle producer ids whose state a leader drops (producer.id.expiration.ms). */
   readonly producerStateExpiries: number;
+  /** Upgrades or downgrades of the finalized transaction.version feature (kafka-features). */
+  readonly transactionVersionChanges: number;
 }
 
 /** The consumer group of the consume-transform-produce app. */
@@ -422,6 +426,8 @@ export interface Group {
 }
 
 export interface State {
+  /** The cluster's finalized transaction.version feature level: 2 lets clients run version-2 transactions. */
+  readonly transactionVersion: number;
   readonly producers: readonly Producer[];
   /** null unless the app is consume-transform-produce. */
   readonly group: Group | null;

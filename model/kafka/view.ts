@@ -41,6 +41,8 @@ export type ProducerView = {
   connections: readonly number[];
   transactionsBegun: number;
   recordsSent: number;
+  /** When the transaction versions of a run vary: the version of the producer's current (or next) transaction. */
+  transactionVersion?: number;
   generation?: number;
   inputPosition?: number;
   offsetToCommit?: number;
@@ -153,6 +155,8 @@ export type KafkaView = {
   network: ChannelView[];
   /** Faults added after the first traces were saved show only when the spec allows them. */
   faultsLeft: Partial<FaultBudget>;
+  /** With transactionVersionChanges only: the finalized transaction.version. */
+  finalizedTransactionVersion?: number;
   history: HistoryView[];
   group?: { generation: number };
 };
@@ -213,7 +217,7 @@ function messageView(cfg: KafkaConfig, m: Message): MessageView {
   };
 }
 
-const laterFaults: readonly (keyof FaultBudget)[] = ['appendFailures', 'markerTimeouts', 'transactionalIdExpiries', 'producerStateExpiries'];
+const laterFaults: readonly (keyof FaultBudget)[] = ['appendFailures', 'markerTimeouts', 'transactionalIdExpiries', 'producerStateExpiries', 'transactionVersionChanges'];
 
 function faultsLeft(cfg: KafkaConfig, faults: FaultBudget): Partial<FaultBudget> {
   const hidden = laterFaults.filter((k) => cfg.faults[k] === 0);
@@ -227,6 +231,7 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
   const async = cfg.coordinatorAppends === 'async';
   const rotates = cfg.maxEpoch < KAFKA_MAX_EPOCH;
   const mixedVersions = new Set(cfg.clientRules.map((r) => r.tv2)).size > 1;
+  const versionsVary = mixedVersions || cfg.faults.transactionVersionChanges > 0;
   const view: KafkaView = {
     producers: s.producers.map((p, i) => ({
       name: producerName(cfg, i),
@@ -244,6 +249,7 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
       connections: p.conns,
       transactionsBegun: p.txnsBegun,
       recordsSent: p.recordsSent,
+      ...(versionsVary ? { transactionVersion: p.transactionV2 ? 2 : 1 } : {}),
       ...(s.group === null
         ? {}
         : { generation: p.generation, inputPosition: p.inputPosition, offsetToCommit: p.offsetToCommit, offsetsAdded: p.offsetsAdded, offsetsCommitted: p.offsetsCommitted }),
@@ -267,7 +273,7 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
               clientTransaction: clientTxnName(cfg, md.ghostTxn),
               ...(async ? { hasFailedEpochFence: md.hasFailedEpochFence } : {}),
               ...(rotates ? { previousProducerId: md.prevPid, nextProducerId: md.nextPid } : {}),
-              ...(mixedVersions ? { transactionVersion: md.transactionVersion } : {}),
+              ...(versionsVary ? { transactionVersion: md.transactionVersion } : {}),
             },
       ),
       transactionLog: s.coordinator.log.map((r, t) =>
@@ -322,6 +328,7 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
       messages: ch.messages.map((m) => messageView(cfg, m)),
     })),
     faultsLeft: faultsLeft(cfg, s.faults),
+    ...(cfg.faults.transactionVersionChanges > 0 ? { finalizedTransactionVersion: s.transactionVersion } : {}),
     history: s.history.map((h, t) => ({
       clientTransaction: clientTxnName(cfg, t),
       decision: decisionName[h.decision]!,

@@ -28,6 +28,7 @@ const faultKinds: readonly (keyof FaultBudget)[] = [
   'markerTimeouts',
   'transactionalIdExpiries',
   'producerStateExpiries',
+  'transactionVersionChanges',
 ];
 
 interface Variant {
@@ -78,6 +79,13 @@ function readClients(fields: Fields, instances: number): readonly string[] | und
   return raw as string[];
 }
 
+/** "transactionVersion": the finalized transaction.version at the start, 2 only on brokers that have it. */
+function readTransactionVersion(fields: Fields, brokers: Rules): number {
+  const level = fields.int('transactionVersion', 1, 2, brokers.tv2 ? 2 : 1);
+  if (level === 2 && !brokers.tv2) fields.fail('transactionVersion', '1 on brokers without transaction version 2 (a generation before kafka-4.0)', level);
+  return level;
+}
+
 function clientsName(clients: readonly string[]): string {
   return new Set(clients).size === 1 ? ` with client ${clients[0]}` : ` with clients ${clients.join(', ')}`;
 }
@@ -121,6 +129,7 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
       faults,
       coordinatorAppends,
       coordinatorLoading: fields.oneOf('coordinatorLoading', coordinatorLoadingModes, 'atomic'),
+      transactionVersion: readTransactionVersion(fields, variant.rules),
       maxEpoch: fields.int('maxEpoch', 1, KAFKA_MAX_EPOCH, KAFKA_MAX_EPOCH),
       handlers: variant.handlers,
       clientHandlers: variant.clientHandlers,

@@ -43,7 +43,7 @@ export type Bounds = Partial<Omit<KafkaConfig, 'variant' | 'rules' | 'handlers'>
 export function kafkaConfig(generation: string, bounds: Bounds = {}, rules: Partial<Rules> = {}): KafkaConfig {
   const preset = generations[generation];
   if (preset === undefined) throw new Error(`no generation ${generation}`);
-  const cfg: Omit<KafkaConfig, 'clientRules'> & Bounds = {
+  const cfg: Omit<KafkaConfig, 'clientRules' | 'transactionVersion'> & Bounds = {
     variant: generation,
     rules: { ...preset.rules, ...rules },
     transactionalIds: 1,
@@ -55,7 +55,7 @@ export function kafkaConfig(generation: string, bounds: Bounds = {}, rules: Part
     app: 'produce',
     inputRecords: 0,
     consumers: { readCommitted: 0, readUncommitted: 0 },
-    faults: { requestLoss: 0, responseLoss: 0, requestTimeouts: 0, batchExpiries: 0, producerCrashes: 0, coordinatorFailovers: 0, transactionTimeouts: 0, appendFailures: 0, markerTimeouts: 0, transactionalIdExpiries: 0, producerStateExpiries: 0 },
+    faults: { requestLoss: 0, responseLoss: 0, requestTimeouts: 0, batchExpiries: 0, producerCrashes: 0, coordinatorFailovers: 0, transactionTimeouts: 0, appendFailures: 0, markerTimeouts: 0, transactionalIdExpiries: 0, producerStateExpiries: 0, transactionVersionChanges: 0 },
     coordinatorAppends: 'atomic',
     coordinatorLoading: 'atomic',
     maxEpoch: KAFKA_MAX_EPOCH,
@@ -64,7 +64,8 @@ export function kafkaConfig(generation: string, bounds: Bounds = {}, rules: Part
     ...bounds,
   };
   // Every instance runs the brokers' own client unless a case says otherwise.
-  return { ...cfg, clientRules: bounds.clientRules ?? Array.from({ length: cfg.instancesPerId }, () => cfg.rules) };
+  const transactionVersion = bounds.transactionVersion ?? (cfg.rules.tv2 ? 2 : 1);
+  return { ...cfg, transactionVersion, clientRules: bounds.clientRules ?? Array.from({ length: cfg.instancesPerId }, () => cfg.rules) };
 }
 
 export function initial(cfg: KafkaConfig): State {
