@@ -93,6 +93,19 @@ describe('which batch a step takes (RecordAccumulator.drain, one batch per parti
     expect(produceChannels(s, leader(0))).toEqual([[0, [0, 1]]]);
   });
 
+  it('a Produce timeout re-sends the batch in flight, not the one still queued behind it', () => {
+    let s = act(cfg, withPartitionsAdded(cfg, ready(cfg), [0]), 'send(p0)');
+    s = take(cfg, act(cfg, s, 'sendProduce(p0)'), 'P0.0: produceTimeout(p0)');
+    expect(produceChannels(s, leader(0))).toEqual([
+      [0, [0]],
+      [conn(s, leader(0)), [0]],
+    ]);
+    expect(producer(s).batches.map((b) => [b.status, b.retried])).toEqual([
+      [BatchStatus.InFlight, true],
+      [BatchStatus.Queued, false],
+    ]);
+  });
+
   it('only a partition with a batch in flight can time out or expire', () => {
     const s = act(cfg, act(cfg, withPartitionsAdded(cfg, ready(cfg), [0, 1]), 'send(p0)'), 'sendProduce(p0)');
     const timeouts = labels(cfg, s).filter((l) => /produceTimeout|batchExpired/.test(l));
