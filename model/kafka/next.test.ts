@@ -45,6 +45,13 @@ describe('a fault is enabled only while its budget lasts', () => {
     expect(matching(cfg, withBudget(adding, { appendFailures: 0 }), 'TC: ')).toEqual(['TC: completeAppend(t0)']);
   });
 
+  it('a transaction timeout on its budget', () => {
+    const cfg = kafkaConfig('kafka-3.5', { faults: { ...kafkaConfig('kafka-3.5').faults, transactionTimeouts: 1 } });
+    const s = withTxn(initial(cfg), 0, { pid: 10, epoch: 1, state: TxnState.Ongoing, partitions: 1 });
+    expect(matching(cfg, s, 'transactionTimeout')).toEqual(['TC: transactionTimeout(t0)']);
+    expect(matching(cfg, withBudget(s, { transactionTimeouts: 0 }), 'transactionTimeout')).toEqual([]);
+  });
+
   it('a producer-state expiry on its budget', () => {
     const cfg = kafkaConfig('kafka-3.5', { faults: { ...kafkaConfig('kafka-3.5').faults, producerStateExpiries: 1 } });
     const s = withProducerEntry(initial(cfg), 0, { pid: 5 });
@@ -53,13 +60,20 @@ describe('a fault is enabled only while its budget lasts', () => {
   });
 });
 
-describe('a loss takes the head of the channel it names', () => {
+describe('a delivery or a loss takes the head of the channel it names', () => {
   const cfg = kafkaConfig('kafka-3.5', { faults: { ...kafkaConfig('kafka-3.5').faults, requestLoss: 1, responseLoss: 1 } });
 
   it('of two answers to the same client, the one from the node named', () => {
     let network = send([], TC_NODE, P0, 0, response(Api.AddPartitionsToTxn, {}));
     network = send(network, leader(0), P0, 0, response(Api.Produce, {}));
     const s = take(cfg, { ...initial(cfg), network }, 'lose L0→P0.0: Produce response');
+    expect(s.network.map((c) => c.from)).toEqual([TC_NODE]);
+  });
+
+  it('a delivery: of two answers to the same client, the one from the node named', () => {
+    let network = send([], TC_NODE, P0, 0, response(Api.AddPartitionsToTxn, {}));
+    network = send(network, leader(0), P0, 0, response(Api.Produce, {}));
+    const s = take(cfg, { ...initial(cfg), network }, 'deliver L0→P0.0: Produce response');
     expect(s.network.map((c) => c.from)).toEqual([TC_NODE]);
   });
 
