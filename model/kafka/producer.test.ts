@@ -2,8 +2,8 @@
 // when. These are the model's own rules (Kafka's tests drive the producer by hand), so each case
 // states the bound it pins.
 import { describe, expect, it } from 'vitest';
-import { Api, BatchStatus, Instance, Tm, Told } from './state.ts';
-import { EPOCH, P0, PID, TC, act, clientConfig, enabled, leader, producer, ready, respond, transformConfig, withPartitionsAdded } from './conformance/client-support.ts';
+import { type State, Api, BatchStatus, Decision, Instance, Tm, Told } from './state.ts';
+import { EPOCH, P0, PID, TC, act, clientConfig, enabled, groupCoordinator, leader, producer, ready, respond, sentTo, transformConfig, withPartitionsAdded } from './conformance/client-support.ts';
 import { initial, labels, take, withProducer } from './conformance/harness.ts';
 
 describe('instances of one transactional.id', () => {
@@ -79,6 +79,12 @@ describe('a transaction of the produce app', () => {
     expect(enabled(cfg, s, 'commitTransaction')).toBe(false);
   });
 
+  it('the application\'s commitTransaction and abortTransaction are recorded as its decision for the transaction', () => {
+    const sent = act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)');
+    expect(act(cfg, sent, 'commitTransaction').history[0]).toMatchObject({ decision: Decision.Commit });
+    expect(act(cfg, sent, 'abortTransaction').history[0]).toMatchObject({ decision: Decision.Abort });
+  });
+
   it('a FATAL or crashed producer calls nothing', () => {
     const s = act(cfg, ready(cfg), 'beginTransaction');
     const sent = act(cfg, s, 'send(p0)');
@@ -87,6 +93,17 @@ describe('a transaction of the produce app', () => {
     }
   });
 });
+
+/** One transform transaction from READY: a record to p0, its offsets committed, then `end` answered NONE. */
+function endOne(cfg: ReturnType<typeof transformConfig>, ready: State, end: 'commitTransaction' | 'abortTransaction'): State {
+  let s = act(cfg, act(cfg, ready, 'beginTransaction'), 'send(p0)');
+  s = respond(cfg, act(cfg, s, 'sendTxnRequest'), TC, Api.AddPartitionsToTxn);
+  s = respond(cfg, act(cfg, s, 'sendProduce(p0)'), leader(0), Api.Produce);
+  s = act(cfg, act(cfg, s, 'sendOffsetsToTransaction'), 'sendTxnRequest');
+  s = act(cfg, respond(cfg, s, TC, Api.AddOffsetsToTxn), 'sendTxnRequest');
+  s = respond(cfg, s, groupCoordinator(cfg), Api.TxnOffsetCommit);
+  return respond(cfg, act(cfg, act(cfg, s, end), 'sendTxnRequest'), TC, Api.EndTxn);
+}
 
 describe('a transaction of the consume-transform-produce app', () => {
   const cfg = transformConfig('kafka-3.5');
@@ -122,6 +139,52 @@ describe('a transaction of the consume-transform-produce app', () => {
     expect(enabled(cfg, s, 'commitTransaction')).toBe(true);
   });
 
+  it('the consumer joins the group when the app starts: a new instance moves the group to a new generation (KIP-447)', () => {
+    const two = { ...cfg, instancesPerId: 2 };
+    const first = act(two, initial(two), 'initTransactions');
+    expect(producer(first).generation).toBe(first.group!.generation);
+    const second = take(two, first, 'P0.1: initTransactions');
+    expect(second.producers[1]!.generation).toBe(second.group!.generation);
+    expect(producer(second).generation).toBeLessThan(second.group!.generation);
+  });
+
+  it('fetches its position only once initTransactions has completed', () => {
+    expect(enabled(cfg, act(cfg, initial(cfg), 'initTransactions'), 'fetchOffsets')).toBe(false);
+  });
+
+  it('cannot send offsets in an abortable error (sendOffsetsToTransaction fails with the last error)', () => {
+    const s = withProducer(act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)'), P0, { tm: Tm.ABORTABLE_ERROR });
+    expect(enabled(cfg, s, 'sendOffsetsToTransaction')).toBe(false);
+  });
+
+  it('after a commit the next transaction starts at the committed offset and adds and commits its offsets again', () => {
+    let s = endOne(cfg, ready(cfg), 'commitTransaction');
+    expect(producer(s)).toMatchObject({ tm: Tm.READY, inputPosition: 1, offsetToCommit: -1 });
+    expect(enabled(cfg, s, 'fetchOffsets')).toBe(false);
+    s = act(cfg, act(cfg, s, 'beginTransaction'), 'send(p0)');
+    expect(producer(s).batches[0]).toMatchObject({ value: 1 });
+    s = respond(cfg, act(cfg, s, 'sendTxnRequest'), TC, Api.AddPartitionsToTxn);
+    s = act(cfg, act(cfg, s, 'sendOffsetsToTransaction'), 'sendTxnRequest');
+    expect(sentTo(s, TC)).toMatchObject([{ api: Api.AddOffsetsToTxn }]);
+    s = act(cfg, respond(cfg, s, TC, Api.AddOffsetsToTxn), 'sendTxnRequest');
+    expect(sentTo(s, groupCoordinator(cfg))).toMatchObject([{ api: Api.TxnOffsetCommit, value: 2 }]);
+  });
+
+  it('after an abort the consumer forgets its position and fetches the committed offset again', () => {
+    const s = endOne(cfg, ready(cfg), 'abortTransaction');
+    expect(producer(s)).toMatchObject({ tm: Tm.READY, inputPosition: -1, offsetToCommit: -1 });
+    expect(enabled(cfg, s, 'beginTransaction')).toBe(false);
+    expect(enabled(cfg, s, 'fetchOffsets')).toBe(true);
+  });
+
+  it('under transaction version 2 the offsets go straight to the group coordinator, with no AddOffsetsToTxn (KIP-890)', () => {
+    const tv2 = transformConfig('kafka-4.0');
+    let s = act(tv2, act(tv2, ready(tv2), 'beginTransaction'), 'send(p0)');
+    s = act(tv2, act(tv2, s, 'sendOffsetsToTransaction'), 'sendTxnRequest');
+    expect(sentTo(s, TC)).toEqual([]);
+    expect(sentTo(s, groupCoordinator(tv2))).toMatchObject([{ api: Api.TxnOffsetCommit, value: 1 }]);
+  });
+
   it('a transaction begins only while input is left', () => {
     const s = ready(cfg);
     expect(enabled(cfg, withProducer(s, P0, { inputPosition: 1 }), 'beginTransaction')).toBe(true);
@@ -151,6 +214,18 @@ describe('the client after EndTxn under transaction version 2 (TransactionManage
     const s = respond(cfg, committing(), TC, Api.EndTxn, { pid: PID, epoch: EPOCH });
     expect(producer(s)).toMatchObject({ tm: Tm.READY, pid: PID, epoch: EPOCH });
     expect(producer(s).nextSeq[0]).toBe(1);
+  });
+
+  it('takes the bumped epoch of its own producer id and restarts its sequences', () => {
+    const s = respond(cfg, committing(), TC, Api.EndTxn, { pid: PID, epoch: EPOCH + 1 });
+    expect(producer(s)).toMatchObject({ tm: Tm.READY, pid: PID, epoch: EPOCH + 1 });
+    expect(producer(s).nextSeq[0]).toBe(0);
+  });
+
+  it('a new producer id restarts the sequences whatever its epoch', () => {
+    const s = respond(cfg, committing(), TC, Api.EndTxn, { pid: PID + 1, epoch: EPOCH });
+    expect(producer(s)).toMatchObject({ pid: PID + 1, epoch: EPOCH });
+    expect(producer(s).nextSeq[0]).toBe(0);
   });
 
   it('before version 2 the answer carries nothing the client reads', () => {

@@ -1,0 +1,115 @@
+// The enabled actions of a state: a fault is enabled only while its budget lasts and only where
+// it can happen; a loss takes the channel it names; labels name nodes and connections the way
+// traces and the conformance cases read them.
+import { describe, expect, it } from 'vitest';
+import { type KafkaConfig } from './config.ts';
+import { send } from './network.ts';
+import { ActionKind, actionLabel } from './next.ts';
+import { VERIFICATION_CONN } from './partition.ts';
+import { type FaultBudget, type State, Api, Instance, LEADER_BASE, TC_NODE, TxnState } from './state.ts';
+import { P0, act, clientConfig, ready, withPartitionsAdded } from './conformance/client-support.ts';
+import { TC, handle, initial, kafkaConfig, labels, leader, request, response, take, withProducer, withProducerEntry, withTxn } from './conformance/harness.ts';
+
+/** s with what is left of the fault budgets changed. */
+function withBudget(s: State, budget: Partial<FaultBudget>): State {
+  return { ...s, faults: { ...s.faults, ...budget } };
+}
+
+/** The labels of s under cfg whose text contains `what`. */
+const matching = (cfg: KafkaConfig, s: State, what: string): string[] => labels(cfg, s).filter((l) => l.includes(what));
+
+describe('a fault is enabled only while its budget lasts', () => {
+  it('Produce timeout and batch expiry, each on its own budget', () => {
+    const base = clientConfig('kafka-3.5', { partitions: 1 });
+    const s = act(base, withPartitionsAdded(base, ready(base), [0]), 'sendProduce(p0)');
+    expect(matching(base, withBudget(s, { requestTimeouts: 0 }), 'produceTimeout')).toEqual([]);
+    expect(matching(base, withBudget(s, { requestTimeouts: 0 }), 'batchExpired')).toEqual(['P0.0: batchExpired(p0)']);
+    expect(matching(base, withBudget(s, { batchExpiries: 0 }), 'batchExpired')).toEqual([]);
+    expect(matching(base, withBudget(s, { batchExpiries: 0 }), 'produceTimeout')).toEqual(['P0.0: produceTimeout(p0)']);
+  });
+
+  it('a crash, only of a running instance', () => {
+    const cfg = kafkaConfig('kafka-3.5', { instancesPerId: 2, faults: { ...kafkaConfig('kafka-3.5').faults, producerCrashes: 2 } });
+    const started = act(cfg, initial(cfg), 'initTransactions');
+    expect(matching(cfg, started, 'crash')).toEqual(['P0.0: crash']);
+    expect(matching(cfg, withProducer(started, P0, { status: Instance.Crashed }), 'crash')).toEqual([]);
+    expect(matching(cfg, withBudget(started, { producerCrashes: 0 }), 'crash')).toEqual([]);
+  });
+
+  it('an append failure on its budget; no failover while an append is in flight', () => {
+    const cfg = kafkaConfig('kafka-3.8', { coordinatorAppends: 'async', faults: { ...kafkaConfig('kafka-3.8').faults, appendFailures: 1, coordinatorFailovers: 1 } });
+    const empty = withTxn(initial(cfg), 0, { pid: 10, epoch: 1, state: TxnState.Empty });
+    expect(matching(cfg, empty, 'coordinatorFailover')).toEqual(['TC: coordinatorFailover']);
+    const adding = handle(cfg, empty, 0, TC, request(Api.AddPartitionsToTxn, { txnId: 0, pid: 10, epoch: 1, partitions: 1 }));
+    expect(matching(cfg, adding, 'TC: ')).toEqual(['TC: completeAppend(t0)', 'TC: failAppend(t0)']);
+    expect(matching(cfg, withBudget(adding, { appendFailures: 0 }), 'TC: ')).toEqual(['TC: completeAppend(t0)']);
+  });
+
+  it('a transaction timeout on its budget', () => {
+    const cfg = kafkaConfig('kafka-3.5', { faults: { ...kafkaConfig('kafka-3.5').faults, transactionTimeouts: 1 } });
+    const s = withTxn(initial(cfg), 0, { pid: 10, epoch: 1, state: TxnState.Ongoing, partitions: 1 });
+    expect(matching(cfg, s, 'transactionTimeout')).toEqual(['TC: transactionTimeout(t0)']);
+    expect(matching(cfg, withBudget(s, { transactionTimeouts: 0 }), 'transactionTimeout')).toEqual([]);
+  });
+
+  it('a producer-state expiry on its budget', () => {
+    const cfg = kafkaConfig('kafka-3.5', { faults: { ...kafkaConfig('kafka-3.5').faults, producerStateExpiries: 1 } });
+    const s = withProducerEntry(initial(cfg), 0, { pid: 5 });
+    expect(matching(cfg, s, 'producerStateExpiry')).toEqual(['L0: producerStateExpiry(pid 5)']);
+    expect(matching(cfg, withBudget(s, { producerStateExpiries: 0 }), 'producerStateExpiry')).toEqual([]);
+  });
+});
+
+describe('a delivery or a loss takes the head of the channel it names', () => {
+  const cfg = kafkaConfig('kafka-3.5', { faults: { ...kafkaConfig('kafka-3.5').faults, requestLoss: 1, responseLoss: 1 } });
+
+  it('of two answers to the same client, the one from the node named', () => {
+    let network = send([], TC_NODE, P0, 0, response(Api.AddPartitionsToTxn, {}));
+    network = send(network, leader(0), P0, 0, response(Api.Produce, {}));
+    const s = take(cfg, { ...initial(cfg), network }, 'lose L0→P0.0: Produce response');
+    expect(s.network.map((c) => c.from)).toEqual([TC_NODE]);
+  });
+
+  it('a delivery: of two answers to the same client, the one from the node named', () => {
+    let network = send([], TC_NODE, P0, 0, response(Api.AddPartitionsToTxn, {}));
+    network = send(network, leader(0), P0, 0, response(Api.Produce, {}));
+    const s = take(cfg, { ...initial(cfg), network }, 'deliver L0→P0.0: Produce response');
+    expect(s.network.map((c) => c.from)).toEqual([TC_NODE]);
+  });
+
+  it('of two connections to the same leader, the one named', () => {
+    let network = send([], P0, leader(0), 0, request(Api.Produce, { seq: 0 }));
+    network = send(network, P0, leader(0), 1, request(Api.Produce, { seq: 0 }));
+    const s = take(cfg, { ...initial(cfg), network }, 'lose P0.0→L0#1: Produce');
+    expect(s.network.map((c) => c.conn)).toEqual([0]);
+  });
+});
+
+describe('labels', () => {
+  const cfg = kafkaConfig('kafka-3.8', { app: 'consume-transform-produce', inputRecords: 1 });
+  const deliver = (from: number, to: number, conn: number, api: Api): string =>
+    actionLabel(cfg, { kind: ActionKind.deliver, actor: from, target: to, conn, api });
+
+  it('the leader of the offsets partition is the group coordinator, GC', () => {
+    expect(deliver(P0, LEADER_BASE + cfg.partitions, 0, Api.TxnOffsetCommit)).toBe('deliver P0.0→GC: TxnOffsetCommit');
+    expect(deliver(P0, leader(1), 0, Api.Produce)).toBe('deliver P0.0→L1: Produce');
+  });
+
+  it('a connection other than the first is named by its number; the verification connection by its role', () => {
+    expect(deliver(P0, leader(0), 2, Api.Produce)).toBe('deliver P0.0→L0#2: Produce');
+    expect(deliver(leader(0), TC_NODE, VERIFICATION_CONN, Api.AddPartitionsToTxn)).toBe('deliver L0→TC (verification): AddPartitionsToTxn');
+    expect(deliver(TC_NODE, leader(0), VERIFICATION_CONN, Api.AddPartitionsToTxn)).toBe('deliver TC→L0 (verification): AddPartitionsToTxn response');
+  });
+
+  it('markers go from the coordinator to a leader, their answers back', () => {
+    expect(deliver(TC_NODE, leader(0), 1, Api.WriteTxnMarkers)).toBe('deliver TC→L0#1: WriteTxnMarkers');
+    expect(deliver(leader(0), TC_NODE, 1, Api.WriteTxnMarkers)).toBe('deliver L0→TC#1: WriteTxnMarkers response');
+  });
+
+  it('a leader\'s own steps name the leader of the partition', () => {
+    const label = (kind: ActionKind, actor: number, target: number, conn = 0): string => actionLabel(cfg, { kind, actor, target, conn, api: 0 });
+    expect(label(ActionKind.markerTimeout, 0, 1)).toBe('TC: markerTimeout(L1)');
+    expect(label(ActionKind.verificationTimeout, 1, 0, 3)).toBe('L1: verificationTimeout(attempt 0, seq 3)');
+    expect(label(ActionKind.producerStateExpiry, 1, 5)).toBe('L1: producerStateExpiry(pid 5)');
+  });
+});
