@@ -36,13 +36,13 @@ describe('a fault is enabled only while its budget lasts', () => {
     expect(matching(cfg, withBudget(started, { producerCrashes: 0 }), 'crash')).toEqual([]);
   });
 
-  it('an append failure on its budget; no failover while an append is in flight', () => {
+  it('an append failure on its budget; a failover with an append in flight keeps it or loses it', () => {
     const cfg = kafkaConfig('kafka-3.8', { coordinatorAppends: 'async', faults: { ...kafkaConfig('kafka-3.8').faults, appendFailures: 1, coordinatorFailovers: 1 } });
     const empty = withTxn(initial(cfg), 0, { pid: 10, epoch: 1, state: TxnState.Empty });
     expect(matching(cfg, empty, 'coordinatorFailover')).toEqual(['TC: coordinatorFailover']);
     const adding = handle(cfg, empty, 0, TC, request(Api.AddPartitionsToTxn, { txnId: 0, pid: 10, epoch: 1, partitions: 1 }));
-    expect(matching(cfg, adding, 'TC: ')).toEqual(['TC: completeAppend(t0)', 'TC: failAppend(t0)']);
-    expect(matching(cfg, withBudget(adding, { appendFailures: 0 }), 'TC: ')).toEqual(['TC: completeAppend(t0)']);
+    expect(matching(cfg, adding, 'TC: ')).toEqual(['TC: coordinatorFailover(t0 lost)', 'TC: coordinatorFailover(t0 kept)', 'TC: completeAppend(t0)', 'TC: failAppend(t0)']);
+    expect(matching(cfg, withBudget(adding, { appendFailures: 0, coordinatorFailovers: 0 }), 'TC: ')).toEqual(['TC: completeAppend(t0)']);
   });
 
   it('a transaction timeout on its budget', () => {

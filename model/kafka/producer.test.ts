@@ -140,7 +140,7 @@ describe('a transaction of the consume-transform-produce app', () => {
   });
 
   it('the consumer joins the group when the app starts: a new instance moves the group to a new generation (KIP-447)', () => {
-    const two = { ...cfg, instancesPerId: 2 };
+    const two = { ...cfg, instancesPerId: 2, clientRules: [cfg.rules, cfg.rules] };
     const first = act(two, initial(two), 'initTransactions');
     expect(producer(first).generation).toBe(first.group!.generation);
     const second = take(two, first, 'P0.1: initTransactions');
