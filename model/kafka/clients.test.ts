@@ -13,6 +13,24 @@ import { generations, withClient } from './variants.ts';
 
 const rules = (generation: string) => generations[generation]!.rules;
 
+const dir = mkdtempSync(join(tmpdir(), 'txcheck-clients-'));
+const shipped = (name: string) => JSON.parse(readFileSync(fileURLToPath(new URL(`../../specs/kafka/${name}.json`, import.meta.url)), 'utf8'));
+
+/** Checks `spec` (its expect left out) on one thread; the trace goes to <dir>/<name>.itf.json. */
+async function check(name: string, spec: Record<string, unknown>) {
+  const file = join(dir, `${name}.json`);
+  writeFileSync(file, JSON.stringify({ ...spec, expect: undefined }));
+  let out = '';
+  const code = await main(['check', file, '--json', '--workers', '1', '--out', join(dir, `${name}.itf.json`)], { out: (t) => (out += t), err: () => {}, errIsTTY: false });
+  return { file, code, result: JSON.parse(out) };
+}
+
+/** "holds" or the property violated first. */
+async function verdict(name: string, spec: Record<string, unknown>): Promise<string> {
+  const { result } = await check(name, spec);
+  return result.status === 'ok' ? 'holds' : result.violation.property;
+}
+
 describe('withClient', () => {
   it("takes the client's own rules from the client and the brokers' from the brokers", () => {
     const oldBrokers = withClient(rules('kafka-0.11'), rules('kafka-3.5'));
@@ -38,16 +56,6 @@ describe('withClient', () => {
 });
 
 describe('the client field of a spec', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'txcheck-clients-'));
-  const shipped = (name: string) => JSON.parse(readFileSync(fileURLToPath(new URL(`../../specs/kafka/${name}.json`, import.meta.url)), 'utf8'));
-  async function check(name: string, spec: Record<string, unknown>) {
-    const file = join(dir, `${name}.json`);
-    writeFileSync(file, JSON.stringify({ ...spec, expect: undefined }));
-    let out = '';
-    const code = await main(['check', file, '--json', '--workers', '1', '--out', join(dir, `${name}.itf.json`)], { out: (t) => (out += t), err: () => {}, errIsTTY: false });
-    return { file, code, result: JSON.parse(out) };
-  }
-
   it('an older client brings B2 back on kafka-4.0 brokers (old-client.json); a 4.0 client does not', async () => {
     const spec = shipped('old-client');
     expect((await check('old', spec)).result.violation.property).toBe('ReadCommittedIsolation');
@@ -67,18 +75,7 @@ describe('the client field of a spec', () => {
   });
 });
 
-describe("an alternative client rule set: franz-go's (specs/kafka/clients/franz-go.ts)", () => {
-  const dir = mkdtempSync(join(tmpdir(), 'txcheck-franz-go-'));
-  const shipped = (name: string) => JSON.parse(readFileSync(fileURLToPath(new URL(`../../specs/kafka/${name}.json`, import.meta.url)), 'utf8'));
-  async function verdict(name: string, spec: Record<string, unknown>): Promise<string> {
-    const file = join(dir, `${name}.json`);
-    writeFileSync(file, JSON.stringify({ ...spec, expect: undefined }));
-    let out = '';
-    await main(['check', file, '--json', '--workers', '1', '--out', join(dir, `${name}.itf.json`)], { out: (t) => (out += t), err: () => {}, errIsTTY: false });
-    const result = JSON.parse(out);
-    return result.status === 'ok' ? 'holds' : result.violation.property;
-  }
-  const javaClient = (spec: Record<string, unknown>) => ({ ...spec, variant: (spec.variant as { base: string }).base });
+describe("an alternative client rule set: franz-go's (specs/kafka/clients/franz-go.ts)", () => {  const javaClient = (spec: Record<string, unknown>) => ({ ...spec, variant: (spec.variant as { base: string }).base });
 
   it('never expires a batch in flight, so the delayed Produce of B2 never happens; the Java client breaks ReadCommittedIsolation', async () => {
     const spec = shipped('franz-go-delayed-produce');
@@ -123,9 +120,7 @@ describe('transactions of one transactional.id at two transaction versions (per-
   });
 
   it('mixed-transaction-versions.json holds', async () => {
-    let out = '';
-    await main(['check', fileURLToPath(new URL('../../specs/kafka/mixed-transaction-versions.json', import.meta.url)), '--json', '--workers', '1'], { out: (t) => (out += t), err: () => {}, errIsTTY: false });
-    expect(JSON.parse(out)).toMatchObject({ status: 'ok' });
+    expect(await verdict('mixed', shipped('mixed-transaction-versions'))).toBe('holds');
   });
 });
 
@@ -156,16 +151,7 @@ describe('the finalized transaction.version changing at run time (transactionVer
   });
 
   it('transaction-version-downgrade.json: B2 returns after a downgrade, and the spec holds without the change', async () => {
-    const spec = JSON.parse(readFileSync(fileURLToPath(new URL('../../specs/kafka/transaction-version-downgrade.json', import.meta.url)), 'utf8'));
-    const dir = mkdtempSync(join(tmpdir(), 'txcheck-tv-'));
-    const verdict = async (name: string, s: Record<string, unknown>) => {
-      const file = join(dir, `${name}.json`);
-      writeFileSync(file, JSON.stringify({ ...s, expect: undefined }));
-      let out = '';
-      await main(['check', file, '--json', '--workers', '1', '--out', join(dir, `${name}.itf.json`)], { out: (t) => (out += t), err: () => {}, errIsTTY: false });
-      const r = JSON.parse(out);
-      return r.status === 'ok' ? 'holds' : r.violation.property;
-    };
+    const spec = shipped('transaction-version-downgrade');
     expect(await verdict('downgrade', spec)).toBe('ReadCommittedIsolation');
     const trace = JSON.parse(readFileSync(join(dir, 'downgrade.itf.json'), 'utf8'));
     expect(JSON.stringify(trace)).toContain('TC: finalizeTransactionVersion(1)');
