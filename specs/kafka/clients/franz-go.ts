@@ -11,14 +11,15 @@
 //   (pkg/kgo/sink.go 1225-1251, 1269-1277), so the application may still commit (the documented
 //   choice of pkg/kgo/txn.go 977-983). The Java client makes the transaction abortable.
 import type { ClientHandlers } from '../../../model/kafka/handlers.ts';
+import { BatchStatus, Err } from '../../../model/kafka/state.ts';
 
-const keepsTransaction = new Set([90 /* PRODUCER_FENCED */, 48 /* INVALID_TXN_STATE */, 120 /* TRANSACTION_ABORTABLE */]);
+const keepsTransaction: ReadonlySet<number> = new Set([Err.PRODUCER_FENCED, Err.INVALID_TXN_STATE, Err.TRANSACTION_ABORTABLE]);
 
 export const clientOverrides: Partial<ClientHandlers> = {
   batchExpired: (_ctx, s) => s,
   Produce: (ctx, s, i, resp) => {
     const p = s.producers[i]!;
-    const index = p.batches.findIndex((b) => b.partition === resp.partitions && b.seq === resp.seq && b.status === 1 /* InFlight */);
+    const index = p.batches.findIndex((b) => b.partition === resp.partitions && b.seq === resp.seq && b.status === BatchStatus.InFlight);
     if (index < 0 || resp.epoch !== p.epoch || !keepsTransaction.has(resp.error)) return ctx.base.Produce(ctx, s, i, resp);
     const producers = s.producers.map((q, k) => (k === i ? { ...q, batches: q.batches.filter((_, b) => b !== index) } : q));
     return { ...s, producers };
