@@ -201,7 +201,6 @@ export interface ClientHandlers {
 }
 
 export const clientReactions = ['InitProducerId', 'AddPartitionsToTxn', 'AddOffsetsToTxn', 'EndTxn', 'TxnOffsetCommit', 'Produce', 'requestTimeout', 'batchExpired'] as const;
-export type ClientReaction = (typeof clientReactions)[number];
 
 /** Client transaction k of producer instance i. */
 export function clientTxnIndex(cfg: KafkaConfig, producer: number, k: number): number {
