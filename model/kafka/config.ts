@@ -79,6 +79,12 @@ export interface Rules {
    * had no timestamp and expired at the next check.
    */
   readonly markerTimestamp: boolean;
+  /**
+   * KIP-360 (2.5), the leader's half: a batch of a producer id the leader has no state for is
+   * accepted at any sequence. Before, 0.11.0 wanted sequence 0 (OUT_OF_ORDER_SEQUENCE_NUMBER) and
+   * 1.0 to 2.4 answered UNKNOWN_PRODUCER_ID (ProducerStateManager.checkSequence).
+   */
+  readonly unknownProducerAnySequence: boolean;
   /** Mutant: the coordinator skips the producer-epoch check on AddPartitionsToTxn and EndTxn. */
   readonly mutantNoCoordinatorEpochCheck: boolean;
   /** Mutant: read_committed fetches up to the high watermark instead of the LSO. */
@@ -106,6 +112,8 @@ export interface Rules {
   readonly mutantConcurrentTransactionsFatal: boolean;
   /** Mutant: a failover answers the appends in flight as if written, not NOT_COORDINATOR. */
   readonly mutantResignedAppendAnswersNone: boolean;
+  /** Mutant: a leader accepts a Produce at an epoch below its producer's (no epoch fence on data). */
+  readonly mutantNoProduceEpochFence: boolean;
 }
 
 export type App = 'produce' | 'consume-transform-produce';
@@ -134,6 +142,12 @@ export interface KafkaConfig {
   readonly rules: Rules;
   readonly transactionalIds: number;
   readonly instancesPerId: number;
+  /** Producers without a transactional.id (enable.idempotence=true), beside the transactional ones. */
+  readonly idempotentProducers: number;
+  /** Records each idempotent producer sends. */
+  readonly recordsPerIdempotentProducer: number;
+  /** The rules of the idempotent producers' client (its generation's; no request of theirs is negotiated). */
+  readonly idempotentClientRules: Rules;
   readonly instanceStart: InstanceStart;
   readonly partitions: number;
   readonly transactionsPerInstance: number;

@@ -221,7 +221,7 @@ export function knownTransaction(s: State, txnId: number): Pick<TxnMetadata, 'pi
 }
 
 /** A new producer id from the ProducerIdManager. */
-function generateProducerId(c: Coordinator): [Coordinator, number] {
+export function generateProducerId(c: Coordinator): [Coordinator, number] {
   return [{ ...c, nextPid: c.nextPid + 1 }, c.nextPid];
 }
 

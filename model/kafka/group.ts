@@ -6,7 +6,7 @@ import type { Connection } from './network.ts';
 import {
   answerClient,
   appendNonTransactional,
-  appendTransactional,
+  appendDataBatch,
   asksCoordinator,
   batchOutcome,
   guardHolds,
@@ -48,7 +48,7 @@ export function appendOffsetCommit(rules: Rules, s: State, connection: Connectio
   if (!guardHolds(rules, part, entry, req, guard)) return answerClient(s, connection, req, Err.INVALID_TXN_STATE);
   if (req.epoch < entry.epoch) return answerClient(s, connection, req, Err.INVALID_PRODUCER_EPOCH);
   if (rules.mutantOffsetsOutsideTransaction) return answerClient(appendNonTransactional(s, p, offsetCommit(req, false)), connection, req, Err.NONE);
-  return answerClient(appendTransactional(s, p, entry, offsetCommit(req, true)), connection, req, Err.NONE);
+  return answerClient(appendDataBatch(s, p, entry, offsetCommit(req, true)), connection, req, Err.NONE);
 }
 
 function offsetCommit(req: Request, transactional: boolean): LogBatch {

@@ -4,6 +4,7 @@ import type { KafkaConfig } from './config.ts';
 import { initialConsumer } from './consumer.ts';
 import { emptyCoordinator } from './coordinator.ts';
 import { type Action, actionKindNames, actionLabel, enabledActions, step } from './next.ts';
+import { initialIdempotentProducer } from './idempotent.ts';
 import { emptyPartition } from './partition.ts';
 import { initialProducer } from './producer.ts';
 import { kafkaView } from './view.ts';
@@ -27,6 +28,7 @@ export function initialState(cfg: KafkaConfig): State {
   return {
     transactionVersion: cfg.transactionVersion,
     producers,
+    idempotentProducers: Array.from({ length: cfg.idempotentProducers }, () => initialIdempotentProducer(cfg.partitions)),
     group: transform ? { generation: 0 } : null,
     coordinator: emptyCoordinator(cfg.transactionalIds, cfg.partitions + (transform ? 1 : 0)),
     // The transform app's __consumer_offsets partition follows the data partitions.

@@ -24,4 +24,5 @@ export const mutantCases: readonly MutantCase[] = [
   { mutant: 'mutantEndTxnAnswersPreparedEpoch', property: 'ProducerIdAgreement', spec: `${dir}/epoch-exhaustion.json` },
   { mutant: 'mutantMarkerNeedsHigherEpoch', property: 'CoordinatorNotStuck', spec: `${dir}/two-instances.json` },
   { mutant: 'mutantResignedAppendAnswersNone', property: 'NoLostWrite', spec: `${dir}/failover-during-commit.json` },
+  { mutant: 'mutantNoProduceEpochFence', property: 'Idempotence', spec: `${dir}/idempotent-retry.json` },
 ];

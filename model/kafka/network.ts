@@ -1,7 +1,7 @@
 // In-flight requests and responses. A channel is one direction of one connection: FIFO inside,
 // no order between channels. A client that times out a request opens a new connection, so the
 // retry and the old copy travel on different channels and may arrive in either order.
-import { type Api, type Channel, type Message, type Request, type Response, type State, Err, LEADER_BASE, SUPPORTS_ALL, TC_NODE } from './state.ts';
+import { type Api, type Channel, type Message, type Request, type Response, type State, Err, IDEMPOTENT_BASE, LEADER_BASE, SUPPORTS_ALL, TC_NODE } from './state.ts';
 
 function compareChannel(a: Channel, from: number, to: number, conn: number): number {
   return a.from - from || a.to - to || a.conn - conn;
@@ -29,8 +29,13 @@ export function removeHead(network: readonly Channel[], index: number): readonly
   return out;
 }
 
+/** A transactional producer instance. */
 export function isProducerNode(node: number): boolean {
   return node < TC_NODE;
+}
+
+export function isIdempotentNode(node: number): boolean {
+  return node >= IDEMPOTENT_BASE;
 }
 
 /** Where a client keeps its connection generation to `node`: 0 = TC, 1 + p = leader p. */
@@ -53,6 +58,10 @@ export function reply(s: State, request: Connection, response: Message): State {
   if (isProducerNode(request.from)) {
     const client = s.producers[request.from]!;
     if (client.conns[connSlot(request.to)] !== request.conn) return s;
+  }
+  if (isIdempotentNode(request.from)) {
+    const client = s.idempotentProducers[request.from - IDEMPOTENT_BASE]!;
+    if (client.conns[request.to - LEADER_BASE] !== request.conn) return s;
   }
   return { ...s, network: send(s.network, request.to, request.from, request.conn, response) };
 }

@@ -3,13 +3,14 @@ import { type KafkaConfig, type RequestApi, forRequest } from './config.ts';
 import * as consumer from './consumer.ts';
 import * as coordinator from './coordinator.ts';
 import * as group from './group.ts';
+import * as idempotent from './idempotent.ts';
 import { canLose, lose, spend } from './faults.ts';
-import { isProducerNode, removeHead } from './network.ts';
+import { isIdempotentNode, isProducerNode, removeHead } from './network.ts';
 import { defaultHandlers } from './handlers.ts';
 import * as partition from './partition.ts';
 import { VERIFICATION_CONN } from './partition.ts';
 import * as producer from './producer.ts';
-import { type Response, type State, Api, Err, LEADER_BASE, TC_NODE, apiName } from './state.ts';
+import { type Response, type State, Api, Err, IDEMPOTENT_BASE, LEADER_BASE, TC_NODE, apiName } from './state.ts';
 import { bit, bits } from './util.ts';
 
 export const ActionKind = {
@@ -41,12 +42,17 @@ export const ActionKind = {
   producerStateExpiry: 25,
   loadTransactions: 26,
   finalizeTransactionVersion: 27,
+  idempotentInitProducerId: 28,
+  idempotentSend: 29,
+  idempotentSendProduce: 30,
+  idempotentProduceTimeout: 31,
+  idempotentBatchExpired: 32,
 } as const;
 export type ActionKind = (typeof ActionKind)[keyof typeof ActionKind];
 export const actionKindNames: readonly string[] = Object.keys(ActionKind);
 
 /**
- * One step. `actor` is the producer, transactional.id, consumer or (deliver/lose) sending node;
+ * One step. `actor` is the producer (transactional or idempotent), transactional.id, consumer or (deliver/lose) sending node;
  * `target` the partition or receiving node; `conn` and `api` identify a channel and its head.
  */
 export interface Action {
@@ -87,6 +93,16 @@ export function enabledActions(cfg: KafkaConfig, s: State): Action[] {
       if (s.faults.batchExpiries > 0) out.push(act(ActionKind.batchExpired, i, t));
     }
     if (s.faults.producerCrashes > 0 && p.status === 1) out.push(act(ActionKind.crash, i));
+  });
+  s.idempotentProducers.forEach((p, j) => {
+    if (idempotent.canInitProducerId(p)) out.push(act(ActionKind.idempotentInitProducerId, j));
+    if (idempotent.canSend(cfg, p)) for (let t = 0; t < P; t++) out.push(act(ActionKind.idempotentSend, j, t));
+    for (let t = 0; t < P; t++) {
+      if (idempotent.canSendProduce(p, t)) out.push(act(ActionKind.idempotentSendProduce, j, t));
+      if (!idempotent.canTimeOutProduce(p, t)) continue;
+      if (s.faults.requestTimeouts > 0) out.push(act(ActionKind.idempotentProduceTimeout, j, t));
+      if (s.faults.batchExpiries > 0) out.push(act(ActionKind.idempotentBatchExpired, j, t));
+    }
   });
   s.network.forEach((ch, index) => {
     const api = ch.messages[0]!.api;
@@ -138,6 +154,10 @@ function deliver(cfg: KafkaConfig, s: State, a: Action): State {
   if (m.response) {
     if (isProducerNode(channel.to)) {
       return producer.acceptsResponse(rest, channel.to, channel.from, channel.conn) ? producer.handleResponse(cfg, rest, channel.to, m) : rest;
+    }
+    if (isIdempotentNode(channel.to)) {
+      const j = channel.to - IDEMPOTENT_BASE;
+      return idempotent.acceptsResponse(rest, j, channel.from, channel.conn) ? idempotent.handleProduceResponse(cfg, rest, j, m) : rest;
     }
     if (channel.to === TC_NODE) return coordinator.handleWriteTxnMarkersResponse(rest, channel.conn, m);
     return verificationAnswered(cfg, rest, channel.to - LEADER_BASE, m);
@@ -217,6 +237,16 @@ export function step(cfg: KafkaConfig, s: State, a: Action): State {
       return coordinator.transactionalIdExpiry(cfg, spend(s, 'transactionalIdExpiries'), a.actor);
     case ActionKind.producerStateExpiry:
       return partition.producerStateExpiry(rules, spend(s, 'producerStateExpiries'), a.actor, a.target);
+    case ActionKind.idempotentInitProducerId:
+      return idempotent.initProducerId(s, a.actor);
+    case ActionKind.idempotentSend:
+      return idempotent.sendRecord(s, a.actor, a.target);
+    case ActionKind.idempotentSendProduce:
+      return idempotent.sendProduce(s, a.actor, a.target);
+    case ActionKind.idempotentProduceTimeout:
+      return idempotent.produceTimeout(spend(s, 'requestTimeouts'), a.actor, a.target);
+    case ActionKind.idempotentBatchExpired:
+      return idempotent.batchExpired(cfg, spend(s, 'batchExpiries'), a.actor, a.target);
   }
 }
 
@@ -225,6 +255,7 @@ export function step(cfg: KafkaConfig, s: State, a: Action): State {
 export function nodeName(cfg: KafkaConfig, node: number): string {
   if (node === TC_NODE) return 'TC';
   if (isProducerNode(node)) return producerName(cfg, node);
+  if (isIdempotentNode(node)) return idempotentName(node - IDEMPOTENT_BASE);
   // The leader of the group's __consumer_offsets partition is the group coordinator.
   return node === LEADER_BASE + cfg.partitions ? 'GC' : `L${node - LEADER_BASE}`;
 }
@@ -233,9 +264,14 @@ export function producerName(cfg: KafkaConfig, i: number): string {
   return `P${Math.floor(i / cfg.instancesPerId)}.${i % cfg.instancesPerId}`;
 }
 
+/** Idempotent producer j: I0, I1, ... */
+export function idempotentName(j: number): string {
+  return `I${j}`;
+}
+
 /** Leaders answer the coordinator's markers and ask it to verify, on a connection of their own. */
 function isResponseDirection(from: number, to: number, conn: number): boolean {
-  if (isProducerNode(to)) return true;
+  if (isProducerNode(to) || isIdempotentNode(to)) return true;
   return conn === VERIFICATION_CONN ? from === TC_NODE : to === TC_NODE && from >= LEADER_BASE;
 }
 
@@ -296,5 +332,15 @@ export function actionLabel(cfg: KafkaConfig, a: Action): string {
       return `TC: transactionalIdExpiry(t${a.actor})`;
     case ActionKind.producerStateExpiry:
       return `${nodeName(cfg, LEADER_BASE + a.actor)}: producerStateExpiry(pid ${a.target})`;
+    case ActionKind.idempotentInitProducerId:
+      return `${idempotentName(a.actor)}: initProducerId`;
+    case ActionKind.idempotentSend:
+      return `${idempotentName(a.actor)}: send(p${a.target})`;
+    case ActionKind.idempotentSendProduce:
+      return `${idempotentName(a.actor)}: sendProduce(p${a.target})`;
+    case ActionKind.idempotentProduceTimeout:
+      return `${idempotentName(a.actor)}: produceTimeout(p${a.target})`;
+    case ActionKind.idempotentBatchExpired:
+      return `${idempotentName(a.actor)}: batchExpired(p${a.target})`;
   }
 }

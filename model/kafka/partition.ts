@@ -66,7 +66,7 @@ function sequenceOk(rules: Rules, entry: ProducerEntry, verification: Verificati
   if (rules.tv2SequenceZero && rules.tv2 && verification !== undefined && seq !== 0 && entry.lastSeqs.length === 0) return false;
   // KAFKA-14920 (3.6): nothing above the lowest sequence seen while verifying, even with verification off.
   if (verification !== undefined && seq > verification.lowestSeq) return false;
-  if (epoch !== entry.epoch) return seq === 0 || entry.epoch === NO_EPOCH;
+  if (epoch !== entry.epoch) return seq === 0 || (rules.unknownProducerAnySequence && entry.epoch === NO_EPOCH);
   // Same epoch: the next sequence; with only a marker at this epoch (no batch), that is 0 (0.11 onwards).
   const last = entry.lastSeqs[entry.lastSeqs.length - 1] ?? -1;
   return seq === last + 1;
@@ -88,14 +88,19 @@ export function answerClient(s: State, connection: Connection, req: Request, err
   return reply(s, connection, response(req.api, { error, pid: req.pid, epoch: req.epoch, partitions: req.partitions, seq: req.seq }));
 }
 
+/** A Produce from a producer with a transactional.id carries a transactional batch; an idempotent producer's does not. */
+export function isTransactionalProduce(req: Request): boolean {
+  return req.txnId >= 0;
+}
+
 /**
- * Produce of one transactional batch (ReplicaManager.appendRecords). With KIP-890 part 1, a
- * batch that would open a transaction is first verified with the coordinator.
+ * Produce of one batch (ReplicaManager.appendRecords). With KIP-890 part 1, a transactional batch
+ * that would open a transaction is first verified with the coordinator.
  */
 export function handleProduce(brokers: Rules, s: State, connection: Connection, req: Request): State {
   const rules = forRequest(brokers, req);
   const entry = producerEntry(s.partitions[req.partitions]!, req.pid) ?? newEntry(req.pid);
-  if (asksCoordinator(rules) && !hasOngoingTransaction(rules, entry, req.epoch)) return startVerification(rules, s, connection, req);
+  if (isTransactionalProduce(req) && asksCoordinator(rules) && !hasOngoingTransaction(rules, entry, req.epoch)) return startVerification(rules, s, connection, req);
   return appendProduce(rules, s, connection, req, null);
 }
 
@@ -230,20 +235,23 @@ export function appendProduce(rules: Rules, s: State, connection: Connection, re
   if (!rules.mutantNoDedup && req.epoch === entry.epoch && entry.lastSeqs.includes(req.seq)) return answerClient(s, connection, req, Err.NONE);
   if (!guardHolds(rules, part, entry, req, guard)) return answerClient(s, connection, req, Err.INVALID_TXN_STATE);
   // Since 2.7 a fenced epoch on Produce is INVALID_PRODUCER_EPOCH (abortable), not PRODUCER_FENCED.
-  if (req.epoch < entry.epoch) return answerClient(s, connection, req, Err.INVALID_PRODUCER_EPOCH);
+  if (req.epoch < entry.epoch && !rules.mutantNoProduceEpochFence) return answerClient(s, connection, req, Err.INVALID_PRODUCER_EPOCH);
   const verification = part.verifications.find((v) => v.pid === req.pid);
   if (!rules.mutantNoDedup && !sequenceOk(rules, entry, verification, req.epoch, req.seq)) return answerClient(s, connection, req, Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
+  const transactional = isTransactionalProduce(req);
+  // A non-transactional write while the producer id has a transaction open here (ProducerAppendInfo.appendDataBatch, 0.11.0 onwards).
+  if (!transactional && entry.txnFirstOffset !== NO_OFFSET) return answerClient(s, connection, req, Err.INVALID_TXN_STATE);
   const batch: LogBatch = {
     kind: BatchKind.Data,
     pid: req.pid,
     epoch: req.epoch,
     seq: req.seq,
-    transactional: true,
+    transactional,
     value: req.value,
     ghostTxn: req.ghostTxn,
     ghostRecord: req.ghostRecord,
   };
-  return answerClient(appendTransactional(s, p, entry, batch), connection, req, Err.NONE);
+  return answerClient(appendDataBatch(s, p, entry, batch), connection, req, Err.NONE);
 }
 
 /**
@@ -261,11 +269,11 @@ function sortedByPid<T extends { pid: number }>(items: T[]): T[] {
 }
 
 /**
- * Appends a transactional batch that passed validation and updates its producer's entry: the
- * epoch, the last sequences (client batches only) and the first offset of the open transaction.
- * Any transactional append ends the producer's verification attempt (UnifiedLog.updateProducers).
+ * Appends a client batch that passed validation and updates its producer's entry: the epoch, the
+ * last sequences (client batches only) and, for a transactional batch, the first offset of the
+ * open transaction. Any append ends the producer's verification attempt (UnifiedLog.updateProducers).
  */
-export function appendTransactional(s: State, p: number, entry: ProducerEntry, batch: LogBatch): State {
+export function appendDataBatch(s: State, p: number, entry: ProducerEntry, batch: LogBatch): State {
   const part = s.partitions[p]!;
   const offset = part.log.length;
   const sameEpoch = batch.epoch === entry.epoch;
@@ -274,7 +282,7 @@ export function appendTransactional(s: State, p: number, entry: ProducerEntry, b
     ...entry,
     epoch: batch.epoch,
     lastSeqs: batch.seq < 0 ? lastSeqs : [...lastSeqs.slice(Math.max(0, lastSeqs.length - BATCHES_TO_RETAIN + 1)), batch.seq],
-    txnFirstOffset: entry.txnFirstOffset === NO_OFFSET ? offset : entry.txnFirstOffset,
+    txnFirstOffset: entry.txnFirstOffset === NO_OFFSET && batch.transactional ? offset : entry.txnFirstOffset,
   };
   return { ...s, partitions: setAt(s.partitions, p, appendWithEntry(part, batch, updated)) };
 }

@@ -207,8 +207,16 @@ function producerCall(name: string, call: string, arg: string | undefined, after
     }
     case 'batchExpired': {
       const stillInFlight = after.network.some((ch) => ch.from === name && ch.to === leaderOf(arg!) && ch.messages.some((m) => m.api === 'Produce'));
-      const action = `batch for ${arg} expired (delivery.timeout.ms): the transaction must abort${stillInFlight ? '; the Produce already sent is still in flight' : ''}`;
+      const idempotent = after.idempotentProducers?.find((q) => q.name === name);
+      const renewed = idempotent === undefined ? '' : idempotent.pid < 0 ? 'the client resets its producer id' : `the client is at pid ${idempotent.pid} epoch ${idempotent.epoch}`;
+      const consequence = idempotent === undefined ? 'the transaction must abort' : `the record fails; ${renewed}`;
+      const action = `batch for ${arg} expired (delivery.timeout.ms): ${consequence}${stillInFlight ? '; the Produce already sent is still in flight' : ''}`;
       return { action, events: [note(name, `⚠ ${action}`, true)] };
+    }
+    case 'initProducerId': {
+      const p = after.idempotentProducers?.find((q) => q.name === name);
+      const action = `InitProducerId without transactional.id: producer id ${p?.pid ?? '?'}, epoch ${p?.epoch ?? '?'}`;
+      return { action, events: [note(name, action)] };
     }
     case 'crash':
       return { action: 'crashes', events: [note(name, '⚠ crashes', true)] };
@@ -370,7 +378,7 @@ function steps(states: readonly View[], labels: readonly string[]): StepMeaning[
 
 function participants(states: readonly View[]): string[] {
   const s = kafka(states[0]!);
-  return [...s.producers.map((p) => p.name), 'TC', ...s.partitions.map((p) => leaderOf(p.name)), ...s.consumers.map((c) => c.name)];
+  return [...s.producers.map((p) => p.name), ...(s.idempotentProducers ?? []).map((p) => p.name), 'TC', ...s.partitions.map((p) => leaderOf(p.name)), ...s.consumers.map((c) => c.name)];
 }
 
 function partitionTable(part: PartitionView): Table {
@@ -424,6 +432,26 @@ function tables(state: View): Table[] {
       })),
       focus: false,
     },
+    ...(s.idempotentProducers === undefined
+      ? []
+      : [
+          {
+            id: 'idempotent',
+            title: 'Idempotent producers (no transactional.id)',
+            columns: ['producer', 'pid', 'epoch', 'sequences', 'batches'],
+            rows: s.idempotentProducers.map((p) => ({
+              cells: [
+                p.name,
+                String(p.pid),
+                p.fatal ? `${p.epoch} (FATAL)` : String(p.epoch),
+                p.sequences.map((q) => `${q.partition}: next ${q.nextSequence}, acked ${q.lastAckedSequence} (epoch ${q.epoch})`).join('; '),
+                p.batches.map((b) => `record ${b.record} → ${b.partition} ${b.status}${b.sequence < 0 ? '' : ` seq ${b.sequence} epoch ${b.epoch}`}`).join(', '),
+              ],
+              marks: [],
+            })),
+            focus: false,
+          },
+        ]),
   ];
 }
 
@@ -585,6 +613,14 @@ function idempotence(s: KafkaView): Explanation | undefined {
       return {
         text: `${part.name} holds record ${e.record} of ${e.clientTransaction} twice: offset ${e.offset} (seq ${e.sequence}, epoch ${e.epoch}) and offset ${twin.offset} (seq ${twin.sequence}, epoch ${twin.epoch}); a retry was appended again instead of being recognised as a duplicate.`,
         over: [producerOf(e.clientTransaction), leaderOf(part.name)],
+      };
+    }
+    const later = data.find((e) => !e.transactional && data.some((x) => x.offset > e.offset && !x.transactional && x.clientTransaction === e.clientTransaction && x.record < e.record));
+    if (later !== undefined) {
+      const earlier = data.find((x) => x.offset > later.offset && !x.transactional && x.clientTransaction === later.clientTransaction && x.record < later.record)!;
+      return {
+        text: `${part.name} holds record ${later.record} of ${later.clientTransaction} (offset ${later.offset}, pid ${later.pid} epoch ${later.epoch} seq ${later.sequence}) before its earlier record ${earlier.record} (offset ${earlier.offset}, pid ${earlier.pid} epoch ${earlier.epoch} seq ${earlier.sequence}): the producer's records are out of order.`,
+        over: [later.clientTransaction, leaderOf(part.name)],
       };
     }
   }

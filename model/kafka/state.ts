@@ -79,6 +79,8 @@ export const NO_OFFSET = -1;
 // __consumer_offsets partition, and its leader is the group coordinator.
 export const TC_NODE = 1000;
 export const LEADER_BASE = 2000;
+/** Idempotent (non-transactional) producer j is node IDEMPOTENT_BASE + j. */
+export const IDEMPOTENT_BASE = 3000;
 
 /**
  * What a request's version lets its receiver use: transaction version 2 (EndTxn v5, Produce v12,
@@ -115,10 +117,10 @@ export interface Request {
   readonly ghostProducer: number;
   /**
    * Ghost: the client transaction this request belongs to; for InitProducerId, the sender's first
-   * client transaction not yet begun.
+   * client transaction not yet begun; for a Produce without transactional.id, the idempotent producer.
    */
   readonly ghostTxn: number;
-  /** Ghost: Produce: the record index within its client transaction. */
+  /** Ghost: Produce: the record index within its client transaction (or among its idempotent producer's records). */
   readonly ghostRecord: number;
 }
 
@@ -220,6 +222,46 @@ export interface Producer {
   readonly transactionV2: boolean;
 }
 
+// ---- Idempotent producer (no transactional.id) ---------------------------------------------------
+/**
+ * A batch of one record of an idempotent producer. Queued: in the accumulator, no sequence yet.
+ * InFlight: sent as (pid, epoch, seq), at most one per partition (max.in.flight.requests.per.connection=1,
+ * which 0.11 required with idempotence and later releases allow).
+ */
+export interface IdempotentBatch {
+  readonly partition: number;
+  readonly status: BatchStatus;
+  readonly pid: number;
+  readonly epoch: number;
+  readonly seq: number;
+  /** Sent again after a retriable failure (ProducerBatch.inRetry). */
+  readonly retried: boolean;
+  /** The record's index among those the application sent (ghost; never read by protocol logic). */
+  readonly record: number;
+}
+
+/** TxnPartitionEntry: the producer id and epoch a partition's sequences belong to, the next one and the last acknowledged. */
+export interface PartitionSequences {
+  readonly pid: number;
+  readonly epoch: number;
+  readonly nextSeq: number;
+  readonly lastAcked: number;
+}
+
+export interface IdempotentProducer {
+  /** NO_PID until InitProducerId (without transactional.id) answers, and after the client reset its producer id. */
+  readonly pid: number;
+  readonly epoch: number;
+  /** The producer failed for good (transitionToFatalError). */
+  readonly fatal: boolean;
+  /** One per data partition. */
+  readonly sequences: readonly PartitionSequences[];
+  readonly batches: readonly IdempotentBatch[];
+  /** Generation of the connection to each partition's leader. */
+  readonly conns: readonly number[];
+  readonly recordsSent: number;
+}
+
 // ---- Transaction coordinator ----------------------------------------------------------------
 /** TransactionMetadata (in memory). */
 export interface TxnMetadata {
@@ -318,7 +360,9 @@ export interface LogBatch {
   readonly transactional: boolean;
   /** Data: the input record it derives from (consume-transform-produce), else -1. OffsetCommit: the offset. */
   readonly value: number;
+  /** Ghost: the client transaction of a transactional batch; the idempotent producer of a non-transactional one. */
   readonly ghostTxn: number;
+  /** Ghost: the record's index within its client transaction, or among its idempotent producer's records. */
   readonly ghostRecord: number;
 }
 
@@ -429,6 +473,8 @@ export interface State {
   /** The cluster's finalized transaction.version feature level: 2 lets clients run version-2 transactions. */
   readonly transactionVersion: number;
   readonly producers: readonly Producer[];
+  /** Producers without a transactional.id (enable.idempotence), after the transactional ones. */
+  readonly idempotentProducers: readonly IdempotentProducer[];
   /** null unless the app is consume-transform-produce. */
   readonly group: Group | null;
   readonly coordinator: Coordinator;

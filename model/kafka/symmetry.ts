@@ -5,7 +5,7 @@
 //
 // A renaming is applied everywhere a data partition appears: the partitions array, each
 // producer's bitmasks (added, pendingAdd, its in-flight request), nextSeq, its connections to the
-// leaders and its batches, the coordinator's transaction partition sets (memory and log), the
+// leaders and its batches, each idempotent producer's sequences, connections and batches, the coordinator's transaction partition sets (memory and log), the
 // consumers' positions and deliveries, the leaders' nodes in the network (channels re-sorted by
 // (from, to, conn)) and every message that names partitions (a bitmask for AddPartitionsToTxn and
 // AddOffsetsToTxn, one partition for Produce, WriteTxnMarkers and TxnOffsetCommit), the requests
@@ -22,6 +22,7 @@ import {
   type Channel,
   type Consumer,
   type Coordinator,
+  type IdempotentProducer,
   type Message,
   type Partition,
   type Producer,
@@ -94,6 +95,13 @@ function renameProducer(perm: Renaming, p: Producer): Producer {
   };
 }
 
+function renameIdempotentProducer(perm: Renaming, p: IdempotentProducer): IdempotentProducer {
+  const sequences = moveEntries(perm, p.sequences);
+  const conns = moveEntries(perm, p.conns);
+  if (sequences === p.sequences && conns === p.conns && p.batches.length === 0) return p;
+  return { ...p, sequences, conns, batches: p.batches.map((b) => ({ ...b, partition: renameIndex(perm, b.partition) })) };
+}
+
 function renameCoordinator(perm: Renaming, c: Coordinator): Coordinator {
   const markerConns = moveEntries(perm, c.markerConns);
   if (markerConns === c.markerConns && c.appends.length === 0 && c.metadata.every((md) => md === null || md.partitions === 0) && c.log.every((r) => r === null || r.partitions === 0)) return c;
@@ -140,6 +148,7 @@ export function renamePartitions(s: State, perm: Renaming): State {
   return {
     ...s,
     producers: s.producers.map((p) => renameProducer(perm, p)),
+    idempotentProducers: s.idempotentProducers.map((p) => renameIdempotentProducer(perm, p)),
     coordinator: renameCoordinator(perm, s.coordinator),
     partitions: moveEntries(perm, s.partitions.map((part) => renamePartition(perm, part))),
     consumers: s.consumers.map((c) => renameConsumer(perm, c)),
@@ -194,6 +203,17 @@ function signatures(s: State, partitions: number): { sig: number[]; touched: num
     for (const b of pr.batches) {
       touched |= 1 << b.partition;
       if (b.partition < partitions) sig[b.partition] = mix(mix(sig[b.partition]!, b.status), b.seq);
+    }
+  }
+  for (const pr of s.idempotentProducers) {
+    for (let p = 0; p < partitions; p++) {
+      const q = pr.sequences[p]!;
+      sig[p] = mix(mix(mix(mix(sig[p]!, q.epoch), q.nextSeq), q.lastAcked), pr.conns[p]!);
+      if (q.pid !== -1 || pr.conns[p] !== 0) touched |= 1 << p;
+    }
+    for (const b of pr.batches) {
+      touched |= 1 << b.partition;
+      sig[b.partition] = mix(mix(mix(sig[b.partition]!, b.status), b.seq), b.record);
     }
   }
   const c = s.coordinator;

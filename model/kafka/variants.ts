@@ -21,6 +21,7 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
   persistLastEpoch: 'KAFKA-20357 (2026, after the generations): __transaction_state records keep lastProducerEpoch, so an InitProducerId retried across a failover is still a retry',
   fenceRotatesProducerId: 'KAFKA-20090 (2026, after the generations): a transaction-version-2 fence at an exhausted epoch rotates the producer id, and an abort at the maximum epoch stays there instead of failing',
   markerTimestamp: 'KAFKA-9144 (2.5, as in 0.11.0): a transaction marker refreshes the producer\'s idle time at the leader; from 1.0 to 2.4.0 an entry left with no batch at its epoch expired at the next check',
+  unknownProducerAnySequence: 'KIP-360 (2.5), leader side: a batch of a producer id the leader has no state for is accepted at any sequence; 0.11.0 wanted sequence 0',
   mutantNoCoordinatorEpochCheck: 'mutant: AddPartitionsToTxn and EndTxn accept any producer epoch',
   mutantReadPastLso: 'mutant: read_committed fetches up to the high watermark',
   mutantNoDedup: 'mutant: the partition leader forgets sequence de-duplication',
@@ -33,6 +34,7 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
   mutantMarkerNeedsHigherEpoch: 'mutant: a leader refuses a marker at the producer\'s own epoch, in every transaction version',
   mutantConcurrentTransactionsFatal: 'mutant: the client fails for good on CONCURRENT_TRANSACTIONS instead of retrying',
   mutantResignedAppendAnswersNone: 'mutant: a coordinator failover answers the __transaction_state appends in flight with their success, whether or not the record survived',
+  mutantNoProduceEpochFence: 'mutant: a leader accepts a Produce at an epoch below its producer\'s',
 };
 
 export const switchNames = Object.keys(switchDescriptions) as SwitchName[];
@@ -50,11 +52,12 @@ const noMutants = {
   mutantMarkerNeedsHigherEpoch: false,
   mutantConcurrentTransactionsFatal: false,
   mutantResignedAppendAnswersNone: false,
+  mutantNoProduceEpochFence: false,
 } as const;
 
 // Each generation is the one before it plus the rules its release added.
-const kafka011: Rules = { kip360: false, kip588: false, timeoutFence: false, kip447: false, verification: false, verifyOffsetCommit: false, transactionAbortable: false, tv2: false, pendingCheckFirst: false, strictMarkerEpoch: false, tv2SequenceZero: false, earlyEpochCheck: false, rememberFailedFence: false, persistProducerIds: false, persistLastEpoch: false, fenceRotatesProducerId: false, markerTimestamp: true, ...noMutants };
-const kafka35: Rules = { ...kafka011, kip360: true, kip588: true, timeoutFence: true, kip447: true, rememberFailedFence: true };
+const kafka011: Rules = { kip360: false, kip588: false, timeoutFence: false, kip447: false, verification: false, verifyOffsetCommit: false, transactionAbortable: false, tv2: false, pendingCheckFirst: false, strictMarkerEpoch: false, tv2SequenceZero: false, earlyEpochCheck: false, rememberFailedFence: false, persistProducerIds: false, persistLastEpoch: false, fenceRotatesProducerId: false, markerTimestamp: true, unknownProducerAnySequence: false, ...noMutants };
+const kafka35: Rules = { ...kafka011, kip360: true, kip588: true, timeoutFence: true, kip447: true, rememberFailedFence: true, unknownProducerAnySequence: true };
 const kafka36: Rules = { ...kafka35, verification: true };
 const kafka38: Rules = { ...kafka36, verifyOffsetCommit: true, transactionAbortable: true };
 const kafka40: Rules = { ...kafka38, tv2: true, pendingCheckFirst: true, persistProducerIds: true };

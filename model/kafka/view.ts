@@ -2,7 +2,7 @@
 // partition lists instead of bitmasks, node names instead of node numbers, derived HW and LSO.
 import { asMap, asSet } from '../../checker/engine/model.ts';
 import type { KafkaConfig } from './config.ts';
-import { nodeName, producerName } from './next.ts';
+import { idempotentName, nodeName, producerName } from './next.ts';
 import { highWatermark, lastStableOffset } from './partition.ts';
 import {
   type FaultBudget,
@@ -136,8 +136,21 @@ export type HistoryView = {
   /** With transactional.id expiries only. */
   expired?: boolean;
 };
+export type IdempotentProducerView = {
+  name: string;
+  pid: number;
+  epoch: number;
+  fatal: boolean;
+  /** TxnPartitionEntry per partition. */
+  sequences: { partition: string; pid: number; epoch: number; nextSequence: number; lastAckedSequence: number }[];
+  batches: { partition: string; status: string; pid: number; epoch: number; sequence: number; retried: boolean; record: number }[];
+  connections: readonly number[];
+  recordsSent: number;
+};
 export type KafkaView = {
   producers: ProducerView[];
+  /** With idempotent producers only. */
+  idempotentProducers?: IdempotentProducerView[];
   coordinator: {
     coordinatorEpoch: number;
     /** With asynchronous loading only: the coordinator is reading __transaction_state. */
@@ -167,6 +180,11 @@ const instanceName = names(Instance);
 const batchStatusName = names(BatchStatus);
 const decisionName = names(Decision);
 const toldName = names(Told);
+
+/** Whose a record is: its client transaction, or for a non-transactional record its idempotent producer. */
+function recordOwner(cfg: KafkaConfig, transactional: boolean, ghostTxn: number): string {
+  return transactional ? clientTxnName(cfg, ghostTxn) : idempotentName(ghostTxn);
+}
 
 export function clientTxnName(cfg: KafkaConfig, txn: number): string {
   if (txn < 0) return 'none';
@@ -213,7 +231,7 @@ function messageView(cfg: KafkaConfig, m: Message): MessageView {
     coordinatorEpoch: m.coordinatorEpoch,
     value: m.value,
     generation: m.generation,
-    clientTransaction: clientTxnName(cfg, m.ghostTxn),
+    clientTransaction: recordOwner(cfg, m.api !== Api.Produce || m.txnId >= 0, m.ghostTxn),
   };
 }
 
@@ -304,7 +322,7 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
         sequence: b.seq,
         transactional: b.transactional,
         value: b.value,
-        clientTransaction: clientTxnName(cfg, b.ghostTxn),
+        clientTransaction: recordOwner(cfg, b.transactional, b.ghostTxn),
         record: b.ghostRecord,
       })),
       producers: part.producers.map((e) => ({
@@ -319,7 +337,12 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
       name: `C${i}`,
       isolation: c.readCommitted ? 'read_committed' : 'read_uncommitted',
       position: c.position,
-      delivered: c.delivered.map((d) => ({ partition: partitionName(cfg, d.partition), offset: d.offset, clientTransaction: clientTxnName(cfg, d.ghostTxn), record: d.ghostRecord })),
+      delivered: c.delivered.map((d) => ({
+        partition: partitionName(cfg, d.partition),
+        offset: d.offset,
+        clientTransaction: recordOwner(cfg, s.partitions[d.partition]!.log[d.offset]!.transactional, d.ghostTxn),
+        record: d.ghostRecord,
+      })),
     })),
     network: s.network.map((ch) => ({
       from: nodeName(cfg, ch.from),
@@ -340,6 +363,18 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
     })),
   };
   if (s.group !== null) view.group = { generation: s.group.generation };
+  if (cfg.idempotentProducers > 0) {
+    view.idempotentProducers = s.idempotentProducers.map((p, j) => ({
+      name: idempotentName(j),
+      pid: p.pid,
+      epoch: p.epoch,
+      fatal: p.fatal,
+      sequences: p.sequences.map((q, k) => ({ partition: partitionName(cfg, k), pid: q.pid, epoch: q.epoch, nextSequence: q.nextSeq, lastAckedSequence: q.lastAcked })),
+      batches: p.batches.map((b) => ({ partition: partitionName(cfg, b.partition), status: batchStatusName[b.status]!, pid: b.pid, epoch: b.epoch, sequence: b.seq, retried: b.retried, record: b.record })),
+      connections: p.conns,
+      recordsSent: p.recordsSent,
+    }));
+  }
   if (cfg.faults.markerTimeouts > 0) {
     view.coordinator.markerConnections = asMap(Object.fromEntries(s.coordinator.markerConns.map((c, q) => [nodeName(cfg, LEADER_BASE + q), c])));
   }

@@ -117,8 +117,11 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
       variant: clients === undefined ? variant.name : `${variant.name}${clientsName(clients)}`,
       rules: variant.rules,
       clientRules: Array.from({ length: instancesPerId }, (_, k) => (clients === undefined ? variant.rules : withClient(variant.rules, generations[clients[k]!]!.rules))),
-      transactionalIds: fields.int('transactionalIds', 1, 3, 1),
+      transactionalIds: fields.int('transactionalIds', 0, 3, 1),
       instancesPerId,
+      idempotentProducers: fields.int('idempotentProducers', 0, 3, 0),
+      recordsPerIdempotentProducer: fields.int('recordsPerIdempotentProducer', 1, 4, 2),
+      idempotentClientRules: clients === undefined || new Set(clients).size > 1 ? variant.rules : generations[clients[0]!]!.rules,
       instanceStart: fields.oneOf('instanceStart', instanceStarts, 'anytime'),
       partitions: fields.int('partitions', 1, 4, 1),
       transactionsPerInstance: fields.int('transactionsPerInstance', 1, 3, 1),
@@ -134,6 +137,8 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
       handlers: variant.handlers,
       clientHandlers: variant.clientHandlers,
     };
+    if (config.transactionalIds === 0 && config.idempotentProducers === 0) fields.fail('transactionalIds', 'at least 1 when there is no idempotent producer (idempotentProducers)', 0);
+    if (config.transactionalIds === 0 && app === 'consume-transform-produce') fields.fail('transactionalIds', 'at least 1 with the consume-transform-produce app', 0);
     return config;
   },
 

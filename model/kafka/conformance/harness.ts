@@ -43,11 +43,15 @@ export type Bounds = Partial<Omit<KafkaConfig, 'variant' | 'rules' | 'handlers'>
 export function kafkaConfig(generation: string, bounds: Bounds = {}, rules: Partial<Rules> = {}): KafkaConfig {
   const preset = generations[generation];
   if (preset === undefined) throw new Error(`no generation ${generation}`);
+  const brokers = { ...preset.rules, ...rules };
   const cfg: Omit<KafkaConfig, 'clientRules' | 'transactionVersion'> & Bounds = {
     variant: generation,
-    rules: { ...preset.rules, ...rules },
+    rules: brokers,
     transactionalIds: 1,
     instancesPerId: 1,
+    idempotentProducers: 0,
+    recordsPerIdempotentProducer: 2,
+    idempotentClientRules: brokers,
     instanceStart: 'anytime',
     partitions: 2,
     transactionsPerInstance: 2,

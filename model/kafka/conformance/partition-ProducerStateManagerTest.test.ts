@@ -379,6 +379,12 @@ describe.each(['kafka-0.11', ...generations])('ProducerStateManagerTest (apache/
   const cfg = expiring(gen);
 
   it('testPidExpirationTimeout', () => {
+    if (gen === 'kafka-0.11') {
+      // 0.11.0 expects OutOfOrderSequenceException (1.0 to 2.4: UnknownProducerIdException): a producer
+      // id the leader has no state for must start at sequence 0, so the test's first append fails already.
+      expect(produced(cfg, initial(cfg), P, { pid: PID, epoch: 5, seq: 37 }).error).toBe(Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
+      return;
+    }
     // adapted: Kafka appends idempotent batches; here a transactional record and its COMMIT marker.
     let s = appendAll(gen, initial(cfg), [{ pid: PID, epoch: 5, seq: 37 }]);
     s = take(cfg, marker(cfg, s, P, { pid: PID, epoch: 5, commit: true }).state, expiry);
@@ -394,6 +400,43 @@ describe.each(['kafka-0.11', ...generations])('ProducerStateManagerTest (apache/
     expect(lastStableOffset(s.partitions[P]!)).toBe(0);
     expect(labels(cfg, s)).not.toContain(expiry);
     expect(producerEntry(s, P, PID)!.txnFirstOffset).toBe(0);
+  });
+});
+
+describe.each(['kafka-0.11', ...generations])('ProducerStateManagerTest (apache/kafka 0.11.0, 3.9): idempotent appends, %s', (gen) => {
+  const cfg = kafkaConfig(gen);
+  const idempotent = { pid: PID, epoch: 0, txnId: -1 };
+
+  it('testNonTransactionalAppendWithOngoingTransaction', () => {
+    const s = appendAll(gen, initial(cfg), [{ pid: PID, epoch: 0, seq: 0 }]);
+    const r = produced(cfg, s, P, { ...idempotent, seq: 1 });
+    expect(r.error).toBe(Err.INVALID_TXN_STATE);
+    expect(r.state.partitions[P]!.log).toHaveLength(1);
+  });
+
+  it('an idempotent batch opens no transaction: the LSO follows the high watermark', () => {
+    const r = produced(cfg, initial(cfg), P, { ...idempotent, seq: 0 });
+    expect(r.error).toBe(Err.NONE);
+    expect(r.state.partitions[P]!.log).toMatchObject([{ transactional: false, seq: 0 }]);
+    expect(producerEntry(r.state, P, PID)).toMatchObject({ epoch: 0, lastSeqs: [0], txnFirstOffset: NO_OFFSET });
+    expect(lastStableOffset(r.state.partitions[P]!)).toBe(1);
+    expect(verificationsSent(r.state, P)).toEqual([]);
+  });
+
+  it('testBasicIdMapping (idempotent: duplicate, out of order, fenced epoch)', () => {
+    let s = produced(cfg, initial(cfg), P, { ...idempotent, seq: 0 }).state;
+    s = produced(cfg, s, P, { ...idempotent, seq: 1 }).state;
+    const duplicate = produced(cfg, s, P, { ...idempotent, seq: 1 });
+    expect(duplicate.error).toBe(Err.NONE);
+    expect(duplicate.state.partitions[P]!.log).toHaveLength(2);
+    expect(produced(cfg, s, P, { ...idempotent, seq: 5 }).error).toBe(Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
+    s = produced(cfg, s, P, { ...idempotent, epoch: 1, seq: 0 }).state;
+    expect(produced(cfg, s, P, { ...idempotent, seq: 2 }).error).toBe(Err.INVALID_PRODUCER_EPOCH);
+  });
+
+  it('checkSequence: a producer id without state at the leader starts at sequence 0 before KIP-360 (2.5), at any sequence after', () => {
+    const r = produced(cfg, initial(cfg), P, { ...idempotent, seq: 3 });
+    expect(r.error).toBe(gen === 'kafka-0.11' ? Err.OUT_OF_ORDER_SEQUENCE_NUMBER : Err.NONE);
   });
 });
 
