@@ -374,6 +374,8 @@ describe('bad input', () => {
     }, 'noaction.itf.json', ': states[2].#meta: expected a JSON object with the action label'],
     ['a trace with an unknown property', () => ['replay', file('tprop.itf.json', { ...validTrace(), '#meta': { ...validTrace()['#meta'], property: 'Nope' } })], 'tprop.itf.json', ': #meta.property: expected one of TPTypeOK, TCConsistent, Deadlock'],
     ['liveness for a model without any', () => ['check', file('nolive.json', spec({ liveness: ['Terminates'] }))], 'nolive.json', ': liveness: expected nothing: model two-phase has no liveness properties'],
+    ['no producer at all', () => ['check', file('noproducer.json', kafka({ transactionalIds: 0 }))], 'noproducer.json', ': transactionalIds: expected at least 1 when there is no idempotent producer (idempotentProducers), got 0'],
+    ['too many idempotent producers', () => ['check', file('idem.json', kafka({ idempotentProducers: 4 }))], 'idem.json', ': idempotentProducers: expected an integer from 0 to 3, got 4'],
     ['an unknown liveness property', () => ['check', file('live.json', kafka({ liveness: ['Nope'], fairness: [] }))], 'live.json', ': liveness[0]: expected one of TransactionsComplete, LsoAdvances, ConsumersProgress'],
     ['liveness without fairness', () => ['check', file('nofair.json', kafka({ liveness: ['LsoAdvances'] }))], 'nofair.json', ': fairness: expected a list of weakly fair action kinds'],
     ['fairness without liveness', () => ['check', file('faironly.json', kafka({ fairness: ['deliver'] }))], 'faironly.json', ': fairness: expected no fairness without "liveness"'],
