@@ -4,8 +4,8 @@
 // class instance, undefined field or function inside a state, so one fingerprint, one
 // deep-equal and one ITF encoder serve every model.
 
-/** The most words `Model.pack` may write. */
-export const PACK_WORDS = 256;
+/** The most words `Model.pack` may write (a Kafka state with a busy network takes a few hundred). */
+export const PACK_WORDS = 1 << 14;
 
 export interface Property<S> {
   readonly name: string;

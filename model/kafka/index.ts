@@ -5,6 +5,7 @@ import { initialConsumer } from './consumer.ts';
 import { emptyCoordinator } from './coordinator.ts';
 import { type Action, actionKindNames, actionLabel, enabledActions, step } from './next.ts';
 import { initialIdempotentProducer } from './idempotent.ts';
+import { packState, unpackState } from './pack.ts';
 import { emptyPartition } from './partition.ts';
 import { initialProducer } from './producer.ts';
 import { kafkaView } from './view.ts';
@@ -57,5 +58,7 @@ export function kafkaModel(cfg: KafkaConfig, invariants: readonly Property<State
     actionKinds: actionKindNames,
     invariants,
     view: (s) => kafkaView(cfg, s),
+    pack: packState,
+    unpack: unpackState,
   };
 }

@@ -1,0 +1,101 @@
+// The packed words of a Kafka state must tell every two different states apart: each number or
+// boolean anywhere in a reachable state, changed alone, changes the words (so no field is left out
+// of pack.ts), two states with the same words are equal, and unpacking gives the state back.
+import fc from 'fast-check';
+import seedrandom from 'seedrandom';
+import { describe, expect, it } from 'vitest';
+import { deepEqual } from '../../checker/engine/fingerprint.ts';
+import { kafkaConfig } from './conformance/harness.ts';
+import type { KafkaConfig } from './config.ts';
+import { initialState } from './index.ts';
+import { enabledActions, step } from './next.ts';
+import { packState, unpackState } from './pack.ts';
+import type { State } from './state.ts';
+
+const words = new Int32Array(1 << 14);
+
+function packed(s: State): number[] {
+  return Array.from(words.subarray(0, packState(s, words)));
+}
+
+/** States met on seeded random walks, every one of each walk. */
+function walkStates(cfg: KafkaConfig, walks: number, depth: number, seed = 'pack'): State[] {
+  const rng = seedrandom(seed);
+  const out: State[] = [];
+  for (let w = 0; w < walks; w++) {
+    let s = initialState(cfg);
+    for (let d = 0; d < depth; d++) {
+      out.push(s);
+      const actions = enabledActions(cfg, s);
+      if (actions.length === 0) break;
+      s = step(cfg, s, actions[Math.floor(rng() * actions.length)]!);
+    }
+  }
+  return out;
+}
+
+/** Every path to a number or boolean inside `v`. */
+function leaves(v: unknown, path: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
+  if (typeof v === 'number' || typeof v === 'boolean') out.push(path);
+  else if (Array.isArray(v)) v.forEach((x, i) => leaves(x, [...path, i], out));
+  else if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) leaves(x, [...path, k], out);
+  return out;
+}
+
+function changedAt(s: State, path: readonly (string | number)[]): State {
+  const copy = structuredClone(s) as unknown as Record<string | number, unknown>;
+  let at = copy;
+  for (const key of path.slice(0, -1)) at = at[key] as Record<string | number, unknown>;
+  const last = path[path.length - 1]!;
+  const old = at[last];
+  at[last] = typeof old === 'boolean' ? !old : (old as number) + 1;
+  return copy as unknown as State;
+}
+
+const faults = { ...kafkaConfig('kafka-3.8').faults, requestTimeouts: 1, batchExpiries: 1, coordinatorFailovers: 1, transactionTimeouts: 1, appendFailures: 1, markerTimeouts: 1, producerStateExpiries: 1, responseLoss: 1 };
+const configs: [string, KafkaConfig][] = [
+  ['kafka-3.8, async appends and loading, every fault kind, an idempotent producer', kafkaConfig('kafka-3.8', { idempotentProducers: 1, instancesPerId: 2, faults, coordinatorAppends: 'async', coordinatorLoading: 'async', consumers: { readCommitted: 1, readUncommitted: 1 } })],
+  ['kafka-4.0, the transform app, a transaction version change', kafkaConfig('kafka-4.0', { app: 'consume-transform-produce', inputRecords: 2, faults: { ...faults, transactionVersionChanges: 1, transactionalIdExpiries: 1 } })],
+];
+
+describe('packed Kafka states', () => {
+  it.each(configs)('every field of a reachable state is packed (%s)', (_, cfg) => {
+    const states = walkStates(cfg, 4, 40);
+    let checked = 0;
+    for (const s of states.filter((_, i) => i % 4 === 0)) {
+      const base = packed(s).join(',');
+      for (const path of leaves(s)) {
+        expect(packed(changedAt(s, path)).join(','), `changing ${path.join('.')} left the words alike`).not.toBe(base);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(1000);
+  });
+
+  it.each(configs)('states with the same words are equal, and equal states have the same words (%s)', (_, cfg) => {
+    const byWords = new Map<string, State>();
+    for (const s of walkStates(cfg, 20, 40)) {
+      const key = packed(s).join(',');
+      const seen = byWords.get(key);
+      if (seen === undefined) byWords.set(key, s);
+      else expect(deepEqual(seen, s)).toBe(true);
+      expect(packed(structuredClone(s))).toEqual(packed(s));
+    }
+    expect(byWords.size).toBeGreaterThan(100);
+  });
+
+  it.each(configs)('unpack gives back the state that was packed (%s)', (_, cfg) => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1_000_000 }), (seed) => {
+        for (const s of walkStates(cfg, 1, 40, String(seed))) expect(unpackState(words.slice(0, packState(s, words)))).toEqual(s);
+      }),
+      { numRuns: 30 },
+    );
+  });
+
+  it('a state that needs more words than given is refused, never cut short', () => {
+    const cfg = configs[0]![1];
+    const busy = walkStates(cfg, 1, 30).at(-1)!;
+    expect(() => packState(busy, new Int32Array(8))).toThrow(RangeError);
+  });
+});
