@@ -15,7 +15,7 @@ import { explorerSource } from './explorer/source.ts';
 import { listText } from './list.ts';
 import { type Lasso, type LivenessResult, checkLiveness, describeFairness } from './engine/liveness.ts';
 import type { Model } from './engine/model.ts';
-import { DEADLOCK, type Progress, type Result, type Trace } from './engine/search.ts';
+import { DEADLOCK, HEAP_SHARE, type Limit, type Progress, type Result, type Trace } from './engine/search.ts';
 import { renderHtml } from './report/html.ts';
 import { renderMermaid } from './report/mermaid.ts';
 import { type Report, buildReport } from './report/report.ts';
@@ -66,6 +66,8 @@ Options of check (they override the spec's own defaults):
   --max-depth N           most actions from an initial state (random: walk length)
   --max-states N          most distinct states
   --max-seconds N         most seconds
+  --max-memory MB         most megabytes of resident memory, every thread included; a search
+                          also stops on its own at 85 % of its heap, cleanly, with exit 3
   --workers N             worker threads (default: the number of cores); 1 searches in this thread
   -o, --out FILE          where to write a counterexample (default out/<spec>.<property>.itf.json)
   --shrink                shrink the counterexample before writing it (see shrink)
@@ -86,6 +88,13 @@ Exit codes:
   4  an internal error (a bug, or the machine ran out of memory): one line on stderr
 `;
 
+/** The bound a run stopped at, as its summary names it. */
+function limitText(limit: Limit, options: RunOptions): string {
+  if (limit !== 'maxMemory') return String(options[limit as keyof RunOptions]);
+  const share = `${Math.round(HEAP_SHARE * 100)} % of the heap`;
+  return options.maxMemory === undefined ? share : `${options.maxMemory} MB resident, or ${share}`;
+}
+
 const optionSpecs = {
   strategy: { type: 'string' },
   seed: { type: 'string' },
@@ -93,6 +102,7 @@ const optionSpecs = {
   'max-depth': { type: 'string' },
   'max-states': { type: 'string' },
   'max-seconds': { type: 'string' },
+  'max-memory': { type: 'string' },
   workers: { type: 'string' },
   out: { type: 'string', short: 'o' },
   json: { type: 'boolean' },
@@ -453,7 +463,7 @@ function textSummary(
     );
   } else if (result.status === 'incomplete') {
     lines.push(
-      `Result: incomplete. Stopped at ${result.stoppedBy} (${options[result.stoppedBy!]}); no violation in the states covered, ` +
+      `Result: incomplete. Stopped at ${result.stoppedBy} (${limitText(result.stoppedBy!, options)}); no violation in the states covered, ` +
         'which says nothing about the rest.',
     );
   } else {
@@ -721,7 +731,7 @@ interface Command {
 }
 
 const commands: readonly Command[] = [
-  { name: 'check', flags: ['strategy', 'seed', 'walks', 'max-depth', 'max-states', 'max-seconds', 'workers', 'out', 'json', 'shrink'], run: check },
+  { name: 'check', flags: ['strategy', 'seed', 'walks', 'max-depth', 'max-states', 'max-seconds', 'max-memory', 'workers', 'out', 'json', 'shrink'], run: check },
   { name: 'replay', flags: ['json'], run: replayCommand },
   { name: 'show', flags: ['format'], run: showCommand },
   { name: 'report', flags: ['out'], run: reportCommand },

@@ -18,9 +18,11 @@ export interface RunOptions {
   readonly maxDepth?: number;
   readonly maxStates?: number;
   readonly maxSeconds?: number;
+  /** Megabytes the search may use (SearchOptions.maxMemory). */
+  readonly maxMemory?: number;
 }
 
-type NumericOption = 'seed' | 'walks' | 'maxDepth' | 'maxStates' | 'maxSeconds';
+type NumericOption = 'seed' | 'walks' | 'maxDepth' | 'maxStates' | 'maxSeconds' | 'maxMemory';
 
 /** Each numeric option with its allowed range and command-line flag. */
 const numericOptions: readonly { name: NumericOption; flag: string; min: number; max: number }[] = [
@@ -29,6 +31,7 @@ const numericOptions: readonly { name: NumericOption; flag: string; min: number;
   { name: 'maxDepth', flag: '--max-depth', min: 0, max: 1e9 },
   { name: 'maxStates', flag: '--max-states', min: 1, max: 2 ** 31 - 1 },
   { name: 'maxSeconds', flag: '--max-seconds', min: 1, max: 1e7 },
+  { name: 'maxMemory', flag: '--max-memory', min: 1, max: 2 ** 24 },
 ];
 
 /** Reads the run options present in `fields`, each under the name `key` picks. */

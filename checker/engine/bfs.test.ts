@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bfs } from './bfs.ts';
+import { Frontier, bfs } from './bfs.ts';
 import type { Model, Property } from './model.ts';
 import type { Progress } from './search.ts';
 import { DEADLOCK } from './search.ts';
@@ -137,5 +137,65 @@ describe('bfs', () => {
     expect(last.statesPerSecond).toBeGreaterThan(0);
     // The level being expanded; the states it discovers are one deeper.
     expect(last.depth).toBe(last.distinctStates - 2);
+  });
+
+  // Simulated memory figures: a search that grows by 1 MB each time it looks.
+  const growing = (from: { heapUsed: number; rss: number }) => {
+    let looks = 0;
+    return () => {
+      looks++;
+      return { heapUsed: from.heapUsed + looks * 2 ** 20, heapLimit: 100 * 2 ** 20, rss: from.rss + looks * 2 ** 20 };
+    };
+  };
+
+  it('stops cleanly at --max-memory, on the resident memory of the process', () => {
+    let ms = 0;
+    const result = bfs(endless, { deadlockAllowed: false, maxMemory: 20, memory: growing({ heapUsed: 0, rss: 10 * 2 ** 20 }), now: () => (ms += 100) });
+    expect(result).toMatchObject({ status: 'incomplete', stoppedBy: 'maxMemory' });
+    // 256 expansions between two looks; the tenth look finds 20 MB passed.
+    expect(result.distinctStates).toBeGreaterThan(256 * 10);
+    expect(result.distinctStates).toBeLessThan(256 * 12);
+  });
+
+  it('stops on its own before the heap is nearly full, with no --max-memory', () => {
+    let ms = 0;
+    const result = bfs(endless, { deadlockAllowed: false, memory: growing({ heapUsed: 80 * 2 ** 20, rss: 0 }), now: () => (ms += 100) });
+    expect(result).toMatchObject({ status: 'incomplete', stoppedBy: 'maxMemory' });
+    // 85 % of a 100 MB heap: the sixth look, at 86 MB.
+    expect(result.distinctStates).toBeLessThan(256 * 7);
+  });
+});
+
+describe('the breadth-first frontier', () => {
+  const edges = { 0: [1, 2], 1: [3, 4], 2: [4, 5], 3: [6], 4: [6, 7], 5: [7], 6: [8], 7: [8] };
+  // The same graph with states packed as one word each.
+  const packing = (): Model<Node, [number, number]> => ({
+    ...graphModel(edges),
+    pack: (s, words) => ((words[0] = s.at), 1),
+    unpack: (words) => ({ at: words[0]! }),
+  });
+
+  it('keeps packed states as words and gives them back as they were', () => {
+    const frontier = new Frontier(packing());
+    for (let at = 0; at < 5000; at++) frontier.push({ at: at * 7 });
+    expect(frontier.length).toBe(5000);
+    expect(frontier.bytes).toBeGreaterThanOrEqual(5000 * 8);
+    expect([0, 1, 4999].map((i) => frontier.take(i))).toEqual([{ at: 0 }, { at: 7 }, { at: 4999 * 7 }]);
+  });
+
+  it('keeps the objects themselves for a model that does not pack', () => {
+    const frontier = new Frontier(graphModel(edges));
+    const s = { at: 3 };
+    frontier.push(s);
+    expect(frontier.take(0)).toBe(s);
+    expect(frontier.bytes).toBe(0);
+  });
+
+  it('gives the same search, and counts the queue, when the states are packed', () => {
+    const plain = bfs(graphModel(edges), { deadlockAllowed: true });
+    const packed = bfs(packing(), { deadlockAllowed: true });
+    expect({ ...packed, seconds: 0, memory: undefined }).toEqual({ ...plain, seconds: 0, memory: undefined });
+    expect(packed.memory!.queueBytes).toBeGreaterThan(0);
+    expect(plain.memory!.queueBytes).toBe(0);
   });
 });

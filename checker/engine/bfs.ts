@@ -3,7 +3,7 @@
 // they wait in the frontier. Invariants are checked when a state is first discovered, so the
 // first violation found has a shortest trace. The level in which it is found is finished before
 // reporting, so the counts are those of whole levels, as the parallel search reports them.
-import type { Model } from './model.ts';
+import { PACK_WORDS, type Model } from './model.ts';
 import { DEADLOCK, Discovery, SearchRun, brokenInvariant, rebuildTrace, successorsOf, type Limit, type Result, type SearchOptions } from './search.ts';
 
 /** Expansions between two looks at the clock. */
@@ -40,6 +40,67 @@ export class Trail {
   }
 }
 
+/**
+ * The states of one level waiting to be expanded. When the model packs and unpacks its states they
+ * wait as words in one growing buffer (a few bytes a field instead of an object each), else as
+ * the objects themselves.
+ */
+export class Frontier<S> {
+  private readonly objects: (S | undefined)[] = [];
+  private words: Int32Array<ArrayBuffer> = new Int32Array(1 << 12);
+  private ends: Int32Array<ArrayBuffer> = new Int32Array(1 << 10);
+  private count = 0;
+  private used = 0;
+  private readonly scratch: Int32Array | undefined;
+
+  constructor(private readonly model: Model<S, unknown>) {
+    this.scratch = model.pack !== undefined && model.unpack !== undefined ? new Int32Array(PACK_WORDS) : undefined;
+  }
+
+  get length(): number {
+    return this.count;
+  }
+
+  /** Bytes the waiting states take (the packed buffer; objects are not counted). */
+  get bytes(): number {
+    return this.scratch === undefined ? 0 : this.words.byteLength + this.ends.byteLength;
+  }
+
+  /** Adds `s`; `packed` holds its first `length` words when the caller has packed it already. */
+  push(s: S, packed?: Int32Array, length = 0): void {
+    if (this.scratch === undefined) {
+      this.objects.push(s);
+      this.count++;
+      return;
+    }
+    if (packed === undefined || length === 0) {
+      packed = this.scratch;
+      length = this.model.pack!(s, packed);
+    }
+    if (this.used + length > this.words.length) this.words = grown(this.words, this.used + length);
+    if (this.count === this.ends.length) this.ends = grown(this.ends, this.count + 1);
+    this.words.set(packed.subarray(0, length), this.used);
+    this.used += length;
+    this.ends[this.count++] = this.used;
+  }
+
+  /** The i-th state; an object is let go once taken. */
+  take(i: number): S {
+    if (this.scratch === undefined) {
+      const s = this.objects[i]!;
+      this.objects[i] = undefined;
+      return s;
+    }
+    return this.model.unpack!(this.words.subarray(i === 0 ? 0 : this.ends[i - 1]!, this.ends[i]!));
+  }
+}
+
+function grown(a: Int32Array, atLeast: number): Int32Array<ArrayBuffer> {
+  const bigger = new Int32Array(Math.max(atLeast, a.length * 2));
+  bigger.set(a);
+  return bigger;
+}
+
 export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
   const run = new SearchRun(model, options);
   const successors = successorsOf(model);
@@ -48,8 +109,9 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
   // The first violation in discovery order: the property and the state id.
   let found: { property: string; id: number } | undefined;
 
+  let queueBytes = 0;
   const finish = (stoppedBy?: Limit): Result => {
-    const memory = { visitedBytes: run.visited.bytes, traceBytes: trail.bytes };
+    const memory = { visitedBytes: run.visited.bytes, traceBytes: trail.bytes, queueBytes };
     if (found !== undefined) {
       const { init, actions } = trail.path(found.id);
       return run.finish('violation', { violation: { property: found.property, trace: rebuildTrace(model, init, actions) }, memory });
@@ -57,7 +119,7 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
     return stoppedBy === undefined ? run.finish('ok', { memory }) : run.finish('incomplete', { stoppedBy, memory });
   };
 
-  let level: (S | undefined)[] = [];
+  let level = new Frontier(model);
   const inits = model.init();
   for (let i = 0; i < inits.length; i++) {
     const s = inits[i]!;
@@ -73,7 +135,7 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
   }
   if (found !== undefined) return finish();
 
-  let nextLevel: S[] = [];
+  let nextLevel = new Frontier(model);
   let parent = 0;
   let overLimit = false;
   const visit = (t: S, action: number): void => {
@@ -90,7 +152,7 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
       const broken = brokenInvariant(model, t);
       if (broken !== undefined) found = { property: broken, id: tid };
     }
-    nextLevel.push(t);
+    nextLevel.push(t, run.packed, run.packedLength);
   };
   let emitted = 0;
   const emit = (t: S, action: number, kind: number): void => {
@@ -103,11 +165,10 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
   let levelStartId = 0;
   let sinceClock = 0;
   while (level.length > 0) {
-    nextLevel = [];
+    nextLevel = new Frontier(model);
     let cutOffByDepth = false;
     for (let i = 0; i < level.length; i++) {
-      const s = level[i]!;
-      level[i] = undefined;
+      const s = level.take(i);
       parent = levelStartId + i;
       emitted = 0;
       const beyondLimit = overLimit;
@@ -127,6 +188,7 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
     }
     if (cutOffByDepth) return finish('maxDepth');
     levelStartId += level.length;
+    queueBytes = Math.max(queueBytes, level.bytes + nextLevel.bytes);
     level = nextLevel;
     if (level.length > 0) run.depth++;
   }

@@ -3,7 +3,7 @@
 // and per state only its BFS parent, its depth and a few mark bits are stored. Full states exist
 // only while they wait in the frontier; a trace is rebuilt by re-running action indices.
 import { FingerprintMap } from './fingerprint-map.ts';
-import { fingerprintInto } from './fingerprint.ts';
+import { HEAP_SHARE, memoryInUse, stateFingerprint } from './search.ts';
 import { IntList } from './int-list.ts';
 import type { Model } from './model.ts';
 
@@ -36,7 +36,7 @@ export interface ExploreOptions {
   readonly maxSeconds?: number;
 }
 
-export type Explored = { readonly graph: StateGraph } | { readonly stoppedBy: 'maxStates' | 'maxSeconds'; readonly states: number };
+export type Explored = { readonly graph: StateGraph } | { readonly stoppedBy: 'maxStates' | 'maxSeconds' | 'maxMemory'; readonly states: number };
 
 /**
  * Explores every reachable state of `model`, evaluating each of `predicates` once per state: the
@@ -47,7 +47,8 @@ export function exploreGraph<S, A>(model: Model<S, A>, predicates: readonly ((s:
   const maxStates = options.maxStates ?? Infinity;
   const maxMs = (options.maxSeconds ?? Infinity) * 1000;
   const ids = new FingerprintMap();
-  const fingerprint = new Uint32Array(2);
+  const fingerprint = new Int32Array(2);
+  const fingerprintOf = stateFingerprint(model);
   const parentOf = new IntList();
   const viaAction = new IntList();
   const depth = new IntList();
@@ -63,7 +64,7 @@ export function exploreGraph<S, A>(model: Model<S, A>, predicates: readonly ((s:
 
   /** The id of `s`, recording it when new; -1 when the state limit forbids a new one. */
   const discover = (s: S, parent: number, action: number, level: number, frontier: S[]): number => {
-    fingerprintInto(model.canonical === undefined ? s : model.canonical(s), fingerprint);
+    fingerprintOf(s, fingerprint);
     const before = ids.size;
     if (before >= maxStates) {
       const seen = ids.get(fingerprint[0]! | 0, fingerprint[1]! | 0);
@@ -116,7 +117,12 @@ export function exploreGraph<S, A>(model: Model<S, A>, predicates: readonly ((s:
         edgeAction.push(j);
         edgeLabel.push(labelId(actions[j]!));
       }
-      if ((id & 255) === 255 && performance.now() - start >= maxMs) return { stoppedBy: 'maxSeconds', states: ids.size };
+      if ((id & 255) === 255) {
+        if (performance.now() - start >= maxMs) return { stoppedBy: 'maxSeconds', states: ids.size };
+        // The graph's lists grow with every state: stop before the heap is nearly full, never abort.
+        const memory = memoryInUse();
+        if (memory.heapUsed > HEAP_SHARE * memory.heapLimit) return { stoppedBy: 'maxMemory', states: ids.size };
+      }
     }
     level = next;
     d++;

@@ -56,7 +56,7 @@ export interface Verdict {
 
 export interface LivenessResult {
   readonly status: 'ok' | 'violation' | 'incomplete';
-  readonly stoppedBy?: 'maxStates' | 'maxSeconds';
+  readonly stoppedBy?: 'maxStates' | 'maxSeconds' | 'maxMemory';
   readonly states: number;
   readonly edges: number;
   readonly seconds: number;

@@ -1,5 +1,6 @@
 // What every search strategy shares: options, the result, coverage counts, the clock that
 // enforces the time limit and paces progress reports, the visited set, and the trace rebuild.
+import { getHeapStatistics } from 'node:v8';
 import { fingerprintInto, fingerprintWords } from './fingerprint.ts';
 import { PACK_WORDS, type Model } from './model.ts';
 import { VisitedSet } from './visited.ts';
@@ -9,7 +10,7 @@ export const DEADLOCK = 'Deadlock';
 
 export type Status = 'ok' | 'violation' | 'incomplete';
 /** What stopped a search before it could claim anything: a bound, (random) the walk count, or a request to stop. */
-export type Limit = 'maxStates' | 'maxDepth' | 'maxSeconds' | 'walks' | 'signal';
+export type Limit = 'maxStates' | 'maxDepth' | 'maxSeconds' | 'maxMemory' | 'walks' | 'signal';
 
 export interface Trace {
   /** The states from an initial state to the last one, in the model's own representation. */
@@ -44,8 +45,11 @@ export interface Result {
   readonly violation?: Violation;
   /** Set when status is incomplete. */
   readonly stoppedBy?: Limit;
-  /** Bytes of the visited set, and of what is kept per state to rebuild traces. */
-  readonly memory?: { readonly visitedBytes: number; readonly traceBytes: number };
+  /**
+   * Bytes of the visited set, of what is kept per state to rebuild traces, and (breadth-first on
+   * one thread, for a model that packs its states) the most the waiting levels took.
+   */
+  readonly memory?: { readonly visitedBytes: number; readonly traceBytes: number; readonly queueBytes?: number };
 }
 
 export interface Progress {
@@ -68,6 +72,13 @@ export interface SearchOptions {
   readonly progressEveryMs?: number;
   /** The clock, in milliseconds (default performance.now); a test can pass a simulated one. */
   readonly now?: () => number;
+  /**
+   * Megabytes of resident memory the process may use, every thread and the visited set included.
+   * Whatever it says, a search stops before its heap is nearly full.
+   */
+  readonly maxMemory?: number;
+  /** Memory in use and the heap's limit, in bytes (default: V8's and the process's figures); a test can pass its own. */
+  readonly memory?: () => MemoryUse;
   /** A flag, shared across threads (Int32Array over a SharedArrayBuffer): non-zero asks the search to stop. */
   readonly stop?: Int32Array;
   /** The set to record visited states in (default: a new one); a swarm walker reads it back. */
@@ -111,15 +122,53 @@ class CoverageCounter<A> {
   }
 }
 
+export interface MemoryUse {
+  /** The JS heap of this thread in use, and the size V8 lets it grow to. */
+  readonly heapUsed: number;
+  readonly heapLimit: number;
+  /** The resident memory of the process: every thread, typed arrays (visited sets, trails, packed frontiers) included. */
+  readonly rss: number;
+}
+
+/**
+ * V8's heap_size_limit counts the young generation's reservation too (three 16 MB semi-spaces on
+ * 64-bit); the old generation, where a search's data lives, gets the rest (--max-old-space-size).
+ */
+const YOUNG_GENERATION_BYTES = 48 * 2 ** 20;
+
+export function memoryInUse(): MemoryUse {
+  const heap = getHeapStatistics();
+  const heapLimit = Math.max(heap.heap_size_limit / 2, heap.heap_size_limit - YOUNG_GENERATION_BYTES);
+  return { heapUsed: heap.used_heap_size, heapLimit, rss: process.memoryUsage.rss() };
+}
+
+/** The share of the heap limit a search stops at on its own, well before V8 would abort. */
+export const HEAP_SHARE = 0.85;
+/** The least time between two looks at the memory in use. */
+const MEMORY_EVERY_MS = 100;
+
 class Clock {
   private readonly now: () => number;
   private readonly start: number;
   private lastProgress: number;
+  private lastMemory: number;
+  private readonly memory: () => MemoryUse;
 
   constructor(private readonly options: SearchOptions) {
     this.now = options.now ?? (() => performance.now());
     this.start = this.now();
     this.lastProgress = this.start;
+    this.lastMemory = this.start - MEMORY_EVERY_MS;
+    this.memory = options.memory ?? memoryInUse;
+  }
+
+  /** Whether the search is past its memory: the --max-memory figure, or the safe share of its heap. */
+  private overMemory(now: number): boolean {
+    if (now - this.lastMemory < MEMORY_EVERY_MS) return false;
+    this.lastMemory = now;
+    const m = this.memory();
+    if (m.heapUsed > HEAP_SHARE * m.heapLimit) return true;
+    return this.options.maxMemory !== undefined && m.rss > this.options.maxMemory * 2 ** 20;
   }
 
   get seconds(): number {
@@ -127,7 +176,7 @@ class Clock {
   }
 
   /** What stops the search now (the time limit, or a request to stop), if anything; reports progress when it is due. */
-  check(progress: () => Omit<Progress, 'seconds' | 'statesPerSecond'>): 'maxSeconds' | 'signal' | undefined {
+  check(progress: () => Omit<Progress, 'seconds' | 'statesPerSecond'>): 'maxSeconds' | 'maxMemory' | 'signal' | undefined {
     const now = this.now();
     const { onProgress, progressEveryMs = 1000, maxSeconds, stop } = this.options;
     if (onProgress !== undefined && now - this.lastProgress >= progressEveryMs) {
@@ -137,6 +186,7 @@ class Clock {
       onProgress({ ...p, seconds, statesPerSecond: seconds > 0 ? p.statesGenerated / seconds : 0 });
     }
     if (stop !== undefined && Atomics.load(stop, 0) !== 0) return 'signal';
+    if (this.overMemory(now)) return 'maxMemory';
     return maxSeconds !== undefined && now - this.start >= maxSeconds * 1000 ? 'maxSeconds' : undefined;
   }
 }
@@ -164,8 +214,18 @@ export class SearchRun<S, A> {
     this.visited = options.visited ?? new VisitedSet();
     this.coverage = new CoverageCounter(model);
     this.maxStates = options.maxStates ?? Infinity;
-    this.fingerprintOf = stateFingerprint(model);
+    if (model.pack !== undefined && model.canonical === undefined) {
+      const words = this.packed;
+      const pack = model.pack.bind(model);
+      this.fingerprintOf = (s, out) => fingerprintWords(words, (this.packedLength = pack(s, words)), out);
+    } else {
+      this.fingerprintOf = stateFingerprint(model);
+    }
   }
+
+  /** The words `discover` packed the state into, when the model packs and has no symmetry; else none. */
+  readonly packed = new Int32Array(PACK_WORDS);
+  packedLength = 0;
 
   get distinctStates(): number {
     return this.visited.size;
