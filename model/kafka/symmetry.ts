@@ -1,23 +1,32 @@
-// Symmetry reduction for the Kafka model: the data partitions are interchangeable. Nothing in the
-// protocol, the producers' choices (a record may go to any partition) or the safety properties
-// singles one out, so a state stands for every state that renames them. The group's
-// __consumer_offsets partition (after the data partitions with the transform app) is not renamed.
+// Symmetry reduction for the Kafka model: the data partitions are interchangeable, and so are the
+// transactional.ids. Nothing in the protocol, the producers' choices (a record may go to any
+// partition) or the safety properties singles one out, so a state stands for every state that
+// renames them. The group's __consumer_offsets partition (after the data partitions with the
+// transform app) is not renamed; idempotent producers are not renamed either.
 //
-// A renaming is applied everywhere a data partition appears: the partitions array, each
-// producer's bitmasks (added, pendingAdd, its in-flight request), nextSeq, its connections to the
-// leaders and its batches, each idempotent producer's sequences, connections and batches, the coordinator's transaction partition sets (memory and log), the
-// consumers' positions and deliveries, the leaders' nodes in the network (channels re-sorted by
-// (from, to, conn)) and every message that names partitions (a bitmask for AddPartitionsToTxn and
-// AddOffsetsToTxn, one partition for Produce, WriteTxnMarkers and TxnOffsetCommit), the requests
-// a leader holds and the coordinator's appends in flight included, and the marker channel's
-// connection to each leader.
+// A renaming of partitions is applied everywhere a data partition appears: the partitions array,
+// each producer's bitmasks (added, pendingAdd, its in-flight request), nextSeq, its connections to
+// the leaders and its batches, each idempotent producer's sequences, connections and batches, the
+// coordinator's transaction partition sets (memory and log), the consumers' positions and
+// deliveries, the leaders' nodes in the network (channels re-sorted by (from, to, conn)) and every
+// message that names partitions (a bitmask for AddPartitionsToTxn and AddOffsetsToTxn, one
+// partition for Produce, WriteTxnMarkers and TxnOffsetCommit), the requests a leader holds and the
+// coordinator's appends in flight included, and the marker channel's connection to each leader.
 //
-// The representative: each data partition gets a signature that moves with it under any renaming
-// (a hash of what the state says about it alone); only the renamings that sort the signatures
-// are candidates, and the least candidate in a fixed structural order is the representative.
-// The candidate set is the same for every member of a class, so the choice is canonical; hash
-// collisions only add candidates.
+// A renaming of transactional.ids moves each id's block of producer instances (their nodes in the
+// network included), the coordinator's metadata and log entries, its appends in flight, and the
+// client transactions of the ghost history, wherever a message, a log batch, a delivery or the
+// coordinator names one. The two kinds of renaming touch disjoint parts and commute.
+//
+// The representative: for every renaming of the transactional.ids (at most 3! of them), each data
+// partition gets a signature that moves with it under any renaming of partitions (a hash of what
+// the state says about it alone); only the renamings that sort the signatures are candidates, and
+// the least candidate in a fixed order (of the packed words) is the representative. The candidate set is the
+// same for every member of a class, so the choice is canonical; hash collisions only add
+// candidates.
 import type { KafkaConfig } from './config.ts';
+import { isProducerNode } from './network.ts';
+import { packState } from './pack.ts';
 import {
   type Channel,
   type Consumer,
@@ -156,6 +165,115 @@ export function renamePartitions(s: State, perm: Renaming): State {
   };
 }
 
+// ---- Renaming transactional.ids -------------------------------------------------------------------
+
+/** A renaming of the transactional.ids, as the producer instances, nodes and client transactions see it. */
+interface IdRenaming {
+  readonly txnId: (t: number) => number;
+  readonly producer: (i: number) => number;
+  readonly clientTxn: (c: number) => number;
+  /** Client transaction k of producer i (k may be one past the last: an InitProducerId's first transaction not yet begun). */
+  readonly clientTxnOf: (i: number, c: number) => number;
+}
+
+function idRenaming(cfg: KafkaConfig, perm: Renaming): IdRenaming {
+  const instances = cfg.instancesPerId;
+  const perInstance = cfg.transactionsPerInstance;
+  const txnId = (t: number): number => (t >= 0 && t < perm.length ? perm[t]! : t);
+  const producer = (i: number): number => (i < 0 ? i : txnId(Math.floor(i / instances)) * instances + (i % instances));
+  const clientTxn = (c: number): number => (c < 0 ? c : producer(Math.floor(c / perInstance)) * perInstance + (c % perInstance));
+  const clientTxnOf = (i: number, c: number): number => producer(i) * perInstance + (c - i * perInstance);
+  return { txnId, producer, clientTxn, clientTxnOf };
+}
+
+/** A producer instance's node is its index; every other node keeps its number. */
+function renameProducerNode(r: IdRenaming, node: number): number {
+  return isProducerNode(node) ? r.producer(node) : node;
+}
+
+function renameIdsInMessage<M extends Message>(r: IdRenaming, m: M): M {
+  if (m.response) return m.txnId < 0 ? m : { ...m, txnId: r.txnId(m.txnId) };
+  // An idempotent producer's Produce names that producer in ghostTxn, not a client transaction.
+  if (m.txnId < 0) return m;
+  const ghostTxn = m.ghostProducer >= 0 ? r.clientTxnOf(m.ghostProducer, m.ghostTxn) : r.clientTxn(m.ghostTxn);
+  return { ...m, txnId: r.txnId(m.txnId), ghostProducer: r.producer(m.ghostProducer), ghostTxn };
+}
+
+function moved<T>(items: readonly T[], to: (i: number) => number): T[] {
+  const out = items.slice();
+  items.forEach((item, i) => (out[to(i)] = item));
+  return out;
+}
+
+/** `s` with transactional.id t renamed perm[t] everywhere. */
+export function renameTransactionalIds(cfg: KafkaConfig, s: State, perm: Renaming): State {
+  const r = idRenaming(cfg, perm);
+  const c = s.coordinator;
+  const renameMetadata = <T extends { ghostTxn: number } | null>(md: T): T => (md === null ? md : { ...md, ghostTxn: r.clientTxn(md.ghostTxn) });
+  const coordinator: Coordinator = {
+    ...c,
+    metadata: moved(c.metadata.map(renameMetadata), r.txnId),
+    log: moved(c.log.map(renameMetadata), r.txnId),
+    appends: c.appends
+      .map((a) => ({
+        ...a,
+        txnId: r.txnId(a.txnId),
+        transit: renameMetadata(a.transit),
+        from: renameProducerNode(r, a.from),
+        request: a.request === null ? null : renameIdsInMessage(r, a.request),
+        response: a.response === null ? null : renameIdsInMessage(r, a.response),
+      }))
+      .sort((x, y) => x.txnId - y.txnId),
+  };
+  const partitions = s.partitions.map((part) => ({
+    ...part,
+    log: part.log.map((b) => (b.transactional ? { ...b, ghostTxn: r.clientTxn(b.ghostTxn) } : b)),
+    held: part.held.map((h) => ({ ...h, from: renameProducerNode(r, h.from), request: renameIdsInMessage(r, h.request) })),
+  }));
+  const consumers = s.consumers.map((consumer) => ({
+    ...consumer,
+    delivered: consumer.delivered.map((d) => (s.partitions[d.partition]!.log[d.offset]!.transactional ? { ...d, ghostTxn: r.clientTxn(d.ghostTxn) } : d)),
+  }));
+  const network = s.network
+    .map((ch) => ({ ...ch, from: renameProducerNode(r, ch.from), to: renameProducerNode(r, ch.to), messages: ch.messages.map((m) => renameIdsInMessage(r, m)) }))
+    .sort(compareChannels);
+  return {
+    ...s,
+    producers: moved(s.producers.map((p) => ({ ...p, txnId: r.txnId(p.txnId) })), r.producer),
+    coordinator,
+    partitions,
+    consumers,
+    network,
+    history: moved(s.history, r.clientTxn),
+  };
+}
+
+/**
+ * A hash per transactional.id of what the state says about it alone (its coordinator entries, its
+ * instances, its client transactions), the same for id perm[t] of the renamed state and under
+ * any renaming of partitions.
+ */
+function idSignatures(cfg: KafkaConfig, s: State): number[] {
+  const perInstance = cfg.transactionsPerInstance;
+  const sig = new Array<number>(cfg.transactionalIds).fill(0x811c9dc5);
+  for (let t = 0; t < cfg.transactionalIds; t++) {
+    const md = s.coordinator.metadata[t];
+    const r = s.coordinator.log[t];
+    // Partition sets by their size only: a renaming of partitions must leave the signature alone.
+    let h = md === null || md === undefined ? 1 : mix(mix(mix(mix(mix(2, md.pid), md.epoch), md.state), md.pendingState), popcount(md.partitions));
+    h = r === null || r === undefined ? mix(h, 3) : mix(mix(mix(mix(h, r.pid), r.epoch), r.state), popcount(r.partitions));
+    sig[t] = h;
+  }
+  s.producers.forEach((p, i) => {
+    sig[p.txnId] = mix(mix(mix(mix(mix(mix(mix(sig[p.txnId]!, i % cfg.instancesPerId), p.status), p.tm), p.pid), p.epoch), p.txnsBegun), p.recordsSent);
+    for (let k = 0; k < perInstance; k++) {
+      const h = s.history[i * perInstance + k]!;
+      sig[p.txnId] = mix(mix(mix(sig[p.txnId]!, h.decision), h.told), h.recordsSent);
+    }
+  });
+  return sig;
+}
+
 // ---- The representative -----------------------------------------------------------------------
 
 function mix(h: number, v: number): number {
@@ -254,28 +372,37 @@ function signatures(s: State, partitions: number): { sig: number[]; touched: num
   return { sig, touched };
 }
 
-/** A fixed total order on plain data (numbers, booleans, null, arrays, objects of one shape). */
-export function compareData(a: unknown, b: unknown): number {
-  if (a === b) return 0;
-  if (typeof a === 'number' && typeof b === 'number') return a - b;
-  if (typeof a === 'boolean' && typeof b === 'boolean') return (a ? 1 : 0) - (b ? 1 : 0);
-  if (a === null || b === null) return a === null ? -1 : 1;
-  if (Array.isArray(a)) {
-    const bs = b as unknown[];
-    if (a.length !== bs.length) return a.length - bs.length;
-    for (let i = 0; i < a.length; i++) {
-      const d = compareData(a[i], bs[i]);
-      if (d !== 0) return d;
-    }
-    return 0;
+function compareWords(a: Int32Array, n: number, b: Int32Array, m: number): number {
+  for (let i = 0; i < n && i < m; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return n - m;
+}
+
+const leftWords = new Int32Array(1 << 14);
+const rightWords = new Int32Array(1 << 14);
+
+/** A fixed total order on Kafka states: their packed words, compared word by word (pack is one-to-one). */
+export function compareStates(a: State, b: State): number {
+  return compareWords(leftWords, packState(a, leftWords), rightWords, packState(b, rightWords));
+}
+
+/** The least of the states offered, in the order of compareStates, each packed once. */
+class Least {
+  state: State | null = null;
+  private best = new Int32Array(1 << 14);
+  private length = 0;
+  private scratch = new Int32Array(1 << 14);
+
+  reset(): void {
+    this.state = null;
   }
-  const ao = a as Record<string, unknown>;
-  const bo = b as Record<string, unknown>;
-  for (const k in ao) {
-    const d = compareData(ao[k], bo[k]);
-    if (d !== 0) return d;
+
+  offer(candidate: State): void {
+    const n = packState(candidate, this.scratch);
+    if (this.state !== null && compareWords(this.scratch, n, this.best, this.length) >= 0) return;
+    [this.best, this.scratch] = [this.scratch, this.best];
+    this.length = n;
+    this.state = candidate;
   }
-  return 0;
 }
 
 /**
@@ -309,24 +436,50 @@ export function permutations<T>(items: readonly T[]): T[][] {
  * partitions. With `bySignature` false every renaming is a candidate (the plain minimum).
  */
 export function kafkaCanonical(cfg: KafkaConfig, bySignature = true): (s: State) => State {
+  const byPartitions = partitionCanonical(cfg, bySignature);
+  if (cfg.transactionalIds <= 1) return byPartitions;
+  const ids = Array.from({ length: cfg.transactionalIds }, (_, t) => t);
+  const everyId = (1 << cfg.transactionalIds) - 1;
+  const least = new Least();
+  const renamedIds = (s: State, order: readonly number[]): State => {
+    const perm = new Array<number>(order.length);
+    order.forEach((t, q) => (perm[t] = q));
+    return order.every((t, q) => t === q) ? s : renameTransactionalIds(cfg, s, perm);
+  };
+  return (s) => {
+    // As for partitions: only the renamings that sort the transactional.ids by signature are candidates.
+    const orders = sortedOrders(ids, { sig: idSignatures(cfg, s), touched: everyId });
+    if (orders.length === 1) return byPartitions(renamedIds(s, orders[0]!));
+    least.reset();
+    for (const order of orders) least.offer(byPartitions(renamedIds(s, order)));
+    return least.state!;
+  };
+}
+
+function partitionCanonical(cfg: KafkaConfig, bySignature: boolean): (s: State) => State {
   const partitions = cfg.partitions;
   if (partitions <= 1) return (s) => s;
   const indices = Array.from({ length: partitions }, (_, p) => p);
   const all = permutations(indices);
+  const least = new Least();
   return (s) => {
     // An order lists the old partitions in their new places: order[q] becomes partition q.
     const orders = bySignature ? sortedOrders(indices, signatures(s, partitions)) : all;
-    let best: State | null = null;
-    for (const order of orders) {
-      const perm = new Array<number>(partitions);
-      let identity = true;
-      order.forEach((p, q) => {
-        perm[p] = q;
-        if (p !== q) identity = false;
-      });
-      const candidate = identity ? s : renamePartitions(s, perm);
-      if (best === null || compareData(candidate, best) < 0) best = candidate;
-    }
-    return best!;
+    if (orders.length === 1) return renamedBy(s, orders[0]!);
+    least.reset();
+    for (const order of orders) least.offer(renamedBy(s, order));
+    return least.state!;
   };
 }
+
+/** `s` with old partition order[q] renamed q. */
+function renamedBy(s: State, order: readonly number[]): State {
+  const perm = new Array<number>(order.length);
+  let identity = true;
+  order.forEach((p, q) => {
+    perm[p] = q;
+    if (p !== q) identity = false;
+  });
+  return identity ? s : renamePartitions(s, perm);
+}
+
