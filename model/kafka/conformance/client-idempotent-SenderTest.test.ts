@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { KafkaConfig } from '../config.ts';
 import { type IdempotentProducer, type Request, type State, Api, BatchStatus, Err, IDEMPOTENT_BASE, NO_PID } from '../state.ts';
-import { deliver, initial, kafkaConfig, leader, response, take } from './harness.ts';
+import { deliver, initial, kafkaConfig, labels as enabledLabels, leader, response, take } from './harness.ts';
 
 const I0 = IDEMPOTENT_BASE;
 
@@ -178,5 +178,135 @@ describe('Sender, idempotent producer (apache/kafka 0.11.0)', () => {
     s = answerProduce(cfg, s, 1, Err.NOT_ENOUGH_REPLICAS);
     expect(producer(s).batches).toEqual([]);
     expect(produceRequests(s, 1)).toEqual([]);
+  });
+});
+
+// Rules of the Sender that Kafka's tests leave implicit, read in TransactionManager and Sender
+// (3.9 and 0.11.0): when each step is possible, which answer belongs to which batch, what a
+// failure keeps.
+describe('the idempotent Sender, rules read in the source', () => {
+  const withProducer = (s: State, fields: Partial<IdempotentProducer>): State => ({ ...s, idempotentProducers: [{ ...producer(s), ...fields }] });
+  /** The producer's own steps (a delivery to a leader is the leader's). */
+  const steps = (cfg: KafkaConfig, s: State) => enabledLabels(cfg, s).filter((l) => l.startsWith('I0: '));
+
+  it('a producer that failed for good takes no step, and ignores answers', () => {
+    const cfg = config('kafka-3.8');
+    let s = sendRecord(cfg, started(cfg), 0);
+    s = act(cfg, s, 'send(p1)');
+    const fatal = withProducer(s, { fatal: true });
+    expect(steps(cfg, fatal)).toEqual([]);
+    expect(answerProduce(cfg, fatal, 0, Err.NONE).idempotentProducers).toEqual(fatal.idempotentProducers);
+    expect(steps(cfg, withProducer(initial(cfg), { fatal: true }))).toEqual([]);
+  });
+
+  it('InitProducerId only without a producer id; send only up to the records of the spec', () => {
+    const cfg = config('kafka-3.8');
+    let s = started(cfg);
+    expect(steps(cfg, s)).not.toContain('I0: initProducerId');
+    for (let k = 0; k < cfg.recordsPerIdempotentProducer; k++) s = act(cfg, s, 'send(p0)');
+    expect(producer(s).batches.map((b) => b.record)).toEqual([0, 1, 2, 3]);
+    expect(producer(s).batches[0]).toMatchObject({ status: BatchStatus.Queued, pid: NO_PID, epoch: -1, seq: -1, retried: false });
+    expect(steps(cfg, s).filter((l) => l.startsWith('I0: send('))).toEqual([]);
+  });
+
+  it('a partition drains its own first queued batch, one at a time; timeouts only with a batch in flight', () => {
+    const cfg = config('kafka-3.8');
+    let s = act(cfg, act(cfg, act(cfg, started(cfg), 'send(p1)'), 'send(p0)'), 'send(p0)');
+    expect(steps(cfg, s)).not.toContain('I0: produceTimeout(p0)');
+    s = act(cfg, s, 'sendProduce(p0)');
+    expect(produceRequests(s, 0)).toMatchObject([{ ghostRecord: 1, seq: 0 }]);
+    expect(steps(cfg, s)).not.toContain('I0: sendProduce(p0)');
+    expect(steps(cfg, s)).toContain('I0: sendProduce(p1)');
+    expect(steps(cfg, s)).toEqual(expect.arrayContaining(['I0: produceTimeout(p0)', 'I0: batchExpired(p0)']));
+    // Only the queued batch of p1 is left to drain there.
+    expect(steps(cfg, act(cfg, s, 'sendProduce(p1)'))).not.toContain('I0: sendProduce(p1)');
+  });
+
+  it('a timeout re-sends on a new connection, and an answer on the old one is ignored', () => {
+    const cfg = config('kafka-3.8');
+    const s = act(cfg, sendRecord(cfg, started(cfg), 0), 'produceTimeout(p0)');
+    expect(producer(s).conns).toEqual([1, 0]);
+    expect(s.network.filter((c) => c.from === I0).map((c) => c.conn)).toEqual([0, 1]);
+    const late = deliver(cfg, { ...s, network: s.network.filter((c) => c.conn !== 0) }, leader(0), I0, response(Api.Produce, { pid: producer(s).pid, epoch: 0, partitions: 0, seq: 0 }), 0);
+    expect(late.idempotentProducers).toEqual(s.idempotentProducers);
+  });
+
+  it('an expiry fails only the batch in flight there and closes its connection', () => {
+    const cfg = config('kafka-3.8');
+    const s = act(cfg, act(cfg, sendRecord(cfg, started(cfg), 0), 'send(p0)'), 'batchExpired(p0)');
+    expect(producer(s).batches).toMatchObject([{ record: 1, status: BatchStatus.Queued }]);
+    expect(producer(s).conns).toEqual([1, 0]);
+  });
+
+  it('each idempotent producer sends from its own node', () => {
+    const cfg = kafkaConfig('kafka-3.8', { transactionalIds: 0, idempotentProducers: 2, partitions: 1 });
+    let s = take(cfg, take(cfg, initial(cfg), 'I1: initProducerId'), 'I1: send(p0)');
+    s = take(cfg, s, 'I1: sendProduce(p0)');
+    expect(s.network.map((c) => c.from)).toEqual([IDEMPOTENT_BASE + 1]);
+  });
+
+  it('an answer belongs to the batch in flight with its partition, producer id, epoch and sequence', () => {
+    const cfg = config('kafka-3.8');
+    const s = sendRecord(cfg, started(cfg), 0);
+    const pid = producer(s).pid;
+    const wire = { ...s, network: [] };
+    for (const other of [{ pid: pid + 1 }, { epoch: 1 }, { seq: 1 }, { partitions: 1 }]) {
+      const answered = deliver(cfg, wire, leader(other.partitions ?? 0), I0, response(Api.Produce, { pid, epoch: 0, partitions: 0, seq: 0, ...other }), 0);
+      expect(answered.idempotentProducers).toEqual(wire.idempotentProducers);
+    }
+    // A queued batch with the same numbers is not the one answered.
+    const queued = withProducer(wire, { batches: [{ ...producer(wire).batches[0]!, status: BatchStatus.Queued }] });
+    expect(deliver(cfg, queued, leader(0), I0, response(Api.Produce, { pid, epoch: 0, partitions: 0, seq: 0 }), 0).idempotentProducers).toEqual(queued.idempotentProducers);
+  });
+
+  it('an acknowledgement under an older epoch than the partition\'s sequences leaves them alone, and keeps the other batches', () => {
+    const cfg = config('kafka-3.8');
+    let s = act(cfg, sendRecord(cfg, started(cfg), 0), 'send(p0)');
+    const pid = producer(s).pid;
+    s = withProducer(s, { epoch: 1, sequences: [{ pid, epoch: 1, nextSeq: 3, lastAcked: 1 }, producer(s).sequences[1]!] });
+    s = answerProduce(cfg, s, 0, Err.NONE);
+    expect(producer(s).sequences[0]).toEqual({ pid, epoch: 1, nextSeq: 3, lastAcked: 1 });
+    expect(producer(s).batches).toMatchObject([{ record: 1 }]);
+  });
+
+  it('OUT_OF_ORDER_SEQUENCE_NUMBER for a batch of an older epoch than its partition\'s sequences is retried as it is', () => {
+    const cfg = config('kafka-3.8');
+    let s = sendRecord(cfg, started(cfg), 0);
+    const pid = producer(s).pid;
+    s = withProducer(s, { epoch: 1, sequences: [{ pid, epoch: 1, nextSeq: 1, lastAcked: -1 }, producer(s).sequences[1]!] });
+    s = answerProduce(cfg, s, 0, Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
+    expect(producer(s).epoch).toBe(1);
+    expect(produceRequests(s, 0)).toMatchObject([{ epoch: 0, seq: 0 }]);
+  });
+
+  it('KIP-360: an error that is not retriable fails the batch alone and bumps the epoch; a requeued batch has no sequence', () => {
+    const cfg = config('kafka-3.8');
+    const s = answerProduce(cfg, act(cfg, sendRecord(cfg, started(cfg), 0), 'send(p0)'), 0, Err.INVALID_TXN_STATE);
+    expect(producer(s).epoch).toBe(1);
+    expect(producer(s).batches).toMatchObject([{ record: 1, status: BatchStatus.Queued }]);
+    expect(produceRequests(s, 0)).toEqual([]);
+    const requeued = answerProduce(cfg, sendRecord(cfg, started(cfg), 0), 0, Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
+    expect(producer(requeued).batches).toMatchObject([{ status: BatchStatus.Queued, seq: -1, pid: NO_PID, retried: true }]);
+  });
+
+  it('INVALID_PRODUCER_EPOCH is fatal before KIP-588 (ProducerFencedException) and not after it', () => {
+    const old = config('kafka-0.11');
+    expect(producer(answerProduce(old, sendRecord(old, started(old), 0), 0, Err.INVALID_PRODUCER_EPOCH)).fatal).toBe(true);
+    const cfg = config('kafka-3.8');
+    const s = answerProduce(cfg, sendRecord(cfg, started(cfg), 0), 0, Err.INVALID_PRODUCER_EPOCH);
+    expect(producer(s)).toMatchObject({ fatal: false, epoch: 1, batches: [] });
+  });
+
+  it('0.11.0: a retriable error is retried while the producer id and epoch are the batch\'s; other errors fail the batch without a reset', () => {
+    const cfg = config('kafka-0.11');
+    const s = sendRecord(cfg, started(cfg), 0);
+    const retried = answerProduce(cfg, s, 0, Err.NOT_ENOUGH_REPLICAS);
+    expect(produceRequests(retried, 0)).toMatchObject([{ seq: 0 }]);
+    const bumped = withProducer(s, { epoch: 1 });
+    expect(producer(answerProduce(cfg, bumped, 0, Err.NOT_ENOUGH_REPLICAS)).batches).toEqual([]);
+    const refused = answerProduce(cfg, act(cfg, s, 'send(p0)'), 0, Err.INVALID_TXN_STATE);
+    expect(producer(refused)).toMatchObject({ pid: producer(s).pid, batches: [{ record: 1 }] });
+    const otherPid = withProducer(s, { pid: producer(s).pid + 7 });
+    expect(producer(answerProduce(cfg, otherPid, 0, Err.OUT_OF_ORDER_SEQUENCE_NUMBER)).pid).toBe(producer(s).pid + 7);
   });
 });
