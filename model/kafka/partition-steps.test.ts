@@ -70,6 +70,12 @@ describe('ProducerStateManager.removeExpiredProducers: which producer id may exp
     expect(expiries(cfg, onItsWay(idle, CLIENT, leader(0), produceOf(7, 0)))).toEqual(['L0: producerStateExpiry(pid 8)']);
   });
 
+  it('the same at another leader: a request on its way to L1 keeps the entry there', () => {
+    const atL1 = withProducerEntry(initial(cfg), 1, { pid: 7, lastSeqs: [0] });
+    expect(expiries(cfg, atL1)).toEqual(['L1: producerStateExpiry(pid 7)']);
+    expect(expiries(cfg, onItsWay(atL1, CLIENT, leader(1), produceOf(7, 1)))).toEqual([]);
+  });
+
   it('a request of it to another leader, or an answer to it, is nothing on its way to this leader', () => {
     let s = onItsWay(idle, CLIENT, leader(1), produceOf(7, 1));
     s = onItsWay(s, leader(0), CLIENT, response(Api.Produce, { error: Err.NONE, pid: 7, epoch: 0, partitions: 0, seq: 0 }));
