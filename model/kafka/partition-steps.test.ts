@@ -108,6 +108,17 @@ describe('ProducerStateManager.removeExpiredProducers: which producer id may exp
     const withBatch = onItsWay(withProducerEntry(initial(old), 0, { pid: 7, lastSeqs: [0] }), CLIENT, leader(0), produceOf(7, 0));
     expect(expiries(old, withBatch)).toEqual([]);
   });
+
+  it('before KAFKA-9144, an offset commit at the entry\'s epoch gives a __consumer_offsets entry its timestamp too (addBatch, 2.4)', () => {
+    const old = kafkaConfig('kafka-3.8', { faults: cfg.faults, app: 'consume-transform-produce', inputRecords: 2 }, { markerTimestamp: false });
+    const offsets = old.partitions;
+    const commit = { kind: BatchKind.OffsetCommit, pid: 7, epoch: 0, seq: -1, transactional: true, value: 1, ghostTxn: 0, ghostRecord: -1 };
+    const committed = withPartition(withProducerEntry(initial(old), offsets, { pid: 7, epoch: 0, lastSeqs: [] }), offsets, { log: [commit] });
+    expect(expiries(old, onItsWay(committed, CLIENT, leader(offsets), produceOf(7, offsets)))).toEqual([]);
+    // At a later epoch (a marker bumped it) the entry holds no batch again.
+    const bumped = withProducerEntry(committed, offsets, { pid: 7, epoch: 1, lastSeqs: [] });
+    expect(expiries(old, onItsWay(bumped, CLIENT, leader(offsets), produceOf(7, offsets)))).toEqual([`GC: producerStateExpiry(pid 7)`]);
+  });
 });
 
 describe('ProducerStateManager: the entries of several producers at one leader', () => {

@@ -378,9 +378,18 @@ function quietAt(s: State, p: number, pid: number): boolean {
   return !hasMessage(s.network, (ch, m) => ch.to === LEADER_BASE + p && !m.response && m.pid === pid);
 }
 
+/**
+ * The entry's epoch holds a batch of its producer here: a data batch (its sequence is in lastSeqs)
+ * or an offset commit of __consumer_offsets, whose sequences the leader does not keep (addBatch
+ * gives both a timestamp, ProducerAppendInfo.appendDataBatch@2.4).
+ */
+function hasBatchAtEpoch(part: Partition, e: ProducerEntry): boolean {
+  return e.lastSeqs.length > 0 || part.log.some((b) => b.kind === BatchKind.OffsetCommit && b.pid === e.pid && b.epoch === e.epoch);
+}
+
 function entryExpired(rules: Rules, s: State, p: number, e: ProducerEntry): boolean {
   if (e.txnFirstOffset !== NO_OFFSET) return false;
-  return quietAt(s, p, e.pid) || (!rules.markerTimestamp && e.lastSeqs.length === 0);
+  return quietAt(s, p, e.pid) || (!rules.markerTimestamp && !hasBatchAtEpoch(s.partitions[p]!, e));
 }
 
 /** The producer ids whose producer state or verification entry partition p's leader may drop, in order. */
