@@ -222,6 +222,23 @@ describe('the idempotent Sender, rules read in the source', () => {
     expect(steps(cfg, act(cfg, s, 'sendProduce(p1)'))).not.toContain('I0: sendProduce(p1)');
   });
 
+  it('a partition with nothing queued drains nothing, whatever another partition has', () => {
+    const cfg = config('kafka-3.8');
+    // p0's batch is first in the list and in flight; p1's is acknowledged; p0 has one more queued.
+    let s = act(cfg, act(cfg, act(cfg, started(cfg), 'send(p0)'), 'sendProduce(p0)'), 'send(p1)');
+    s = answerProduce(cfg, act(cfg, act(cfg, s, 'sendProduce(p1)'), 'send(p0)'), 1, Err.NONE);
+    expect(steps(cfg, s).filter((l) => l.includes('sendProduce'))).toEqual([]);
+  });
+
+  it('KIP-360: an error that is not retriable fails even a batch that is not the next sequence', () => {
+    const cfg = config('kafka-3.8');
+    // The first batch expired after one send: the second is not the next after the last acknowledged.
+    let s = sendRecord(cfg, act(cfg, sendRecord(cfg, started(cfg), 0), 'batchExpired(p0)'), 0);
+    s = answerProduce(cfg, { ...s, network: s.network.filter((c) => c.conn !== 0) }, 0, Err.INVALID_PRODUCER_EPOCH);
+    expect(producer(s)).toMatchObject({ epoch: 1, batches: [] });
+    expect(produceRequests(s, 0)).toEqual([]);
+  });
+
   it('a timeout re-sends on a new connection, and an answer on the old one is ignored', () => {
     const cfg = config('kafka-3.8');
     const s = act(cfg, sendRecord(cfg, started(cfg), 0), 'produceTimeout(p0)');
