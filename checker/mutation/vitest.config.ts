@@ -6,7 +6,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['model/kafka/conformance/**/*.test.ts', 'model/kafka/coordinator-steps.test.ts', 'model/kafka/partition-steps.test.ts', 'model/kafka/verification.test.ts', 'model/kafka/producer.test.ts', 'model/kafka/producer-steps.test.ts', 'model/kafka/network.test.ts', 'model/kafka/consumer.test.ts', 'model/kafka/ghost.test.ts', 'model/kafka/next.test.ts', 'checker/engine/*.test.ts'],
+    include: ['model/kafka/conformance/**/*.test.ts', 'model/kafka/coordinator-steps.test.ts', 'model/kafka/partition-steps.test.ts', 'model/kafka/verification.test.ts', 'model/kafka/producer.test.ts', 'model/kafka/producer-steps.test.ts', 'model/kafka/network.test.ts', 'model/kafka/consumer.test.ts', 'model/kafka/ghost.test.ts', 'model/kafka/next.test.ts', 'model/kafka/pack.test.ts', 'checker/engine/*.test.ts'],
     testTimeout: 30_000,
     setupFiles: ['./checker/vitest.setup.ts'],
   },
