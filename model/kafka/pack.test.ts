@@ -95,7 +95,10 @@ describe('packed Kafka states', () => {
 
   it('a state that needs more words than given is refused, never cut short', () => {
     const cfg = configs[0]![1];
-    const busy = walkStates(cfg, 1, 30).at(-1)!;
-    expect(() => packState(busy, new Int32Array(8))).toThrow(RangeError);
+    for (const s of walkStates(cfg, 2, 30)) {
+      const needed = packState(s, words);
+      // One word short, or far short: the pack throws rather than return a prefix of the state.
+      for (const room of [8, needed - 1]) expect(() => packState(s, new Int32Array(room))).toThrow(RangeError);
+    }
   });
 });
