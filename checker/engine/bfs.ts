@@ -3,6 +3,7 @@
 // they wait in the frontier. Invariants are checked when a state is first discovered, so the
 // first violation found has a shortest trace. The level in which it is found is finished before
 // reporting, so the counts are those of whole levels, as the parallel search reports them.
+import { IntList } from './int-list.ts';
 import { PACK_WORDS, type Model } from './model.ts';
 import { DEADLOCK, Discovery, SearchRun, brokenInvariant, rebuildTrace, successorsOf, type Limit, type Result, type SearchOptions } from './search.ts';
 
@@ -42,15 +43,14 @@ export class Trail {
 
 /**
  * The states of one level waiting to be expanded. When the model packs and unpacks its states they
- * wait as words in one growing buffer (a few bytes a field instead of an object each), else as
- * the objects themselves.
+ * wait as words in one growing list (a few bytes a field instead of an object each), else as the
+ * objects themselves.
  */
 export class Frontier<S> {
   private readonly objects: (S | undefined)[] = [];
-  private words: Int32Array<ArrayBuffer> = new Int32Array(1 << 12);
-  private ends: Int32Array<ArrayBuffer> = new Int32Array(1 << 10);
-  private count = 0;
-  private used = 0;
+  private readonly words = new IntList(1 << 12);
+  /** Where each packed state's words end. */
+  private readonly ends = new IntList(1 << 10);
   private readonly scratch: Int32Array | undefined;
 
   constructor(private readonly model: Model<S, unknown>) {
@@ -58,30 +58,26 @@ export class Frontier<S> {
   }
 
   get length(): number {
-    return this.count;
+    return this.scratch === undefined ? this.objects.length : this.ends.length;
   }
 
-  /** Bytes the waiting states take (the packed buffer; objects are not counted). */
+  /** Bytes the waiting states take (the packed lists; objects are not counted). */
   get bytes(): number {
-    return this.scratch === undefined ? 0 : this.words.byteLength + this.ends.byteLength;
+    return this.scratch === undefined ? 0 : this.words.bytes + this.ends.bytes;
   }
 
   /** Adds `s`; `packed` holds its first `length` words when the caller has packed it already. */
   push(s: S, packed?: Int32Array, length = 0): void {
     if (this.scratch === undefined) {
       this.objects.push(s);
-      this.count++;
       return;
     }
     if (packed === undefined || length === 0) {
       packed = this.scratch;
       length = this.model.pack!(s, packed);
     }
-    if (this.used + length > this.words.length) this.words = grown(this.words, this.used + length);
-    if (this.count === this.ends.length) this.ends = grown(this.ends, this.count + 1);
-    this.words.set(packed.subarray(0, length), this.used);
-    this.used += length;
-    this.ends[this.count++] = this.used;
+    this.words.pushAll(packed, length);
+    this.ends.push(this.words.length);
   }
 
   /** The i-th state; an object is let go once taken. */
@@ -91,14 +87,8 @@ export class Frontier<S> {
       this.objects[i] = undefined;
       return s;
     }
-    return this.model.unpack!(this.words.subarray(i === 0 ? 0 : this.ends[i - 1]!, this.ends[i]!));
+    return this.model.unpack!(this.words.subarray(i === 0 ? 0 : this.ends.get(i - 1), this.ends.get(i)));
   }
-}
-
-function grown(a: Int32Array, atLeast: number): Int32Array<ArrayBuffer> {
-  const bigger = new Int32Array(Math.max(atLeast, a.length * 2));
-  bigger.set(a);
-  return bigger;
 }
 
 export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
@@ -152,7 +142,7 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
       const broken = brokenInvariant(model, t);
       if (broken !== undefined) found = { property: broken, id: tid };
     }
-    nextLevel.push(t, run.packed, run.packedLength);
+    nextLevel.push(t, run.packed.words, run.packed.length);
   };
   let emitted = 0;
   const emit = (t: S, action: number, kind: number): void => {

@@ -3,7 +3,7 @@
 // and per state only its BFS parent, its depth and a few mark bits are stored. Full states exist
 // only while they wait in the frontier; a trace is rebuilt by re-running action indices.
 import { FingerprintMap } from './fingerprint-map.ts';
-import { HEAP_SHARE, memoryInUse, stateFingerprint } from './search.ts';
+import { heapNearlyFull, memoryInUse, stateFingerprint } from './search.ts';
 import { IntList } from './int-list.ts';
 import type { Model } from './model.ts';
 
@@ -120,8 +120,7 @@ export function exploreGraph<S, A>(model: Model<S, A>, predicates: readonly ((s:
       if ((id & 255) === 255) {
         if (performance.now() - start >= maxMs) return { stoppedBy: 'maxSeconds', states: ids.size };
         // The graph's lists grow with every state: stop before the heap is nearly full, never abort.
-        const memory = memoryInUse();
-        if (memory.heapUsed > HEAP_SHARE * memory.heapLimit) return { stoppedBy: 'maxMemory', states: ids.size };
+        if (heapNearlyFull(memoryInUse())) return { stoppedBy: 'maxMemory', states: ids.size };
       }
     }
     level = next;

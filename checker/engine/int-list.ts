@@ -9,12 +9,31 @@ export class IntList {
   }
 
   push(x: number): void {
-    if (this.length === this.items.length) {
-      const bigger = new Int32Array(this.items.length * 2);
-      bigger.set(this.items);
-      this.items = bigger;
-    }
+    if (this.length === this.items.length) this.grow(this.length + 1);
     this.items[this.length++] = x;
+  }
+
+  /** Appends the first `n` items of `from`. */
+  pushAll(from: Int32Array, n: number): void {
+    if (this.length + n > this.items.length) this.grow(this.length + n);
+    this.items.set(from.subarray(0, n), this.length);
+    this.length += n;
+  }
+
+  private grow(atLeast: number): void {
+    const bigger = new Int32Array(Math.max(atLeast, this.items.length * 2));
+    bigger.set(this.items);
+    this.items = bigger;
+  }
+
+  /** Items `from` to `to` (exclusive), as a view that a later push may leave behind. */
+  subarray(from: number, to: number): Int32Array {
+    return this.items.subarray(from, to);
+  }
+
+  /** Bytes the list holds, its spare room included. */
+  get bytes(): number {
+    return this.items.byteLength;
   }
 
   get(i: number): number {

@@ -144,6 +144,10 @@ export function memoryInUse(): MemoryUse {
 
 /** The share of the heap limit a search stops at on its own, well before V8 would abort. */
 export const HEAP_SHARE = 0.85;
+
+export function heapNearlyFull(m: MemoryUse): boolean {
+  return m.heapUsed > HEAP_SHARE * m.heapLimit;
+}
 /** The least time between two looks at the memory in use. */
 const MEMORY_EVERY_MS = 100;
 
@@ -167,8 +171,7 @@ class Clock {
     if (now - this.lastMemory < MEMORY_EVERY_MS) return false;
     this.lastMemory = now;
     const m = this.memory();
-    if (m.heapUsed > HEAP_SHARE * m.heapLimit) return true;
-    return this.options.maxMemory !== undefined && m.rss > this.options.maxMemory * 2 ** 20;
+    return heapNearlyFull(m) || (this.options.maxMemory !== undefined && m.rss > this.options.maxMemory * 2 ** 20);
   }
 
   get seconds(): number {
@@ -214,18 +217,11 @@ export class SearchRun<S, A> {
     this.visited = options.visited ?? new VisitedSet();
     this.coverage = new CoverageCounter(model);
     this.maxStates = options.maxStates ?? Infinity;
-    if (model.pack !== undefined && model.canonical === undefined) {
-      const words = this.packed;
-      const pack = model.pack.bind(model);
-      this.fingerprintOf = (s, out) => fingerprintWords(words, (this.packedLength = pack(s, words)), out);
-    } else {
-      this.fingerprintOf = stateFingerprint(model);
-    }
+    this.fingerprintOf = stateFingerprint(model, this.packed);
   }
 
-  /** The words `discover` packed the state into, when the model packs and has no symmetry; else none. */
-  readonly packed = new Int32Array(PACK_WORDS);
-  packedLength = 0;
+  /** The words `discover` packed the state into, when the model packs and has no symmetry (length 0 else). */
+  readonly packed: PackedWords = { words: new Int32Array(PACK_WORDS), length: 0 };
 
   get distinctStates(): number {
     return this.visited.size;
@@ -258,17 +254,24 @@ export class SearchRun<S, A> {
   }
 }
 
+/** A state's packed words, kept for a caller that would otherwise pack the same state again. */
+export interface PackedWords {
+  readonly words: Int32Array;
+  length: number;
+}
+
 /**
  * The fingerprint function of `model`'s states: of the canonical representative under symmetry,
- * over the packed words when the model packs its states.
+ * over the packed words when the model packs its states. Without symmetry the words are those of
+ * the state itself, and `keep` (when given) holds them after each call.
  */
-export function stateFingerprint<S>(model: Model<S, unknown>): (s: S, out: Int32Array) => void {
+export function stateFingerprint<S>(model: Model<S, unknown>, keep?: PackedWords): (s: S, out: Int32Array) => void {
   const m = model as Required<Model<S, unknown>>;
   if (model.pack !== undefined) {
-    const words = new Int32Array(PACK_WORDS);
-    return model.canonical === undefined
-      ? (s, out) => fingerprintWords(words, m.pack(s, words), out)
-      : (s, out) => fingerprintWords(words, m.pack(m.canonical(s), words), out);
+    const words = keep?.words ?? new Int32Array(PACK_WORDS);
+    if (model.canonical !== undefined) return (s, out) => fingerprintWords(words, m.pack(m.canonical(s), words), out);
+    if (keep === undefined) return (s, out) => fingerprintWords(words, m.pack(s, words), out);
+    return (s, out) => fingerprintWords(words, (keep.length = m.pack(s, words)), out);
   }
   return model.canonical === undefined ? (s, out) => fingerprintInto(s, out) : (s, out) => fingerprintInto(m.canonical(s), out);
 }

@@ -162,7 +162,7 @@ function encode(states: readonly unknown[]): Uint8Array {
   for (const s of states) {
     const length = model.pack(s, packed);
     words.push(length);
-    for (let i = 0; i < length; i++) words.push(packed[i]!);
+    words.pushAll(packed, length);
   }
   const taken = words.take();
   return new Uint8Array(taken.buffer, taken.byteOffset, taken.byteLength);
