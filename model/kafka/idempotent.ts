@@ -27,14 +27,25 @@ import {
 } from './state.ts';
 import { setAt } from './util.ts';
 
-const NO_SEQUENCES: PartitionSequences = { pid: NO_PID, epoch: NO_EPOCH, nextSeq: 0, lastAcked: -1 };
+/** A partition's sequences from the beginning under (pid, epoch). */
+function sequencesFrom(pid: number, epoch: number): PartitionSequences {
+  return { pid, epoch, nextSeq: 0, lastAcked: -1 };
+}
+
+/** The partition's sequences belong to the batch's (or producer's) producer id and epoch. */
+function sequencesOf(seqs: PartitionSequences, pid: number, epoch: number): boolean {
+  return seqs.pid === pid && seqs.epoch === epoch;
+}
+
+/** What a batch waiting in the accumulator carries: no producer id, epoch or sequence yet. */
+const UNSENT = { status: BatchStatus.Queued, pid: NO_PID, epoch: NO_EPOCH, seq: -1 } as const;
 
 export function initialIdempotentProducer(partitions: number): IdempotentProducer {
   return {
     pid: NO_PID,
     epoch: NO_EPOCH,
     fatal: false,
-    sequences: new Array<PartitionSequences>(partitions).fill(NO_SEQUENCES),
+    sequences: new Array<PartitionSequences>(partitions).fill(sequencesFrom(NO_PID, NO_EPOCH)),
     batches: [],
     conns: new Array<number>(partitions).fill(0),
     recordsSent: 0,
@@ -75,7 +86,7 @@ export function canSend(cfg: KafkaConfig, p: IdempotentProducer): boolean {
 /** send(record to partition): the record waits in the accumulator. */
 export function sendRecord(s: State, j: number, partition: number): State {
   const p = s.idempotentProducers[j]!;
-  const batch: IdempotentBatch = { partition, status: BatchStatus.Queued, pid: NO_PID, epoch: NO_EPOCH, seq: -1, retried: false, record: p.recordsSent };
+  const batch: IdempotentBatch = { partition, ...UNSENT, retried: false, record: p.recordsSent };
   return put(s, j, { ...p, batches: [...p.batches, batch], recordsSent: p.recordsSent + 1 });
 }
 
@@ -102,7 +113,7 @@ export function sendProduce(s: State, j: number, partition: number): State {
   const p = s.idempotentProducers[j]!;
   const index = p.batches.findIndex((b) => b.partition === partition && b.status === BatchStatus.Queued);
   const current = p.sequences[partition]!;
-  const seqs = current.pid === p.pid && current.epoch === p.epoch ? current : { pid: p.pid, epoch: p.epoch, nextSeq: 0, lastAcked: -1 };
+  const seqs = sequencesOf(current, p.pid, p.epoch) ? current : sequencesFrom(p.pid, p.epoch);
   const batch: IdempotentBatch = { ...p.batches[index]!, status: BatchStatus.InFlight, pid: p.pid, epoch: p.epoch, seq: seqs.nextSeq };
   const next: IdempotentProducer = {
     ...p,
@@ -135,7 +146,7 @@ export function batchExpired(cfg: KafkaConfig, s: State, j: number, partition: n
   const p = s.idempotentProducers[j]!;
   const index = inFlight(p, partition);
   const expired = p.batches[index]!;
-  const failed: IdempotentProducer = { ...p, batches: p.batches.filter((_, k) => k !== index), conns: setAt(p.conns, partition, p.conns[partition]! + 1) };
+  const failed: IdempotentProducer = { ...withoutBatch(p, index), conns: setAt(p.conns, partition, p.conns[partition]! + 1) };
   if (!expired.retried) return put(s, j, failed);
   return put(s, j, cfg.idempotentClientRules.kip360 ? bumpEpoch(cfg, failed, partition) : resetProducerId(failed));
 }
@@ -153,7 +164,7 @@ function resetProducerId(p: IdempotentProducer): IdempotentProducer {
 function bumpEpoch(cfg: KafkaConfig, p: IdempotentProducer, partition: number): IdempotentProducer {
   if (p.epoch >= cfg.maxEpoch) return resetProducerId(p);
   const epoch = p.epoch + 1;
-  return { ...p, epoch, sequences: setAt(p.sequences, partition, { pid: p.pid, epoch, nextSeq: 0, lastAcked: -1 }) };
+  return { ...p, epoch, sequences: setAt(p.sequences, partition, sequencesFrom(p.pid, epoch)) };
 }
 
 // ---- Produce answers ----------------------------------------------------------------------------
@@ -166,21 +177,21 @@ export function acceptsResponse(s: State, j: number, from: number, conn: number)
 
 /** The batch goes to the accumulator again, to be drained under the current producer id and epoch. */
 function requeue(p: IdempotentProducer, index: number): IdempotentProducer {
-  const b: IdempotentBatch = { ...p.batches[index]!, status: BatchStatus.Queued, pid: NO_PID, epoch: NO_EPOCH, seq: -1, retried: true };
+  const b: IdempotentBatch = { ...p.batches[index]!, ...UNSENT, retried: true };
   return { ...p, batches: setAt(p.batches, index, b) };
 }
 
 /** TransactionManager.isNextSequence: the batch follows the partition's last acknowledged sequence. */
 function isNextSequence(p: IdempotentProducer, b: IdempotentBatch): boolean {
   const seqs = p.sequences[b.partition]!;
-  return seqs.pid === b.pid && seqs.epoch === b.epoch && b.seq === seqs.lastAcked + 1;
+  return sequencesOf(seqs, b.pid, b.epoch) && b.seq === seqs.lastAcked + 1;
 }
 
 function acknowledge(p: IdempotentProducer, index: number): IdempotentProducer {
   const b = p.batches[index]!;
   const seqs = p.sequences[b.partition]!;
-  const sequences = seqs.pid === b.pid && seqs.epoch === b.epoch ? setAt(p.sequences, b.partition, { ...seqs, lastAcked: Math.max(seqs.lastAcked, b.seq) }) : p.sequences;
-  return { ...p, batches: p.batches.filter((_, k) => k !== index), sequences };
+  const sequences = sequencesOf(seqs, b.pid, b.epoch) ? setAt(p.sequences, b.partition, { ...seqs, lastAcked: Math.max(seqs.lastAcked, b.seq) }) : p.sequences;
+  return { ...withoutBatch(p, index), sequences };
 }
 
 export function handleProduceResponse(cfg: KafkaConfig, s: State, j: number, resp: Response): State {
@@ -192,15 +203,16 @@ export function handleProduceResponse(cfg: KafkaConfig, s: State, j: number, res
   const rules = cfg.idempotentClientRules;
   const b = p.batches[index]!;
   if (resp.error === Err.NONE) return put(s, j, acknowledge(p, index));
-  if (isFatal(rules, resp.error)) return put(s, j, { ...fail(p, index), fatal: true });
+  if (isFatal(rules, resp.error)) return put(s, j, { ...withoutBatch(p, index), fatal: true });
   if (retriedAsItIs(rules, p, b, resp.error)) {
     const again: IdempotentBatch = { ...b, retried: true };
     return transmit(s, j, { ...p, batches: setAt(p.batches, index, again) }, again);
   }
-  if (!rules.kip360) return put(s, j, resp.error === Err.OUT_OF_ORDER_SEQUENCE_NUMBER && b.pid === p.pid ? resetProducerId(fail(p, index)) : fail(p, index));
+  const failed = withoutBatch(p, index);
+  if (!rules.kip360) return put(s, j, resp.error === Err.OUT_OF_ORDER_SEQUENCE_NUMBER && b.pid === p.pid ? resetProducerId(failed) : failed);
   // KIP-360: a real gap bumps the epoch and the batch goes again under it; any other error fails the batch and bumps too.
   if (resp.error === Err.OUT_OF_ORDER_SEQUENCE_NUMBER) return put(s, j, requeue(bumpEpoch(cfg, p, b.partition), index));
-  return put(s, j, bumpEpoch(cfg, fail(p, index), b.partition));
+  return put(s, j, bumpEpoch(cfg, failed, b.partition));
 }
 
 /** The error ends the producer (maybeTransitionToErrorState): fencing, and before KIP-588 an old epoch. */
@@ -219,6 +231,7 @@ function retriedAsItIs(rules: Rules, p: IdempotentProducer, b: IdempotentBatch, 
   return error === Err.NOT_ENOUGH_REPLICAS || (error === Err.OUT_OF_ORDER_SEQUENCE_NUMBER && !isNextSequence(p, b));
 }
 
-function fail(p: IdempotentProducer, index: number): IdempotentProducer {
+/** The batch at `index` leaves the producer: acknowledged, or failed to the application. */
+function withoutBatch(p: IdempotentProducer, index: number): IdempotentProducer {
   return { ...p, batches: p.batches.filter((_, k) => k !== index) };
 }
