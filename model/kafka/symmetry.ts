@@ -432,23 +432,24 @@ export function permutations<T>(items: readonly T[]): T[][] {
 }
 
 /**
- * The canonicalizer for `cfg`: a representative of a state's class under renamings of the data
- * partitions. With `bySignature` false every renaming is a candidate (the plain minimum).
+ * The canonicalizer for `cfg`: a representative of a state's class under renamings of the
+ * transactional.ids and the data partitions. With `bySignature` false every renaming is a
+ * candidate (the plain minimum).
  */
 export function kafkaCanonical(cfg: KafkaConfig, bySignature = true): (s: State) => State {
   const byPartitions = partitionCanonical(cfg, bySignature);
   if (cfg.transactionalIds <= 1) return byPartitions;
   const ids = Array.from({ length: cfg.transactionalIds }, (_, t) => t);
   const everyId = (1 << cfg.transactionalIds) - 1;
+  const allOrders = permutations(ids);
   const least = new Least();
   const renamedIds = (s: State, order: readonly number[]): State => {
-    const perm = new Array<number>(order.length);
-    order.forEach((t, q) => (perm[t] = q));
-    return order.every((t, q) => t === q) ? s : renameTransactionalIds(cfg, s, perm);
+    const perm = renamingOf(order);
+    return perm === null ? s : renameTransactionalIds(cfg, s, perm);
   };
   return (s) => {
     // As for partitions: only the renamings that sort the transactional.ids by signature are candidates.
-    const orders = sortedOrders(ids, { sig: idSignatures(cfg, s), touched: everyId });
+    const orders = bySignature ? sortedOrders(ids, { sig: idSignatures(cfg, s), touched: everyId }) : allOrders;
     if (orders.length === 1) return byPartitions(renamedIds(s, orders[0]!));
     least.reset();
     for (const order of orders) least.offer(byPartitions(renamedIds(s, order)));
@@ -472,14 +473,20 @@ function partitionCanonical(cfg: KafkaConfig, bySignature: boolean): (s: State) 
   };
 }
 
-/** `s` with old partition order[q] renamed q. */
-function renamedBy(s: State, order: readonly number[]): State {
+/** The renaming that puts old order[q] in place q, or null when it renames nothing. */
+function renamingOf(order: readonly number[]): Renaming | null {
   const perm = new Array<number>(order.length);
   let identity = true;
   order.forEach((p, q) => {
     perm[p] = q;
     if (p !== q) identity = false;
   });
-  return identity ? s : renamePartitions(s, perm);
+  return identity ? null : perm;
+}
+
+/** `s` with old partition order[q] renamed q. */
+function renamedBy(s: State, order: readonly number[]): State {
+  const perm = renamingOf(order);
+  return perm === null ? s : renamePartitions(s, perm);
 }
 
