@@ -40,6 +40,8 @@ import type {
   Verification,
 } from './state.ts';
 
+// The words being written and the cursor: module-level so the writers take no extra argument on
+// the hot path; packState sets them at the start of each call and nothing else keeps them.
 let w: Int32Array = new Int32Array(0);
 let n = 0;
 
@@ -330,6 +332,7 @@ export function packState(s: State, words: Int32Array): number {
 // ---- Back from words (Model.unpack): states cross worker threads as integers ----------------------
 // Objects are built with the keys in the order the model's own constructors use.
 
+// The words being read and the cursor, set by unpackState as the writers' are by packState.
 let r: Int32Array = new Int32Array(0);
 let at = 0;
 

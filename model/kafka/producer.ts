@@ -41,6 +41,15 @@ export function clientRules(cfg: KafkaConfig, p: Producer): Rules {
   return v1;
 }
 
+/**
+ * Whether instance `instance` runs its next transaction under transaction version 2: its client
+ * has it and the cluster has finalized it (maybeUpdateTransactionV2Enabled, TransactionManager.java
+ * trunk 1eb76443, 4.0).
+ */
+function takesTransactionV2(cfg: KafkaConfig, instance: number, finalized: number): boolean {
+  return cfg.clientRules[instance]!.tv2 && finalized === 2;
+}
+
 export function initialProducer(cfg: KafkaConfig, txnId: number, instance: number): Producer {
   return {
     txnId,
@@ -65,7 +74,7 @@ export function initialProducer(cfg: KafkaConfig, txnId: number, instance: numbe
     offsetsAdded: false,
     offsetsCommitted: false,
     ghostExcuses: 0,
-    transactionV2: cfg.clientRules[instance]!.tv2 && cfg.transactionVersion === 2,
+    transactionV2: takesTransactionV2(cfg, instance, cfg.transactionVersion),
   };
 }
 
@@ -125,14 +134,10 @@ export function canBegin(cfg: KafkaConfig, p: Producer): boolean {
   return isActive(p) && p.tm === Tm.READY && p.request === null && p.txnsBegun < cfg.transactionsPerInstance && hasInput;
 }
 
-/**
- * beginTransaction: the client reads the finalized transaction.version it last learned and keeps
- * that version for the whole transaction (maybeUpdateTransactionV2Enabled, TransactionManager.java
- * trunk 1eb76443, 4.0).
- */
+/** beginTransaction: the client reads the finalized transaction.version it last learned and keeps that version for the whole transaction. */
 export function beginTransaction(cfg: KafkaConfig, s: State, i: number): State {
   const p = s.producers[i]!;
-  const transactionV2 = cfg.clientRules[p.instance]!.tv2 && s.transactionVersion === 2;
+  const transactionV2 = takesTransactionV2(cfg, p.instance, s.transactionVersion);
   return put(s, i, { ...p, tm: Tm.IN_TRANSACTION, txnsBegun: p.txnsBegun + 1, recordsSent: 0, txnStarted: false, added: 0, pendingAdd: 0, transactionV2 });
 }
 

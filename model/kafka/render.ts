@@ -615,9 +615,11 @@ function idempotence(s: KafkaView): Explanation | undefined {
         over: [producerOf(e.clientTransaction), leaderOf(part.name)],
       };
     }
-    const later = data.find((e) => !e.transactional && data.some((x) => x.offset > e.offset && !x.transactional && x.clientTransaction === e.clientTransaction && x.record < e.record));
+    // A record of an idempotent producer that an earlier record of the same producer follows.
+    const overtakes = (e: LogEntryView, x: LogEntryView) => !e.transactional && !x.transactional && x.offset > e.offset && x.clientTransaction === e.clientTransaction && x.record < e.record;
+    const later = data.find((e) => data.some((x) => overtakes(e, x)));
     if (later !== undefined) {
-      const earlier = data.find((x) => x.offset > later.offset && !x.transactional && x.clientTransaction === later.clientTransaction && x.record < later.record)!;
+      const earlier = data.find((x) => overtakes(later, x))!;
       return {
         text: `${part.name} holds record ${later.record} of ${later.clientTransaction} (offset ${later.offset}, pid ${later.pid} epoch ${later.epoch} seq ${later.sequence}) before its earlier record ${earlier.record} (offset ${earlier.offset}, pid ${earlier.pid} epoch ${earlier.epoch} seq ${earlier.sequence}): the producer's records are out of order.`,
         over: [later.clientTransaction, leaderOf(part.name)],
