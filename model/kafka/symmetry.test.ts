@@ -127,7 +127,7 @@ describe('Kafka partition symmetry', () => {
   const configs: Record<string, unknown>[] = [
     { partitions: 3, instancesPerId: 2, transactionsPerInstance: 2, recordsPerTransaction: 2, consumers: { readCommitted: 1, readUncommitted: 1 }, faults: { requestLoss: 1, responseLoss: 1, requestTimeouts: 2, batchExpiries: 1, producerCrashes: 1, coordinatorFailovers: 1, transactionTimeouts: 1 } },
     { variant: 'kafka-3.6', partitions: 3, transactionalIds: 2, recordsPerTransaction: 3, faults: { requestTimeouts: 2, batchExpiries: 1, coordinatorFailovers: 1, transactionTimeouts: 1, responseLoss: 1 } },
-    { variant: 'kafka-4.0', partitions: 4, recordsPerTransaction: 3, transactionsPerInstance: 2, faults: { requestTimeouts: 1, batchExpiries: 1, transactionTimeouts: 1, requestLoss: 1 } },
+    { variant: 'kafka-4.0', partitions: 4, recordsPerTransaction: 3, transactionsPerInstance: 2, idempotentProducers: 1, faults: { requestTimeouts: 1, batchExpiries: 1, transactionTimeouts: 1, requestLoss: 1 } },
     { variant: 'kafka-3.6', app: 'consume-transform-produce', inputRecords: 3, partitions: 3, instancesPerId: 2, recordsPerTransaction: 2, faults: { requestTimeouts: 1, producerCrashes: 1, coordinatorFailovers: 1 } },
     // Appends in flight name partitions in their transition, request and answer; marker connections are per leader.
     { variant: 'kafka-4.0', partitions: 3, instancesPerId: 2, recordsPerTransaction: 2, faults: { appendFailures: 2, transactionTimeouts: 1, requestTimeouts: 1, markerTimeouts: 2, coordinatorFailovers: 1 } },
