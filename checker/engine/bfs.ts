@@ -5,7 +5,9 @@
 // reporting, so the counts are those of whole levels, as the parallel search reports them.
 import { IntList } from './int-list.ts';
 import { PACK_WORDS, type Model } from './model.ts';
-import { DEADLOCK, Discovery, SearchRun, brokenInvariant, rebuildTrace, successorsOf, type Limit, type Result, type SearchOptions } from './search.ts';
+import { StubbornSets } from './reduction.ts';
+import { DEADLOCK, Discovery, SearchRun, brokenInvariant, rebuildTrace, stateFingerprint, successorsOf, type Limit, type Result, type SearchOptions } from './search.ts';
+import { VisitedSet } from './visited.ts';
 
 /** Expansions between two looks at the clock. */
 const CLOCK_EVERY = 256;
@@ -93,6 +95,7 @@ export class Frontier<S> {
 
 export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
   const run = new SearchRun(model, options);
+  const reducer = options.reduction === true ? new Reducer(model) : undefined;
   const successors = successorsOf(model);
   const maxDepth = options.maxDepth ?? Infinity;
   const trail = new Trail();
@@ -102,11 +105,12 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
   let queueBytes = 0;
   const finish = (stoppedBy?: Limit): Result => {
     const memory = { visitedBytes: run.visited.bytes, traceBytes: trail.bytes, queueBytes };
+    const reduction = reducer === undefined ? {} : { reducedStates: reducer.reducedStates };
     if (found !== undefined) {
       const { init, actions } = trail.path(found.id);
-      return run.finish('violation', { violation: { property: found.property, trace: rebuildTrace(model, init, actions) }, memory });
+      return run.finish('violation', { violation: { property: found.property, trace: rebuildTrace(model, init, actions) }, memory, ...reduction });
     }
-    return stoppedBy === undefined ? run.finish('ok', { memory }) : run.finish('incomplete', { stoppedBy, memory });
+    return stoppedBy === undefined ? run.finish('ok', { memory, ...reduction }) : run.finish('incomplete', { stoppedBy, memory, ...reduction });
   };
 
   let level = new Frontier(model);
@@ -138,6 +142,7 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
     }
     const tid = run.distinctStates - 1;
     trail.set(tid, parent, action);
+    reducer?.seenInNextLevel(run.fingerprint);
     if (found === undefined) {
       const broken = brokenInvariant(model, t);
       if (broken !== undefined) found = { property: broken, id: tid };
@@ -152,17 +157,26 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
   };
   const countOnly = (): void => void emitted++;
 
+  const expandReduced = (s: S): boolean => {
+    const kept = reducer!.keptSuccessors(s, run.visited);
+    if (kept === undefined) return false;
+    for (const { state, action, kind } of kept) emit(state, action, kind);
+    return true;
+  };
+
   let levelStartId = 0;
   let sinceClock = 0;
   while (level.length > 0) {
     nextLevel = new Frontier(model);
+    reducer?.startLevel();
     let cutOffByDepth = false;
     for (let i = 0; i < level.length; i++) {
       const s = level.take(i);
       parent = levelStartId + i;
       emitted = 0;
       const beyondLimit = overLimit;
-      successors(s, run.depth < maxDepth ? emit : countOnly);
+      if (run.depth >= maxDepth) successors(s, countOnly);
+      else if (reducer === undefined || !expandReduced(s)) successors(s, emit);
       // Past the state limit nothing new is kept, but the level is expanded to its end, as on workers.
       if (emitted === 0 && !options.deadlockAllowed && !beyondLimit) found ??= { property: DEADLOCK, id: parent };
       cutOffByDepth ||= run.depth >= maxDepth && emitted > 0;
@@ -183,4 +197,54 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
     if (level.length > 0) run.depth++;
   }
   return finish();
+}
+
+/**
+ * The stubborn-set half of a reduced breadth-first search: which successors a state keeps, and the
+ * proviso, which needs to know whether a successor was first seen in the level being built.
+ */
+class Reducer<S, A> {
+  reducedStates = 0;
+  private readonly sets: StubbornSets;
+  private readonly fingerprintOf: (s: S, out: Int32Array) => void;
+  private readonly probe = new Int32Array(2);
+  private readonly kindIndex: ReadonlyMap<string, number>;
+  private nextLevel = new VisitedSet();
+
+  constructor(private readonly model: Model<S, A>) {
+    if (model.independence === undefined) throw new Error('partial-order reduction needs the model to describe its independence');
+    this.sets = new StubbornSets(model.independence as never);
+    this.fingerprintOf = stateFingerprint(model);
+    this.kindIndex = new Map(model.actionKinds.map((kind, i) => [kind, i]));
+  }
+
+  startLevel(): void {
+    this.nextLevel = new VisitedSet();
+  }
+
+  seenInNextLevel(fingerprint: Int32Array): void {
+    this.nextLevel.add(fingerprint[0]!, fingerprint[1]!);
+  }
+
+  /**
+   * The successors by the actions of a stubborn set of `s`, or undefined when `s` must be
+   * expanded in full: the set holds every enabled action, or (C3) one of its successors was seen
+   * at the depth of `s` or before.
+   */
+  keptSuccessors(s: S, visited: VisitedSet): { state: S; action: number; kind: number }[] | undefined {
+    const actions = this.model.actions(s);
+    const classes = this.model.independence!.classesOf(s);
+    const chosen = this.sets.choose(classes);
+    if (chosen === null) return undefined;
+    const kept: { state: S; action: number; kind: number }[] = [];
+    for (let i = 0; i < actions.length; i++) {
+      if (chosen[classes[i]!] === 0) continue;
+      const t = this.model.next(s, actions[i]!);
+      this.fingerprintOf(t, this.probe);
+      if (visited.has(this.probe[0]!, this.probe[1]!) && !this.nextLevel.has(this.probe[0]!, this.probe[1]!)) return undefined;
+      kept.push({ state: t, action: i, kind: this.kindIndex.get(this.model.kind(actions[i]!))! });
+    }
+    this.reducedStates++;
+    return kept;
+  }
 }

@@ -18,6 +18,27 @@ export type Goal<S> =
   | { readonly kind: 'eventually'; readonly label: string; readonly q: (s: S) => boolean }
   | { readonly kind: 'leadsTo'; readonly label: string; readonly p: (s: S) => boolean; readonly q: (s: S) => boolean };
 
+/**
+ * For partial-order reduction: the model's steps in a fixed, finite set of transition classes and
+ * how the classes interact. Every action belongs to one class; the engine keeps or postpones a
+ * class as a whole. The relations must over-approximate: claiming too much dependence costs states,
+ * claiming too little loses them.
+ */
+export interface Independence<S> {
+  readonly classes: number;
+  /** The class of each enabled action of `s`, in the order of `actions(s)`. */
+  classesOf(s: S): ArrayLike<number>;
+  /**
+   * Per class, the classes that may not commute with it: two independent actions enabled together
+   * lead to the same state in either order, and neither disables the other.
+   */
+  readonly dependent: readonly (readonly number[])[];
+  /** Per class, a necessary enabling set: while the class is disabled, none of it can be enabled but by one of these. */
+  readonly enablers: readonly (readonly number[])[];
+  /** Per class, whether one of its steps may change what a checked invariant reads. */
+  readonly visible: readonly boolean[];
+}
+
 export interface Model<S, A> {
   /** Initial states, in a fixed order. */
   init(): readonly S[];
@@ -45,6 +66,8 @@ export interface Model<S, A> {
   pack?(s: S, words: Int32Array): number;
   /** Optional, with `pack`: the state whose packed words are `words`; lets states cross threads as integers. */
   unpack?(words: Int32Array): S;
+  /** Partial-order reduction (used when a search asks for it). */
+  readonly independence?: Independence<S>;
   /** Symmetry reduction: a representative of the class of `s`. */
   canonical?(s: S): S;
   /**

@@ -50,6 +50,8 @@ export interface Result {
    * one thread, for a model that packs its states) the most the waiting levels took.
    */
   readonly memory?: { readonly visitedBytes: number; readonly traceBytes: number; readonly queueBytes?: number };
+  /** With partial-order reduction: how many states expanded only a stubborn set of their actions. */
+  readonly reducedStates?: number;
 }
 
 export interface Progress {
@@ -81,6 +83,8 @@ export interface SearchOptions {
   readonly memory?: () => MemoryUse;
   /** A flag, shared across threads (Int32Array over a SharedArrayBuffer): non-zero asks the search to stop. */
   readonly stop?: Int32Array;
+  /** Breadth-first only: partial-order reduction with the model's `independence` (see reduction.ts). */
+  readonly reduction?: boolean;
   /** The set to record visited states in (default: a new one); a swarm walker reads it back. */
   readonly visited?: VisitedSet;
 }
@@ -241,7 +245,7 @@ export class SearchRun<S, A> {
     return { distinctStates: this.distinctStates, statesGenerated: this.statesGenerated, queue, depth: this.depth };
   }
 
-  finish(status: Status, extra: Pick<Result, 'violation' | 'stoppedBy' | 'memory'> = {}): Result {
+  finish(status: Status, extra: Pick<Result, 'violation' | 'stoppedBy' | 'memory' | 'reducedStates'> = {}): Result {
     return {
       status,
       distinctStates: this.distinctStates,

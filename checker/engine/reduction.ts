@@ -1,0 +1,89 @@
+// Partial-order reduction for breadth-first safety checking: stubborn sets (Valmari) over the
+// model's transition classes. A state expands only the enabled actions of a stubborn set T:
+//   D1  an enabled class in T takes every class dependent on it into T, so nothing outside T
+//       can fail to commute with it;
+//   D2  a disabled class in T takes its necessary enabling set into T, so nothing outside T can
+//       enable it;
+//   V   an enabled visible class in T takes every visible class into T, so the steps left out
+//       never change what an invariant reads (the reduced graph is stuttering equivalent to the
+//       full one for the invariants, and it keeps every deadlock);
+//   C3  breadth-first proviso: a reduced state whose kept successors include one already seen at
+//       its own depth or before is expanded in full, so every cycle of the reduced graph passes a
+//       fully expanded state and no action is postponed forever.
+// The search checks C3 (it knows depths); this module builds T, which depends only on the set of
+// enabled classes, so it is computed once per such set.
+import type { Independence } from './model.ts';
+
+/** Distinct enabled-class sets remembered before the memo starts again. */
+const MEMO_LIMIT = 1 << 16;
+
+export class StubbornSets {
+  private readonly memo = new Map<string, Uint8Array | null>();
+  private readonly visibleClasses: readonly number[];
+
+  constructor(private readonly independence: Independence<unknown>) {
+    const { classes, dependent, enablers, visible } = independence;
+    if (dependent.length !== classes || enablers.length !== classes || visible.length !== classes) {
+      throw new Error(`independence: expected ${classes} entries in dependent, enablers and visible`);
+    }
+    for (const list of [...dependent, ...enablers]) {
+      for (const c of list) if (!Number.isInteger(c) || c < 0 || c >= classes) throw new Error(`independence: class ${c} out of range 0..${classes - 1}`);
+    }
+    this.visibleClasses = visible.flatMap((v, c) => (v ? [c] : []));
+  }
+
+  /**
+   * Per class, 1 when its enabled actions are to be expanded; null when the stubborn set holds
+   * every enabled action, so there is nothing to postpone. `enabled` lists the class of each enabled action.
+   */
+  choose(enabled: ArrayLike<number>): Uint8Array | null {
+    const distinct = [...new Set(Array.from(enabled))].sort((a, b) => a - b);
+    const key = distinct.join(',');
+    const known = this.memo.get(key);
+    if (known !== undefined) return known;
+    if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
+    const chosen = this.smallest(distinct);
+    this.memo.set(key, chosen);
+    return chosen;
+  }
+
+  /** The stubborn set with the fewest enabled classes over every enabled seed (the first such seed on ties). */
+  private smallest(enabledClasses: readonly number[]): Uint8Array | null {
+    const { classes, dependent, enablers, visible } = this.independence;
+    const isEnabled = new Uint8Array(classes);
+    for (const c of enabledClasses) isEnabled[c] = 1;
+    let best: Uint8Array | null = null;
+    let bestCount = enabledClasses.length;
+    for (const seed of enabledClasses) {
+      const inSet = new Uint8Array(classes);
+      const work = [seed];
+      inSet[seed] = 1;
+      let count = 0;
+      let visibleTaken = false;
+      const take = (c: number): void => {
+        if (inSet[c] === 0) {
+          inSet[c] = 1;
+          work.push(c);
+        }
+      };
+      while (work.length > 0 && count < bestCount) {
+        const c = work.pop()!;
+        if (isEnabled[c] === 0) {
+          for (const e of enablers[c]!) take(e);
+          continue;
+        }
+        count++;
+        for (const d of dependent[c]!) take(d);
+        if (visible[c] && !visibleTaken) {
+          visibleTaken = true;
+          for (const v of this.visibleClasses) take(v);
+        }
+      }
+      if (count < bestCount) {
+        bestCount = count;
+        best = inSet;
+      }
+    }
+    return best;
+  }
+}
