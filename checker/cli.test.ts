@@ -597,3 +597,31 @@ describe('traces in the ITF encodings of Apalache and Quint', () => {
     expect(out).toMatch(/tmPrepared: recorded \{"#set":\[.*"rm9"\]\}/);
   });
 });
+
+describe('partial-order reduction', () => {
+  const base = { model: 'kafka', variant: 'kafka-3.5', partitions: 2, transactionsPerInstance: 1, recordsPerTransaction: 1, consumers: { readCommitted: 1 }, deadlock: true };
+
+  it('runs the reduced search on one thread and says so', async () => {
+    const spec = file('por.json', { ...base, properties: ['AtomicCommit'], reduction: 'por' });
+    const { code, out } = await txcheck('check', spec, '--json', '--workers', '2');
+    const summary = JSON.parse(out);
+    expect(code).toBe(0);
+    expect(summary).toMatchObject({ status: 'ok', workers: 1, reduction: 'por' });
+    expect(summary.reducedStates).toBeGreaterThan(0);
+    const full = JSON.parse((await txcheck('check', file('full.json', { ...base, properties: ['AtomicCommit'] }), '--json')).out);
+    expect(summary.distinctStates).toBeLessThan(full.distinctStates);
+    expect((await txcheck('check', spec)).out).toMatch(/breadth-first, partial-order reduction\)/);
+  });
+
+  it('refuses an unknown reduction, liveness and random search with one line each', async () => {
+    const unknown = await txcheck('check', file('por-bad.json', { ...base, reduction: 'ample' }));
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toMatch(/por-bad\.json: reduction: expected one of "none", "por", got "ample"/);
+    const random = await txcheck('check', file('por-random.json', { ...base, reduction: 'por' }), '--strategy', 'random');
+    expect(random.code).toBe(2);
+    expect(random.err).toMatch(/--strategy: expected "bfs": the spec asks for partial-order reduction/);
+    const live = await txcheck('check', file('por-live.json', { ...base, reduction: 'por', liveness: ['TransactionsComplete'], fairness: [] }));
+    expect(live.code).toBe(2);
+    expect(live.err).toMatch(/reduction: expected "none" with "liveness"/);
+  });
+});

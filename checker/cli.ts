@@ -238,9 +238,13 @@ function workersOption(flags: Flags): number {
 async function check(file: string, flags: Flags, io: Io): Promise<number> {
   const spec = loadSpecFile(file);
   const options = runOptions(spec, flags);
-  const workers = workersOption(flags);
+  // The proviso of the reduction reads the depths of one search: it runs on one thread.
+  const workers = spec.reduction ? 1 : workersOption(flags);
   if (spec.liveness.length > 0 && options.strategy === 'random') {
     throw new InputError(COMMAND_LINE, '--strategy', '"bfs": the spec checks liveness, which needs the whole state graph', '"random"');
+  }
+  if (spec.reduction && options.strategy === 'random') {
+    throw new InputError(COMMAND_LINE, '--strategy', '"bfs": the spec asks for partial-order reduction, which the breadth-first search applies', '"random"');
   }
   if (flags.out === undefined) checkOutputFolder(`out/${spec.name}.*.itf.json`, 'out', true);
   else checkOutput(flags.out);
@@ -342,6 +346,7 @@ function jsonSummary(
     strategy: options.strategy,
     workers,
     ...(options.strategy === 'random' ? { seed: options.seed } : {}),
+    ...(spec.reduction ? { reduction: 'por', reducedStates: result.reducedStates } : {}),
     ...(memory === undefined ? {} : { memory }),
     ...(stoppedBy === undefined ? {} : { stoppedBy }),
     ...(violation === undefined
@@ -428,7 +433,8 @@ function textSummary(
 ): string {
   const lines: string[] = [];
   const threads = workers === 1 ? '' : `, ${workers} workers`;
-  const searched = `${options.strategy === 'random' ? `random walks, seed ${options.seed}` : 'breadth-first'}${threads}`;
+  const reduced = spec.reduction ? ', partial-order reduction' : '';
+  const searched = `${options.strategy === 'random' ? `random walks, seed ${options.seed}` : 'breadth-first'}${reduced}${threads}`;
   lines.push(`${TOOL}: ${spec.file} (model ${spec.entry.name}, ${searched})`);
   lines.push(`Checking ${spec.properties.join(', ') || 'no invariants'}; deadlock ${spec.deadlockAllowed ? 'allowed' : 'reported'}.`);
   if (spec.liveness.length > 0) {

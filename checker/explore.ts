@@ -24,7 +24,7 @@ export async function explore(
   onProgress?: (p: Progress) => void,
   stop?: Int32Array,
 ): Promise<Result> {
-  const searchOptions = { ...options, deadlockAllowed: spec.deadlockAllowed, onProgress, ...(stop === undefined ? {} : { stop }) };
+  const searchOptions = { ...options, deadlockAllowed: spec.deadlockAllowed, onProgress, ...(stop === undefined ? {} : { stop }), ...(spec.reduction ? { reduction: true } : {}) };
   const randomOptions = { ...searchOptions, maxDepth: options.maxDepth ?? DEFAULT_WALK_DEPTH };
   if (stop !== undefined) return searchOffThread(modelRecipe(spec), options.strategy, workers, options.strategy === 'bfs' ? searchOptions : randomOptions);
   if (options.strategy === 'bfs') {

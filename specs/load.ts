@@ -63,6 +63,8 @@ export interface Spec {
   readonly deadlockAllowed: boolean;
   /** Explore one representative per class of states that differ only by interchangeable parts. */
   readonly symmetry: boolean;
+  /** "reduction": "por": partial-order reduction of the breadth-first search (stubborn sets). */
+  readonly reduction: boolean;
   /** "holds", or the property a shipped spec is expected to violate. */
   readonly expect?: string;
   readonly defaults: Partial<RunOptions>;
@@ -90,11 +92,16 @@ export function parseSpec(file: string, value: unknown, path: string): Spec {
   // Liveness goals and per-action fairness name parts one by one (a partition, a transactional.id):
   // on a graph of representatives, a run would switch between the parts a goal follows.
   if (symmetry && liveness.length > 0) fields.fail('symmetry', 'false with "liveness" (liveness is checked on the unreduced state graph)', symmetry);
+  const reduction = fields.has('reduction') && fields.oneOf('reduction', ['none', 'por']) === 'por';
+  if (reduction && liveness.length > 0) fields.fail('reduction', '"none" with "liveness" (the reduced graph keeps invariants and deadlocks, not temporal properties)', 'por');
   const expect = fields.has('expect') ? fields.oneOf('expect', ['holds', ...propertyNames, DEADLOCK, ...liveness]) : undefined;
   const defaults = readRunOptions(fields, (o) => o.name);
   if (liveness.length > 0 && defaults.strategy === 'random') fields.fail('strategy', '"bfs" (liveness needs the whole state graph)', 'random');
+  if (reduction && defaults.strategy === 'random') fields.fail('strategy', '"bfs" (partial-order reduction applies to the breadth-first search)', 'random');
   const params = entry.readParams(fields);
-  const fairness = readFairness(fields, liveness, entry.build(params, []).actionKinds);
+  const bare = entry.build(params, []);
+  if (reduction && bare.independence === undefined) fields.fail('reduction', `"none" (model ${entry.name} describes no transition classes)`, 'por');
+  const fairness = readFairness(fields, liveness, bare.actionKinds);
   fields.done();
   return {
     file,
@@ -107,6 +114,7 @@ export function parseSpec(file: string, value: unknown, path: string): Spec {
     fairness,
     deadlockAllowed,
     symmetry,
+    reduction,
     defaults,
     description,
     expect,

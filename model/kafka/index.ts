@@ -3,6 +3,7 @@ import type { Model, Property } from '../../checker/engine/model.ts';
 import type { KafkaConfig } from './config.ts';
 import { initialConsumer } from './consumer.ts';
 import { emptyCoordinator } from './coordinator.ts';
+import { kafkaIndependence } from './footprints.ts';
 import { type Action, actionKindNames, actionLabel, enabledActions, step } from './next.ts';
 import { initialIdempotentProducer } from './idempotent.ts';
 import { packState, unpackState } from './pack.ts';
@@ -60,5 +61,10 @@ export function kafkaModel(cfg: KafkaConfig, invariants: readonly Property<State
     view: (s) => kafkaView(cfg, s),
     pack: packState,
     unpack: unpackState,
+    independence: kafkaIndependence(
+      cfg,
+      invariants.map((p) => p.name),
+      (s) => enabledActions(cfg, s),
+    ),
   };
 }

@@ -2,13 +2,10 @@
 // boolean anywhere in a reachable state, changed alone, changes the words (so no field is left out
 // of pack.ts), two states with the same words are equal, and unpacking gives the state back.
 import fc from 'fast-check';
-import seedrandom from 'seedrandom';
 import { describe, expect, it } from 'vitest';
 import { deepEqual } from '../../checker/engine/fingerprint.ts';
-import { kafkaConfig } from './conformance/harness.ts';
+import { kafkaConfig, walkStates } from './conformance/harness.ts';
 import type { KafkaConfig } from './config.ts';
-import { initialState } from './index.ts';
-import { enabledActions, step } from './next.ts';
 import { packState, unpackState } from './pack.ts';
 import type { State } from './state.ts';
 
@@ -18,21 +15,6 @@ function packed(s: State): number[] {
   return Array.from(words.subarray(0, packState(s, words)));
 }
 
-/** States met on seeded random walks, every one of each walk. */
-function walkStates(cfg: KafkaConfig, walks: number, depth: number, seed = 'pack'): State[] {
-  const rng = seedrandom(seed);
-  const out: State[] = [];
-  for (let w = 0; w < walks; w++) {
-    let s = initialState(cfg);
-    for (let d = 0; d < depth; d++) {
-      out.push(s);
-      const actions = enabledActions(cfg, s);
-      if (actions.length === 0) break;
-      s = step(cfg, s, actions[Math.floor(rng() * actions.length)]!);
-    }
-  }
-  return out;
-}
 
 /** Every path to a number or boolean inside `v`. */
 function leaves(v: unknown, path: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
@@ -60,7 +42,7 @@ const configs: [string, KafkaConfig][] = [
 
 describe('packed Kafka states', () => {
   it.each(configs)('every field of a reachable state is packed (%s)', (_, cfg) => {
-    const states = walkStates(cfg, 4, 40);
+    const states = walkStates(cfg, 4, 40, 'pack');
     let checked = 0;
     for (const s of states.filter((_, i) => i % 4 === 0)) {
       const base = packed(s).join(',');
@@ -74,7 +56,7 @@ describe('packed Kafka states', () => {
 
   it.each(configs)('states with the same words are equal, and equal states have the same words (%s)', (_, cfg) => {
     const byWords = new Map<string, State>();
-    for (const s of walkStates(cfg, 20, 40)) {
+    for (const s of walkStates(cfg, 20, 40, 'pack')) {
       const key = packed(s).join(',');
       const seen = byWords.get(key);
       if (seen === undefined) byWords.set(key, s);
@@ -95,7 +77,7 @@ describe('packed Kafka states', () => {
 
   it('a state that needs more words than given is refused, never cut short', () => {
     const cfg = configs[0]![1];
-    for (const s of walkStates(cfg, 2, 30)) {
+    for (const s of walkStates(cfg, 2, 30, 'pack')) {
       const needed = packState(s, words);
       // One word short, or far short: the pack throws rather than return a prefix of the state.
       for (const room of [8, needed - 1]) expect(() => packState(s, new Int32Array(room))).toThrow(RangeError);

@@ -1,0 +1,87 @@
+// Partial-order reduction keeps verdicts: on the shipped Kafka specs (those the suite recounts) the
+// reduced search gives the verdict the spec expects, in no more states than the reviewed table's,
+// and on random small Kafka specs, each checking one property, it agrees with the full search;
+// every violation it reports ends in a state that breaks the property.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { bfs } from '../checker/engine/bfs.ts';
+import type { Result } from '../checker/engine/search.ts';
+import { readCounts } from '../checker/counts.ts';
+import { kafkaProperties } from '../model/kafka/properties.ts';
+import { modelOf } from './build.ts';
+import { loadSpecFile, parseSpec } from './load.ts';
+import { benchmarks, shippedSpecFiles } from './shipped.ts';
+
+const RECOUNT_UP_TO = 20_000;
+const table = readCounts();
+const small = shippedSpecFiles().filter((f) => {
+  if (!f.startsWith('specs/kafka/') || benchmarks.includes(f)) return false;
+  const spec = loadSpecFile(f);
+  return spec.liveness.length === 0 && spec.expect !== undefined && (recorded(f)?.distinctStates ?? Infinity) <= RECOUNT_UP_TO;
+});
+
+/** The table's row for a spec under the variant it names. */
+function recorded(file: string): { distinctStates: number } | undefined {
+  return table[file]?.[String(loadSpecFile(file).raw.variant)];
+}
+
+function verdict(r: Result): string {
+  return r.violation?.property ?? r.status;
+}
+
+function endsBroken(model: ReturnType<typeof modelOf>, r: Result): boolean {
+  const last = r.violation!.trace.states.at(-1);
+  return model.invariants.some((p) => p.name === r.violation!.property && !p.holds(last));
+}
+
+describe('partial-order reduction', () => {
+  it('has shipped specs to check', () => {
+    expect(small.length).toBeGreaterThan(10);
+  });
+
+  it.each(small)('%s: the expected verdict, in no more states than the full search', (file) => {
+    const spec = loadSpecFile(file);
+    const model = modelOf(spec);
+    const reduced = bfs(model, { deadlockAllowed: spec.deadlockAllowed, reduction: true });
+    expect(verdict(reduced)).toBe(spec.expect === 'holds' ? 'ok' : spec.expect);
+    expect(reduced.distinctStates).toBeLessThanOrEqual(recorded(file)!.distinctStates);
+    if (reduced.violation !== undefined && reduced.violation.property !== 'Deadlock') expect(endsBroken(model, reduced)).toBe(true);
+  });
+
+  it('agrees with the full search on random small Kafka specs checking one property', () => {
+    const names = kafkaProperties.map((p) => p.name);
+    const variants = ['kafka-0.11', 'kafka-3.5', 'kafka-3.8', 'kafka-4.0', 'kafka-latest'];
+    const faultKinds = ['requestLoss', 'responseLoss', 'requestTimeouts', 'batchExpiries', 'producerCrashes', 'transactionTimeouts'];
+    let violations = 0;
+    let reducedRuns = 0;
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...variants),
+        fc.constantFrom(...names),
+        fc.integer({ min: 1, max: 2 }),
+        fc.integer({ min: 1, max: 2 }),
+        fc.integer({ min: 0, max: 1 }),
+        fc.constantFrom(...faultKinds),
+        fc.integer({ min: 0, max: 1 }),
+        (variant, property, partitions, instancesPerId, readCommitted, fault, budget) => {
+          const raw = { model: 'kafka', variant, partitions, instancesPerId, transactionsPerInstance: 1, recordsPerTransaction: 1, consumers: { readCommitted }, faults: { [fault]: budget }, properties: [property], deadlock: true, maxStates: 30_000 };
+          const spec = parseSpec('random spec', raw, '');
+          const model = modelOf(spec);
+          const options = { deadlockAllowed: true, maxStates: 30_000 };
+          const full = bfs(model, options);
+          if (full.status === 'incomplete') return;
+          const reduced = bfs(model, { ...options, reduction: true });
+          expect(verdict(reduced)).toBe(verdict(full));
+          expect(reduced.distinctStates).toBeLessThanOrEqual(full.distinctStates);
+          if (reduced.violation !== undefined) expect(endsBroken(model, reduced)).toBe(true);
+          if (reduced.violation !== undefined) violations++;
+          if (reduced.distinctStates < full.distinctStates) reducedRuns++;
+        },
+      ),
+      { seed: 20261202, numRuns: 25 },
+    );
+    // The random specs exercised both verdicts and an actual reduction.
+    expect(violations).toBeGreaterThan(0);
+    expect(reducedRuns).toBeGreaterThan(0);
+  }, 120_000);
+});
