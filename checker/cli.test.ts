@@ -625,3 +625,48 @@ describe('partial-order reduction', () => {
     expect(live.err).toMatch(/reduction: expected "none" with "liveness"/);
   });
 });
+
+describe('checkpoint and resume', () => {
+  /** check, with a stop already asked for: the search stops at its first look at the clock. */
+  async function stopped(...argv: string[]) {
+    let out = '';
+    let err = '';
+    const stop = { flag: new Int32Array(new SharedArrayBuffer(4)), received: 'SIGINT' };
+    stop.flag[0] = 1;
+    const code = await main(['check', ...argv], { out: (t) => (out += t), err: (t) => (err += t), errIsTTY: false, stop });
+    return { code, out, err };
+  }
+
+  it('a stopped search leaves a checkpoint, and the resumed one ends with the counts and verdict of an uninterrupted run', async () => {
+    const saved = join(dir, 'stale.ckpt');
+    const first = await stopped('specs/kafka/stale-end-txn.json', '--checkpoint', saved, '--json', '--out', join(dir, 'first.itf.json'));
+    expect(first.code).toBe(3);
+    expect(JSON.parse(first.out)).toMatchObject({ status: 'incomplete', stoppedBy: 'signal', checkpoint: saved, workers: 1 });
+    const resumed = JSON.parse((await txcheck('check', 'specs/kafka/stale-end-txn.json', '--resume', saved, '--json', '--out', join(dir, 'resumed.itf.json'))).out);
+    const whole = JSON.parse((await txcheck('check', 'specs/kafka/stale-end-txn.json', '--json', '--out', join(dir, 'whole.itf.json'))).out);
+    for (const field of ['status', 'distinctStates', 'statesGenerated', 'depth', 'coverage']) expect(resumed[field]).toEqual(whole[field]);
+    expect(resumed.violation.length).toBe(whole.violation.length);
+    expect(JSON.parse(readFileSync(join(dir, 'resumed.itf.json'), 'utf8')).states).toEqual(JSON.parse(readFileSync(join(dir, 'whole.itf.json'), 'utf8')).states);
+    const text = await stopped('specs/kafka/commit-abort.json', '--checkpoint', join(dir, 'text.ckpt'));
+    expect(text.out).toContain(`Checkpoint written to ${join(dir, 'text.ckpt')}; go on with: txcheck check specs/kafka/commit-abort.json --resume ${join(dir, 'text.ckpt')}`);
+  });
+
+  it('refuses what cannot be saved or resumed with one line and exit 2', async () => {
+    const saved = join(dir, 'commit-abort.ckpt');
+    await stopped('specs/kafka/commit-abort.json', '--checkpoint', saved);
+    const cases: [string[], RegExp][] = [
+      [['specs/kafka/commit-abort.json', '--checkpoint', saved, '--strategy', 'random'], /--checkpoint: expected the breadth-first search/],
+      [['specs/kafka/commit-abort.json', '--checkpoint-every', '10'], /--checkpoint-every: expected a --checkpoint FILE to write to/],
+      [['specs/kafka/commit-abort.json', '--checkpoint', saved, '--checkpoint-every', '0'], /--checkpoint-every: expected an integer from 1/],
+      [['specs/kafka/zombie-fencing.json', '--resume', saved], /commit-abort\.ckpt: identity: expected a checkpoint of this spec with these options, got one of another search/],
+      [['specs/kafka/commit-abort.json', '--resume', saved, '--max-depth', '3'], /identity: expected a checkpoint of this spec with these options/],
+      [['specs/kafka/commit-abort.json', '--resume', 'specs/kafka/commit-abort.json'], /commit-abort\.json: \(top level\): expected a checkpoint file written by --checkpoint, got a file of another kind/],
+    ];
+    for (const [argv, message] of cases) {
+      const { code, err } = await txcheck('check', ...argv);
+      expect(code, argv.join(' ')).toBe(2);
+      expect(err).toMatch(message);
+      expect(err.trim().split('\n')).toHaveLength(1);
+    }
+  });
+});

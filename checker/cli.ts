@@ -15,7 +15,7 @@ import { explorerSource } from './explorer/source.ts';
 import { listText } from './list.ts';
 import { type Lasso, type LivenessResult, checkLiveness, describeFairness } from './engine/liveness.ts';
 import type { Model } from './engine/model.ts';
-import { DEADLOCK, HEAP_SHARE, type Limit, type Progress, type Result, type Trace } from './engine/search.ts';
+import { DEADLOCK, HEAP_SHARE, type Limit, type Progress, type Result, type SearchOptions, type Trace } from './engine/search.ts';
 import { renderHtml } from './report/html.ts';
 import { renderMermaid } from './report/mermaid.ts';
 import { type Report, buildReport } from './report/report.ts';
@@ -37,6 +37,7 @@ const ExitCode = { Ok: 0, Violation: 1, BadInput: 2, Incomplete: 3, Internal: 4 
 
 const COMMAND_LINE = 'command line';
 const DEFAULT_WALKS = 1000;
+const DEFAULT_CHECKPOINT_SECONDS = 60;
 
 const help = `${TOOL}: an explicit-state model checker
 
@@ -69,6 +70,10 @@ Options of check (they override the spec's own defaults):
   --max-memory MB         most megabytes of resident memory, every thread included; a search
                           also stops on its own at 85 % of its heap, cleanly, with exit 3
   --workers N             worker threads (default: the number of cores); 1 searches in this thread
+  --checkpoint FILE       breadth-first: save the search to FILE every --checkpoint-every seconds
+                          (default 60) and when it stops early (a signal, a limit); one thread
+  --resume FILE           go on from a checkpoint of the same spec and --max-depth, to the counts
+                          and verdict of an uninterrupted run; saves again to FILE (or --checkpoint)
   -o, --out FILE          where to write a counterexample (default out/<spec>.<property>.itf.json)
   --shrink                shrink the counterexample before writing it (see shrink)
   --json                  print one JSON object at the end, nothing else on stdout
@@ -103,6 +108,9 @@ const optionSpecs = {
   'max-states': { type: 'string' },
   'max-seconds': { type: 'string' },
   'max-memory': { type: 'string' },
+  checkpoint: { type: 'string' },
+  'checkpoint-every': { type: 'string' },
+  resume: { type: 'string' },
   workers: { type: 'string' },
   out: { type: 'string', short: 'o' },
   json: { type: 'boolean' },
@@ -213,11 +221,14 @@ function variantsCommand(command: 'compare' | 'mutants', files: readonly string[
   return compareCommand(files[0]!, specs[0]!.raw, flags.variants.split(','), limits, format, io);
 }
 
+/** String flags that say how to run or where to write, read elsewhere. */
+const NOT_RUN_OPTIONS: ReadonlySet<string> = new Set(['out', 'variants', 'workers', 'checkpoint', 'checkpoint-every', 'resume']);
+
 /** The spec's run options overridden by the flags, with the built-in defaults below both. */
 function runOptions(spec: Spec, flags: Flags): RunOptions {
   const given: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(flags)) {
-    if (typeof value === 'string' && name !== 'out' && name !== 'variants' && name !== 'workers') given[`--${name}`] = /^-?\d+$/.test(value) ? Number(value) : value;
+    if (typeof value === 'string' && !NOT_RUN_OPTIONS.has(name)) given[`--${name}`] = /^-?\d+$/.test(value) ? Number(value) : value;
   }
   const fields = new Fields(COMMAND_LINE, given);
   const fromFlags = readRunOptions(fields, (o) => o.flag);
@@ -227,6 +238,22 @@ function runOptions(spec: Spec, flags: Flags): RunOptions {
 }
 
 const MAX_WORKERS = 256;
+
+/** How a checked search is saved and taken up again: --checkpoint, --checkpoint-every and --resume. */
+function checkpointOptions(spec: Spec, flags: Flags, options: RunOptions): Pick<SearchOptions, 'checkpoint' | 'resume'> {
+  const file = flags.checkpoint ?? flags.resume;
+  if (flags['checkpoint-every'] !== undefined && file === undefined) throw new InputError(COMMAND_LINE, '--checkpoint-every', 'a --checkpoint FILE to write to');
+  if (file === undefined) return {};
+  const flag = flags.checkpoint === undefined ? '--resume' : '--checkpoint';
+  if (options.strategy === 'random') throw new InputError(COMMAND_LINE, flag, 'the breadth-first search (random walks are rerun from their seed instead)', '--strategy random');
+  const model = spec.entry.build(spec.params, []);
+  if (model.pack === undefined || model.unpack === undefined) throw new InputError(COMMAND_LINE, flag, `a model that packs its states (model ${spec.entry.name} does not)`);
+  const every = flags['checkpoint-every'];
+  const everySeconds = every === undefined ? DEFAULT_CHECKPOINT_SECONDS : new Fields(COMMAND_LINE, { '--checkpoint-every': /^-?\d+$/.test(every) ? Number(every) : every }).int('--checkpoint-every', 1, 86_400);
+  // What decides the search a checkpoint belongs to: the spec as written, the depth bound and this tool.
+  const identity = JSON.stringify({ tool: TOOL, spec: spec.raw, maxDepth: options.maxDepth ?? null });
+  return { checkpoint: { file, everySeconds, identity }, ...(flags.resume === undefined ? {} : { resume: { file: flags.resume, identity } }) };
+}
 
 /** --workers: a run option, not a spec field, since it says how to search and not what. */
 function workersOption(flags: Flags): number {
@@ -238,8 +265,9 @@ function workersOption(flags: Flags): number {
 async function check(file: string, flags: Flags, io: Io): Promise<number> {
   const spec = loadSpecFile(file);
   const options = runOptions(spec, flags);
-  // The proviso of the reduction reads the depths of one search: it runs on one thread.
-  const workers = spec.reduction ? 1 : workersOption(flags);
+  const saving = checkpointOptions(spec, flags, options);
+  // The proviso of the reduction reads the depths of one search, and a checkpoint saves one search: they run on one thread.
+  const workers = spec.reduction || saving.checkpoint !== undefined ? 1 : workersOption(flags);
   if (spec.liveness.length > 0 && options.strategy === 'random') {
     throw new InputError(COMMAND_LINE, '--strategy', '"bfs": the spec checks liveness, which needs the whole state graph', '"random"');
   }
@@ -250,7 +278,7 @@ async function check(file: string, flags: Flags, io: Io): Promise<number> {
   else checkOutput(flags.out);
   const model = modelOf(spec);
   const progress = new ProgressLine(io);
-  let result = await explore(spec, model, options, workers, io.errIsTTY ? progress.show : undefined, io.stop?.flag);
+  let result = await explore(spec, model, options, workers, io.errIsTTY ? progress.show : undefined, io.stop?.flag, saving);
   progress.clear();
   // Liveness is checked once every invariant holds in every reachable state.
   const live =
@@ -290,8 +318,15 @@ async function check(file: string, flags: Flags, io: Io): Promise<number> {
   }
 
   const signal = io.stop?.received;
-  if (flags.json === true) io.out(`${JSON.stringify({ ...(jsonSummary(spec, result, options, workers, traceFile, live, lassoFiles, shrunkFrom) as object), ...(signal === undefined ? {} : { signal }) })}\n`);
-  else io.out(textSummary(spec, options, workers, model, result, traceFile, live, lassoFiles, shrunkFrom, signal));
+  // A search stopped between two states (time, memory, a signal) left a checkpoint to go on from.
+  const saved = saving.checkpoint !== undefined && result.status === 'incomplete' && result.stoppedBy !== 'maxStates' && result.stoppedBy !== 'maxDepth' ? saving.checkpoint.file : undefined;
+  if (flags.json === true) {
+    const extra = { ...(signal === undefined ? {} : { signal }), ...(saved === undefined ? {} : { checkpoint: saved }) };
+    io.out(`${JSON.stringify({ ...(jsonSummary(spec, result, options, workers, traceFile, live, lassoFiles, shrunkFrom) as object), ...extra })}\n`);
+  } else {
+    io.out(textSummary(spec, options, workers, model, result, traceFile, live, lassoFiles, shrunkFrom, signal));
+    if (saved !== undefined) io.out(`Checkpoint written to ${saved}; go on with: txcheck check ${spec.file} --resume ${saved}\n`);
+  }
   const status = overallStatus(result, live);
   return status === 'ok' ? ExitCode.Ok : status === 'violation' ? ExitCode.Violation : ExitCode.Incomplete;
 }
@@ -737,7 +772,7 @@ interface Command {
 }
 
 const commands: readonly Command[] = [
-  { name: 'check', flags: ['strategy', 'seed', 'walks', 'max-depth', 'max-states', 'max-seconds', 'max-memory', 'workers', 'out', 'json', 'shrink'], run: check },
+  { name: 'check', flags: ['strategy', 'seed', 'walks', 'max-depth', 'max-states', 'max-seconds', 'max-memory', 'checkpoint', 'checkpoint-every', 'resume', 'workers', 'out', 'json', 'shrink'], run: check },
   { name: 'replay', flags: ['json'], run: replayCommand },
   { name: 'show', flags: ['format'], run: showCommand },
   { name: 'report', flags: ['out'], run: reportCommand },

@@ -8,7 +8,7 @@ import { parallelBfs } from './engine/parallel/bfs.ts';
 import { swarmSearch } from './engine/parallel/swarm.ts';
 import { searchOffThread } from './engine/parallel/solo.ts';
 import { randomSearch } from './engine/random.ts';
-import type { Progress, Result } from './engine/search.ts';
+import type { Progress, Result, SearchOptions } from './engine/search.ts';
 
 export const DEFAULT_WALK_DEPTH = 100;
 
@@ -23,8 +23,9 @@ export async function explore(
   workers: number,
   onProgress?: (p: Progress) => void,
   stop?: Int32Array,
+  saving: Pick<SearchOptions, 'checkpoint' | 'resume'> = {},
 ): Promise<Result> {
-  const searchOptions = { ...options, deadlockAllowed: spec.deadlockAllowed, onProgress, ...(stop === undefined ? {} : { stop }), ...(spec.reduction ? { reduction: true } : {}) };
+  const searchOptions = { ...options, deadlockAllowed: spec.deadlockAllowed, onProgress, ...(stop === undefined ? {} : { stop }), ...(spec.reduction ? { reduction: true } : {}), ...saving };
   const randomOptions = { ...searchOptions, maxDepth: options.maxDepth ?? DEFAULT_WALK_DEPTH };
   if (stop !== undefined) return searchOffThread(modelRecipe(spec), options.strategy, workers, options.strategy === 'bfs' ? searchOptions : randomOptions);
   if (options.strategy === 'bfs') {

@@ -3,6 +3,8 @@
 // they wait in the frontier. Invariants are checked when a state is first discovered, so the
 // first violation found has a shortest trace. The level in which it is found is finished before
 // reporting, so the counts are those of whole levels, as the parallel search reports them.
+import { readCheckpoint, writeCheckpoint } from './checkpoint.ts';
+import { InputError } from './input.ts';
 import { IntList } from './int-list.ts';
 import { PACK_WORDS, type Model } from './model.ts';
 import { StubbornSets } from './reduction.ts';
@@ -33,6 +35,21 @@ export class Trail {
 
   get bytes(): number {
     return this.parentOf.byteLength + this.viaAction.byteLength;
+  }
+
+  /** The first `n` entries, for a checkpoint. */
+  saved(n: number): { parents: Int32Array; actions: Int32Array } {
+    return { parents: this.parentOf.subarray(0, n), actions: this.viaAction.subarray(0, n) };
+  }
+
+  static restore(parents: Int32Array, actions: Int32Array): Trail {
+    const trail = new Trail();
+    const size = Math.max(1 << 12, parents.length);
+    trail.parentOf = new Int32Array(size);
+    trail.parentOf.set(parents);
+    trail.viaAction = new Int32Array(size);
+    trail.viaAction.set(actions);
+    return trail;
   }
 
   /** The initial state index and the action indices that lead to `id`. */
@@ -82,6 +99,19 @@ export class Frontier<S> {
     this.ends.push(this.words.length);
   }
 
+  /** The packed words and where each state's end, for a checkpoint (a model that packs only). */
+  saved(): { words: Int32Array; ends: Int32Array } {
+    return { words: this.words.subarray(0, this.words.length), ends: this.ends.subarray(0, this.ends.length) };
+  }
+
+  /** A frontier holding the states a checkpoint saved. */
+  static restore<S>(model: Model<S, unknown>, words: Int32Array, ends: Int32Array): Frontier<S> {
+    const frontier = new Frontier(model);
+    frontier.words.pushAll(words, words.length);
+    for (const end of ends) frontier.ends.push(end);
+    return frontier;
+  }
+
   /** The i-th state; an object is let go once taken. */
   take(i: number): S {
     if (this.scratch === undefined) {
@@ -94,44 +124,72 @@ export class Frontier<S> {
 }
 
 export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
-  const run = new SearchRun(model, options);
+  const saving = options.checkpoint;
+  if ((saving !== undefined || options.resume !== undefined) && (model.pack === undefined || model.unpack === undefined)) {
+    throw new Error('checkpoints need a model that packs and unpacks its states');
+  }
+  const resumed = options.resume === undefined ? undefined : readCheckpoint(options.resume.file);
+  if (resumed !== undefined && resumed.identity !== options.resume!.identity) {
+    throw new InputError(options.resume!.file, 'identity', 'a checkpoint of this spec with these options', 'one of another search');
+  }
+  const counters = resumed?.counters;
+  const run = new SearchRun(model, resumed === undefined ? options : { ...options, visited: VisitedSet.restore(resumed.visited, resumed.visitedCount) });
   const reducer = options.reduction === true ? new Reducer(model) : undefined;
   const successors = successorsOf(model);
   const maxDepth = options.maxDepth ?? Infinity;
-  const trail = new Trail();
+  const trail = resumed === undefined ? new Trail() : Trail.restore(resumed.parents, resumed.actions);
+  const secondsBefore = counters?.seconds ?? 0;
   // The first violation in discovery order: the property and the state id.
-  let found: { property: string; id: number } | undefined;
+  let found: { property: string; id: number } | undefined = counters?.found ?? undefined;
 
-  let queueBytes = 0;
+  let queueBytes = counters?.queueBytes ?? 0;
   const finish = (stoppedBy?: Limit): Result => {
     const memory = { visitedBytes: run.visited.bytes, traceBytes: trail.bytes, queueBytes };
-    const reduction = reducer === undefined ? {} : { reducedStates: reducer.reducedStates };
+    const extra = { memory, ...(reducer === undefined ? {} : { reducedStates: reducer.reducedStates }) };
+    let result: Result;
     if (found !== undefined) {
       const { init, actions } = trail.path(found.id);
-      return run.finish('violation', { violation: { property: found.property, trace: rebuildTrace(model, init, actions) }, memory, ...reduction });
-    }
-    return stoppedBy === undefined ? run.finish('ok', { memory, ...reduction }) : run.finish('incomplete', { stoppedBy, memory, ...reduction });
+      result = run.finish('violation', { violation: { property: found.property, trace: rebuildTrace(model, init, actions) }, ...extra });
+    } else result = stoppedBy === undefined ? run.finish('ok', extra) : run.finish('incomplete', { stoppedBy, ...extra });
+    return secondsBefore === 0 ? result : { ...result, seconds: result.seconds + secondsBefore };
   };
 
   let level = new Frontier(model);
-  const inits = model.init();
-  for (let i = 0; i < inits.length; i++) {
-    const s = inits[i]!;
-    run.statesGenerated++;
-    const discovery = run.discover(s);
-    if (discovery === Discovery.Seen) continue;
-    if (discovery === Discovery.OverLimit) return finish('maxStates');
-    const id = run.distinctStates - 1;
-    trail.set(id, -1, i);
-    const broken = brokenInvariant(model, s);
-    if (broken !== undefined) found ??= { property: broken, id };
-    level.push(s);
-  }
-  if (found !== undefined) return finish();
-
   let nextLevel = new Frontier(model);
-  let parent = 0;
+  let levelStartId = 0;
+  let firstIndex = 0;
   let overLimit = false;
+  let cutOffByDepth = false;
+  if (resumed === undefined) {
+    const inits = model.init();
+    for (let i = 0; i < inits.length; i++) {
+      const s = inits[i]!;
+      run.statesGenerated++;
+      const discovery = run.discover(s);
+      if (discovery === Discovery.Seen) continue;
+      if (discovery === Discovery.OverLimit) return finish('maxStates');
+      const id = run.distinctStates - 1;
+      trail.set(id, -1, i);
+      const broken = brokenInvariant(model, s);
+      if (broken !== undefined) found ??= { property: broken, id };
+      level.push(s);
+    }
+    if (found !== undefined) return finish();
+  } else {
+    const c = counters!;
+    run.statesGenerated = c.statesGenerated;
+    run.depth = c.depth;
+    run.coverage.add(c.coverage);
+    level = Frontier.restore(model, resumed.levelWords, resumed.levelEnds);
+    nextLevel = Frontier.restore(model, resumed.nextWords, resumed.nextEnds);
+    levelStartId = c.levelStartId;
+    firstIndex = c.nextIndex;
+    overLimit = c.overLimit;
+    cutOffByDepth = c.cutOffByDepth;
+    reducer?.restore(resumed.nextLevelSeen, resumed.nextLevelSeenCount, c.reducedStates);
+  }
+
+  let parent = 0;
   const visit = (t: S, action: number): void => {
     run.statesGenerated++;
     const discovery = run.discover(t);
@@ -164,13 +222,53 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
     return true;
   };
 
-  let levelStartId = 0;
+  const now = options.now ?? (() => performance.now());
+  let lastSave = now();
+  /** Saves the search as it stands before expanding the level's state `nextIndex`. */
+  const save = (nextIndex: number): void => {
+    const visited = run.visited.snapshot();
+    const { parents, actions } = trail.saved(run.distinctStates);
+    const current = level.saved();
+    const next = nextLevel.saved();
+    const seen = reducer?.snapshot() ?? { table: new Int32Array(0), count: 0 };
+    writeCheckpoint(saving!.file, {
+      identity: saving!.identity,
+      counters: {
+        distinctStates: run.distinctStates,
+        statesGenerated: run.statesGenerated,
+        depth: run.depth,
+        levelStartId,
+        nextIndex,
+        queueBytes,
+        seconds: secondsBefore + run.clock.seconds,
+        coverage: run.coverage.raw,
+        found: found ?? null,
+        overLimit,
+        cutOffByDepth,
+        reducedStates: reducer?.reducedStates ?? 0,
+      },
+      visited: visited.table,
+      visitedCount: visited.count,
+      parents,
+      actions,
+      levelWords: current.words,
+      levelEnds: current.ends,
+      nextWords: next.words,
+      nextEnds: next.ends,
+      nextLevelSeen: seen.table,
+      nextLevelSeenCount: seen.count,
+    });
+    lastSave = now();
+  };
+
   let sinceClock = 0;
   while (level.length > 0) {
-    nextLevel = new Frontier(model);
-    reducer?.startLevel();
-    let cutOffByDepth = false;
-    for (let i = 0; i < level.length; i++) {
+    if (firstIndex === 0) {
+      nextLevel = new Frontier(model);
+      reducer?.startLevel();
+      cutOffByDepth = false;
+    }
+    for (let i = firstIndex; i < level.length; i++) {
       const s = level.take(i);
       parent = levelStartId + i;
       emitted = 0;
@@ -183,9 +281,16 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
       if (++sinceClock === CLOCK_EVERY) {
         sinceClock = 0;
         const limit = run.clock.check(() => run.progress(level.length - i - 1 + nextLevel.length));
-        if (limit !== undefined) return finish(limit);
+        // A stop between two states can be taken up again; past the state limit states were dropped.
+        const resumable = saving !== undefined && !overLimit;
+        if (limit !== undefined) {
+          if (resumable) save(i + 1);
+          return finish(limit);
+        }
+        if (resumable && now() - lastSave >= saving.everySeconds * 1000) save(i + 1);
       }
     }
+    firstIndex = 0;
     if (found !== undefined || overLimit) {
       if (nextLevel.length > 0) run.depth++;
       return finish(found === undefined ? 'maxStates' : undefined);
@@ -220,6 +325,15 @@ class Reducer<S, A> {
 
   startLevel(): void {
     this.nextLevel = new VisitedSet();
+  }
+
+  snapshot(): { table: Int32Array; count: number } {
+    return this.nextLevel.snapshot();
+  }
+
+  restore(table: Int32Array, count: number, reducedStates: number): void {
+    if (table.length > 0) this.nextLevel = VisitedSet.restore(table, count);
+    this.reducedStates = reducedStates;
   }
 
   seenInNextLevel(fingerprint: Int32Array): void {

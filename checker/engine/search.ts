@@ -83,6 +83,13 @@ export interface SearchOptions {
   readonly memory?: () => MemoryUse;
   /** A flag, shared across threads (Int32Array over a SharedArrayBuffer): non-zero asks the search to stop. */
   readonly stop?: Int32Array;
+  /**
+   * Breadth-first on one thread: write the search to `file` every `everySeconds` and when it stops
+   * early (time, memory, a signal); `identity` names the spec and options, for the resume.
+   */
+  readonly checkpoint?: { readonly file: string; readonly everySeconds: number; readonly identity: string };
+  /** Breadth-first on one thread: go on from the checkpoint in `file`, which must carry `identity`. */
+  readonly resume?: { readonly file: string; readonly identity: string };
   /** Breadth-first only: partial-order reduction with the model's `independence` (see reduction.ts). */
   readonly reduction?: boolean;
   /** The set to record visited states in (default: a new one); a swarm walker reads it back. */

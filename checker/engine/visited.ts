@@ -18,6 +18,19 @@ export class VisitedSet {
     this.limit = Math.floor(this.capacity * MAX_LOAD);
   }
 
+  /** The set rebuilt from the table and count `snapshot` gave. */
+  static restore(table: Int32Array, count: number): VisitedSet {
+    const set = new VisitedSet(table.length / 2);
+    set.table = table.slice();
+    set.count = count;
+    return set;
+  }
+
+  /** The table itself (slots in place) and the count, for a checkpoint. */
+  snapshot(): { table: Int32Array; count: number } {
+    return { table: this.table, count: this.count };
+  }
+
   get size(): number {
     return this.count;
   }
