@@ -1,5 +1,6 @@
 // Picks the search a run asks for: breadth-first in this thread or on workers, random walks in
 // this thread or as a swarm. Shared by the command line and the benchmark.
+import { totalmem } from 'node:os';
 import { modelRecipe } from '../specs/build.ts';
 import type { RunOptions, Spec } from '../specs/load.ts';
 import { bfs } from './engine/bfs.ts';
@@ -11,6 +12,11 @@ import { randomSearch } from './engine/random.ts';
 import type { Progress, Result, SearchOptions } from './engine/search.ts';
 
 export const DEFAULT_WALK_DEPTH = 100;
+
+/** The one-thread search moves its waiting levels to disk past a quarter of --max-memory, or an eighth of the machine's memory. */
+export function spillBytes(maxMemory: number | undefined): number {
+  return maxMemory === undefined ? Math.floor(totalmem() / 8) : Math.floor((maxMemory * 2 ** 20) / 4);
+}
 
 /**
  * The search `options` ask for. With a `stop` flag (the command line sets it on a signal) the
@@ -25,7 +31,15 @@ export async function explore(
   stop?: Int32Array,
   saving: Pick<SearchOptions, 'checkpoint' | 'resume'> = {},
 ): Promise<Result> {
-  const searchOptions = { ...options, deadlockAllowed: spec.deadlockAllowed, onProgress, ...(stop === undefined ? {} : { stop }), ...(spec.reduction ? { reduction: true } : {}), ...saving };
+  const searchOptions = {
+    ...options,
+    deadlockAllowed: spec.deadlockAllowed,
+    onProgress,
+    ...(stop === undefined ? {} : { stop }),
+    ...(spec.reduction ? { reduction: true } : {}),
+    ...saving,
+    spillBytes: spillBytes(options.maxMemory),
+  };
   const randomOptions = { ...searchOptions, maxDepth: options.maxDepth ?? DEFAULT_WALK_DEPTH };
   if (stop !== undefined) return searchOffThread(modelRecipe(spec), options.strategy, workers, options.strategy === 'bfs' ? searchOptions : randomOptions);
   if (options.strategy === 'bfs') {

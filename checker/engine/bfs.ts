@@ -3,6 +3,9 @@
 // they wait in the frontier. Invariants are checked when a state is first discovered, so the
 // first violation found has a shortest trace. The level in which it is found is finished before
 // reporting, so the counts are those of whole levels, as the parallel search reports them.
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { readCheckpoint, writeCheckpoint } from './checkpoint.ts';
 import { InputError } from './input.ts';
 import { IntList } from './int-list.ts';
@@ -61,18 +64,65 @@ export class Trail {
 }
 
 /**
+ * Where the waiting levels go when their packed words pass `bytes` in memory: files in a
+ * temporary folder, made at the first spill and removed with everything in it at the end.
+ */
+interface SpillFile {
+  readonly path: string;
+  readonly fd: number;
+}
+
+export class Spill {
+  private folder: string | undefined;
+  private files = 0;
+  private readonly open = new Set<SpillFile>();
+
+  constructor(readonly bytes: number) {}
+
+  newFile(): SpillFile {
+    this.folder ??= mkdtempSync(join(tmpdir(), 'txcheck-frontier-'));
+    const path = join(this.folder, `level-${this.files++}.bin`);
+    const file = { path, fd: openSync(path, 'w+') };
+    this.open.add(file);
+    return file;
+  }
+
+  close(file: SpillFile): void {
+    closeSync(file.fd);
+    rmSync(file.path, { force: true });
+    this.open.delete(file);
+  }
+
+  remove(): void {
+    for (const file of this.open) closeSync(file.fd);
+    this.open.clear();
+    if (this.folder !== undefined) rmSync(this.folder, { recursive: true, force: true });
+    this.folder = undefined;
+  }
+}
+
+/**
  * The states of one level waiting to be expanded. When the model packs and unpacks its states they
  * wait as words in one growing list (a few bytes a field instead of an object each), else as the
- * objects themselves.
+ * objects themselves. With a `Spill`, words past its size go to a file, read back in order.
  */
 export class Frontier<S> {
   private readonly objects: (S | undefined)[] = [];
-  private readonly words = new IntList(1 << 12);
-  /** Where each packed state's words end. */
+  private words = new IntList(1 << 12);
+  /** Where each packed state's words end, counted from the level's first word (on disk or not). */
   private readonly ends = new IntList(1 << 10);
   private readonly scratch: Int32Array | undefined;
+  /** Words written to the file so far; the ones in memory follow them. */
+  private flushed = 0;
+  private file: SpillFile | undefined;
+  /** Where each piece written to the file ends (in words): states never straddle two pieces. */
+  private readonly pieces: number[] = [];
+  private read: { start: number; end: number; words: Int32Array; piece: number } = { start: 0, end: 0, words: new Int32Array(0), piece: -1 };
 
-  constructor(private readonly model: Model<S, unknown>) {
+  constructor(
+    private readonly model: Model<S, unknown>,
+    private readonly spill?: Spill,
+  ) {
     this.scratch = model.pack !== undefined && model.unpack !== undefined ? new Int32Array(PACK_WORDS) : undefined;
   }
 
@@ -80,9 +130,14 @@ export class Frontier<S> {
     return this.scratch === undefined ? this.objects.length : this.ends.length;
   }
 
-  /** Bytes the waiting states take (the packed lists; objects are not counted). */
+  /** Bytes the waiting states take in memory (the packed lists; objects are not counted). */
   get bytes(): number {
-    return this.scratch === undefined ? 0 : this.words.bytes + this.ends.bytes;
+    return this.scratch === undefined ? 0 : this.words.bytes + this.ends.bytes + this.read.words.byteLength;
+  }
+
+  /** Bytes the waiting states take on disk. */
+  get spilledBytes(): number {
+    return this.flushed * 4;
   }
 
   /** Adds `s`; `packed` holds its first `length` words when the caller has packed it already. */
@@ -96,19 +151,59 @@ export class Frontier<S> {
       length = this.model.pack!(s, packed);
     }
     this.words.pushAll(packed, length);
-    this.ends.push(this.words.length);
+    this.ends.push(this.flushed + this.words.length);
+    if (this.spill !== undefined && this.words.length * 4 >= this.spill.bytes) this.flush();
+  }
+
+  /** Moves the words in memory to the end of the file. */
+  private flush(): void {
+    this.file ??= this.spill!.newFile();
+    const words = this.words.subarray(0, this.words.length);
+    writeSync(this.file.fd, new Uint8Array(words.buffer, words.byteOffset, words.byteLength), 0, words.byteLength, this.flushed * 4);
+    this.flushed += words.length;
+    this.pieces.push(this.flushed);
+    this.words = new IntList(1 << 12);
+  }
+
+  /** Words `from` to `to` of the level, from memory or from the file. */
+  private wordsOf(from: number, to: number): Int32Array {
+    if (from >= this.flushed) return this.words.subarray(from - this.flushed, to - this.flushed);
+    const r = this.read;
+    if (from < r.start || to > r.end) {
+      // States are taken in order, so the piece holding `from` is this one or a later one.
+      let piece = r.piece < 0 || from < r.start ? 0 : r.piece;
+      while (this.pieces[piece]! <= from) piece++;
+      const start = piece === 0 ? 0 : this.pieces[piece - 1]!;
+      const end = this.pieces[piece]!;
+      const bytes = new Uint8Array((end - start) * 4);
+      readSync(this.file!.fd, bytes, 0, bytes.length, start * 4);
+      this.read = { start, end, words: new Int32Array(bytes.buffer), piece };
+    }
+    return this.read.words.subarray(from - this.read.start, to - this.read.start);
   }
 
   /** The packed words and where each state's end, for a checkpoint (a model that packs only). */
   saved(): { words: Int32Array; ends: Int32Array } {
-    return { words: this.words.subarray(0, this.words.length), ends: this.ends.subarray(0, this.ends.length) };
+    const total = this.flushed + this.words.length;
+    const words = new Int32Array(total);
+    let at = 0;
+    for (let piece = 0; piece < this.pieces.length; piece++) {
+      const end = this.pieces[piece]!;
+      words.set(this.wordsOf(at, end), at);
+      at = end;
+    }
+    words.set(this.words.subarray(0, this.words.length), this.flushed);
+    return { words, ends: this.ends.subarray(0, this.ends.length) };
   }
 
   /** A frontier holding the states a checkpoint saved. */
-  static restore<S>(model: Model<S, unknown>, words: Int32Array, ends: Int32Array): Frontier<S> {
-    const frontier = new Frontier(model);
-    frontier.words.pushAll(words, words.length);
-    for (const end of ends) frontier.ends.push(end);
+  static restore<S>(model: Model<S, unknown>, words: Int32Array, ends: Int32Array, spill?: Spill): Frontier<S> {
+    const frontier = new Frontier(model, spill);
+    let from = 0;
+    for (const end of ends) {
+      frontier.push(undefined as S, words.subarray(from, end), end - from);
+      from = end;
+    }
     return frontier;
   }
 
@@ -119,11 +214,27 @@ export class Frontier<S> {
       this.objects[i] = undefined;
       return s;
     }
-    return this.model.unpack!(this.words.subarray(i === 0 ? 0 : this.ends.get(i - 1), this.ends.get(i)));
+    return this.model.unpack!(this.wordsOf(i === 0 ? 0 : this.ends.get(i - 1), this.ends.get(i)));
+  }
+
+  /** Lets the file go. */
+  dispose(): void {
+    if (this.file === undefined) return;
+    this.spill!.close(this.file);
+    this.file = undefined;
   }
 }
 
 export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
+  const spill = options.spillBytes === undefined ? undefined : new Spill(options.spillBytes);
+  try {
+    return breadthFirst(model, options, spill);
+  } finally {
+    spill?.remove();
+  }
+}
+
+function breadthFirst<S, A>(model: Model<S, A>, options: SearchOptions, spill: Spill | undefined): Result {
   const saving = options.checkpoint;
   if ((saving !== undefined || options.resume !== undefined) && (model.pack === undefined || model.unpack === undefined)) {
     throw new Error('checkpoints need a model that packs and unpacks its states');
@@ -143,8 +254,9 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
   let found: { property: string; id: number } | undefined = counters?.found ?? undefined;
 
   let queueBytes = counters?.queueBytes ?? 0;
+  let spilledBytes = 0;
   const finish = (stoppedBy?: Limit): Result => {
-    const memory = { visitedBytes: run.visited.bytes, traceBytes: trail.bytes, queueBytes };
+    const memory = { visitedBytes: run.visited.bytes, traceBytes: trail.bytes, queueBytes, ...(spill === undefined ? {} : { spilledBytes }) };
     const extra = { memory, ...(reducer === undefined ? {} : { reducedStates: reducer.reducedStates }) };
     let result: Result;
     if (found !== undefined) {
@@ -154,8 +266,8 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
     return secondsBefore === 0 ? result : { ...result, seconds: result.seconds + secondsBefore };
   };
 
-  let level = new Frontier(model);
-  let nextLevel = new Frontier(model);
+  let level = new Frontier(model, spill);
+  let nextLevel = new Frontier(model, spill);
   let levelStartId = 0;
   let firstIndex = 0;
   let overLimit = false;
@@ -180,8 +292,8 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
     run.statesGenerated = c.statesGenerated;
     run.depth = c.depth;
     run.coverage.add(c.coverage);
-    level = Frontier.restore(model, resumed.levelWords, resumed.levelEnds);
-    nextLevel = Frontier.restore(model, resumed.nextWords, resumed.nextEnds);
+    level = Frontier.restore(model, resumed.levelWords, resumed.levelEnds, spill);
+    nextLevel = Frontier.restore(model, resumed.nextWords, resumed.nextEnds, spill);
     levelStartId = c.levelStartId;
     firstIndex = c.nextIndex;
     overLimit = c.overLimit;
@@ -264,7 +376,7 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
   let sinceClock = 0;
   while (level.length > 0) {
     if (firstIndex === 0) {
-      nextLevel = new Frontier(model);
+      nextLevel = new Frontier(model, spill);
       reducer?.startLevel();
       cutOffByDepth = false;
     }
@@ -298,6 +410,8 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
     if (cutOffByDepth) return finish('maxDepth');
     levelStartId += level.length;
     queueBytes = Math.max(queueBytes, level.bytes + nextLevel.bytes);
+    spilledBytes = Math.max(spilledBytes, level.spilledBytes + nextLevel.spilledBytes);
+    level.dispose();
     level = nextLevel;
     if (level.length > 0) run.depth++;
   }

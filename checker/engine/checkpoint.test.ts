@@ -108,3 +108,30 @@ describe('checkpoint and resume', () => {
     expect(() => bfs(model, { deadlockAllowed: true, resume: { file: join(dir, 'missing.ckpt'), identity } })).toThrow(/missing\.ckpt: .*got an unreadable file \(ENOENT\)/);
   });
 });
+
+describe('levels spilled to disk', () => {
+  const frontierFolders = () => readdirSync(tmpdir()).filter((f) => f.startsWith('txcheck-frontier-')).length;
+
+  it.each([
+    ['specs/kafka/commit-abort.json', { deadlockAllowed: true }],
+    ['specs/kafka/stale-end-txn.json', { deadlockAllowed: true }],
+    ['specs/two-phase/tp5.json', { deadlockAllowed: true }],
+  ] as [string, SearchOptions][])('%s: the counts, verdict and trace of a search in memory, and no file left', (specFile, base) => {
+    const model = modelOf(loadSpecFile(specFile));
+    const before = frontierFolders();
+    const inMemory = bfs(model, base);
+    const spilled = bfs(model, { ...base, spillBytes: 4096 });
+    expect(outcome(spilled)).toEqual(outcome(inMemory));
+    expect(spilled.memory!.spilledBytes).toBeGreaterThan(4096);
+    expect(spilled.memory!.queueBytes).toBeLessThan(inMemory.memory!.queueBytes!);
+    expect(frontierFolders()).toBe(before);
+  });
+
+  it('saves spilled levels in a checkpoint and resumes into spilled levels', () => {
+    const model = modelOf(loadSpecFile('specs/kafka/commit-abort.json'));
+    const whole = bfs(model, { deadlockAllowed: true });
+    const { result, runs } = interrupted(model, { deadlockAllowed: true, spillBytes: 2048 }, join(dir, 'spilled.ckpt'), 2);
+    expect(runs).toBeGreaterThan(2);
+    expect(outcome(result)).toEqual(outcome(whole));
+  });
+});

@@ -49,7 +49,7 @@ export interface Result {
    * Bytes of the visited set, of what is kept per state to rebuild traces, and (breadth-first on
    * one thread, for a model that packs its states) the most the waiting levels took.
    */
-  readonly memory?: { readonly visitedBytes: number; readonly traceBytes: number; readonly queueBytes?: number };
+  readonly memory?: { readonly visitedBytes: number; readonly traceBytes: number; readonly queueBytes?: number; readonly spilledBytes?: number };
   /** With partial-order reduction: how many states expanded only a stubborn set of their actions. */
   readonly reducedStates?: number;
 }
@@ -90,6 +90,8 @@ export interface SearchOptions {
   readonly checkpoint?: { readonly file: string; readonly everySeconds: number; readonly identity: string };
   /** Breadth-first on one thread: go on from the checkpoint in `file`, which must carry `identity`. */
   readonly resume?: { readonly file: string; readonly identity: string };
+  /** Breadth-first on one thread: the waiting levels' packed words past this many bytes go to temporary files. */
+  readonly spillBytes?: number;
   /** Breadth-first only: partial-order reduction with the model's `independence` (see reduction.ts). */
   readonly reduction?: boolean;
   /** The set to record visited states in (default: a new one); a swarm walker reads it back. */
