@@ -18,6 +18,8 @@ interface Workload {
   readonly options?: Partial<RunOptions>;
   /** The workload whose seconds the speed-up divides. */
   readonly baseline?: string;
+  /** Run with partial-order reduction, whatever the spec says. */
+  readonly reduction?: boolean;
 }
 
 const SWARM = { strategy: 'random', walks: 500_000, maxDepth: 20, seed: 1 } as const;
@@ -30,6 +32,9 @@ const workloads: readonly Workload[] = [
   { name: 'kafka-bfs-1', spec: 'specs/kafka/bench.json', workers: 1 },
   { name: 'kafka-bfs-2', spec: 'specs/kafka/bench.json', workers: 2, baseline: 'kafka-bfs-1' },
   { name: 'kafka-bfs-symmetry-1', spec: 'specs/kafka/bench-symmetry.json', workers: 1, baseline: 'kafka-bfs-1' },
+  { name: 'kafka-bfs-por-1', spec: 'specs/kafka/bench.json', workers: 1, baseline: 'kafka-bfs-1', reduction: true },
+  { name: 'kafka-large-1', spec: 'specs/kafka/bench-large.json', workers: 1 },
+  { name: 'kafka-large-2', spec: 'specs/kafka/bench-large.json', workers: 2, baseline: 'kafka-large-1' },
   { name: 'tp3-first-cex-1', spec: 'specs/two-phase/tp3-commit-early.json', workers: 1 },
   { name: 'tp3-first-cex-2', spec: 'specs/two-phase/tp3-commit-early.json', workers: 2 },
   { name: 'kafka-first-cex-1', spec: 'specs/kafka/stale-end-txn.json', workers: 1 },
@@ -48,13 +53,16 @@ interface Row {
   readonly statesPerSecond: number;
   readonly visitedBytesPerState?: number;
   readonly traceBytesPerState?: number;
+  /** The most the breadth-first queue took, per distinct state (one thread, packed states). */
+  readonly queueBytesPerState?: number;
   readonly peakRssMB: number;
   speedUp?: number;
 }
 
 /** In the child process: runs one workload and prints its row as JSON. */
 async function measure(w: Workload): Promise<Row> {
-  const spec = loadSpecFile(w.spec);
+  const loaded = loadSpecFile(w.spec);
+  const spec = w.reduction === true ? { ...loaded, reduction: true } : loaded;
   const model = modelOf(spec);
   const options = { strategy: 'bfs' as const, seed: 0, walks: 1000, ...spec.defaults, ...w.options };
   // Wall time from before the workers start to the result, as a user waits for it.
@@ -75,6 +83,7 @@ async function measure(w: Workload): Promise<Row> {
     statesPerSecond: Math.round(result.statesGenerated / seconds),
     visitedBytesPerState: perState(result.memory?.visitedBytes),
     traceBytesPerState: perState(result.memory?.traceBytes),
+    queueBytesPerState: perState(result.memory?.queueBytes),
     peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
   };
 }
@@ -82,7 +91,7 @@ async function measure(w: Workload): Promise<Row> {
 const round = (x: number) => Math.round(x * 100) / 100;
 
 function table(rows: readonly Row[]): string {
-  const head = ['workload', 'workers', 'distinct', 'generated', 'seconds', 'CPU s', 'states/s', 'visited B/state', 'trace B/state', 'peak RSS MB', 'speed-up', 'result'];
+  const head = ['workload', 'workers', 'distinct', 'generated', 'seconds', 'CPU s', 'states/s', 'visited B/state', 'trace B/state', 'queue B/state', 'peak RSS MB', 'speed-up', 'result'];
   const cells = rows.map((r) => [
     r.workload,
     String(r.workers),
@@ -93,6 +102,7 @@ function table(rows: readonly Row[]): string {
     r.statesPerSecond.toLocaleString('en-US'),
     r.visitedBytesPerState?.toFixed(1) ?? '-',
     r.traceBytesPerState?.toFixed(1) ?? '-',
+    r.queueBytesPerState?.toFixed(1) ?? '-',
     String(r.peakRssMB),
     r.speedUp === undefined ? '' : `${r.speedUp.toFixed(2)}x`,
     r.status,
