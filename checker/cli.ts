@@ -283,7 +283,7 @@ async function check(file: string, flags: Flags, io: Io): Promise<number> {
   // Liveness is checked once every invariant holds in every reachable state.
   const live =
     result.status === 'ok' && spec.liveness.length > 0
-      ? checkLiveness(model, temporalProperties(spec), { fairness: spec.fairness, maxStates: options.maxStates, maxSeconds: options.maxSeconds })
+      ? checkLiveness(model, temporalProperties(spec), { fairness: spec.fairness, maxStates: options.maxStates, maxSeconds: options.maxSeconds, maxMemory: options.maxMemory })
       : undefined;
 
   const baseMeta = { tool: TOOL, spec: spec.raw, specFile: spec.file, strategy: options.strategy };

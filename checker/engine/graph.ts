@@ -3,7 +3,7 @@
 // and per state only its BFS parent, its depth and a few mark bits are stored. Full states exist
 // only while they wait in the frontier; a trace is rebuilt by re-running action indices.
 import { FingerprintMap } from './fingerprint-map.ts';
-import { heapNearlyFull, memoryInUse, stateFingerprint } from './search.ts';
+import { type MemoryUse, heapNearlyFull, memoryInUse, stateFingerprint } from './search.ts';
 import { IntList } from './int-list.ts';
 import type { Model } from './model.ts';
 
@@ -34,6 +34,10 @@ export interface StateGraph {
 export interface ExploreOptions {
   readonly maxStates?: number;
   readonly maxSeconds?: number;
+  /** Megabytes of resident memory the process may use (the heap's safe share applies whatever this says). */
+  readonly maxMemory?: number;
+  /** Memory in use (default: V8's and the process's figures); a test can pass its own. */
+  readonly memory?: () => MemoryUse;
 }
 
 export type Explored = { readonly graph: StateGraph } | { readonly stoppedBy: 'maxStates' | 'maxSeconds' | 'maxMemory'; readonly states: number };
@@ -46,6 +50,11 @@ export function exploreGraph<S, A>(model: Model<S, A>, predicates: readonly ((s:
   const start = performance.now();
   const maxStates = options.maxStates ?? Infinity;
   const maxMs = (options.maxSeconds ?? Infinity) * 1000;
+  const memory = options.memory ?? memoryInUse;
+  const overMemory = (): boolean => {
+    const m = memory();
+    return heapNearlyFull(m) || (options.maxMemory !== undefined && m.rss > options.maxMemory * 2 ** 20);
+  };
   const ids = new FingerprintMap();
   const fingerprint = new Int32Array(2);
   const fingerprintOf = stateFingerprint(model);
@@ -120,7 +129,7 @@ export function exploreGraph<S, A>(model: Model<S, A>, predicates: readonly ((s:
       if ((id & 255) === 255) {
         if (performance.now() - start >= maxMs) return { stoppedBy: 'maxSeconds', states: ids.size };
         // The graph's lists grow with every state: stop before the heap is nearly full, never abort.
-        if (heapNearlyFull(memoryInUse())) return { stoppedBy: 'maxMemory', states: ids.size };
+        if (overMemory()) return { stoppedBy: 'maxMemory', states: ids.size };
       }
     }
     level = next;

@@ -177,3 +177,20 @@ describe('lasso traces', () => {
     );
   });
 });
+
+describe('memory of the state graph', () => {
+  // A chain of 600 states: the graph looks at the memory every 256 states.
+  const chain = graphModel(
+    Array.from({ length: 600 }, (_, n): Edge => [n, n + 1, 'step']),
+    ['step'],
+  );
+  const goal = property(eventually(600));
+  const use = (rss: number) => () => ({ heapUsed: 0, heapLimit: 2 ** 30, rss });
+
+  it('stops cleanly at --max-memory, counting the whole process', () => {
+    const over = checkLiveness(chain, [goal], { fairness: [], maxMemory: 100, memory: use(101 * 2 ** 20) });
+    expect(over).toMatchObject({ status: 'incomplete', stoppedBy: 'maxMemory' });
+    const under = checkLiveness(chain, [goal], { fairness: [], maxMemory: 100, memory: use(99 * 2 ** 20) });
+    expect(under.status).not.toBe('incomplete');
+  });
+});

@@ -11,7 +11,7 @@
 // class, the class is disabled in one of its states or taken by one of its inner edges (a cycle
 // can then visit every state and edge of the SCC); a state without successors is a fair one-state
 // cycle (stuttering). The counterexample is a lasso: a shortest prefix and a cycle.
-import { type StateGraph, exploreGraph } from './graph.ts';
+import { type ExploreOptions, type StateGraph, exploreGraph } from './graph.ts';
 import type { Goal, Model } from './model.ts';
 import { type Trace, rebuildTrace } from './search.ts';
 
@@ -65,10 +65,8 @@ export interface LivenessResult {
   readonly verdicts: readonly Verdict[];
 }
 
-export interface LivenessOptions {
+export interface LivenessOptions extends ExploreOptions {
   readonly fairness: readonly Fairness[];
-  readonly maxStates?: number;
-  readonly maxSeconds?: number;
 }
 
 export function checkLiveness<S, A>(model: Model<S, A>, properties: readonly TemporalProperty<S>[], options: LivenessOptions): LivenessResult {
