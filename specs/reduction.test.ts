@@ -63,8 +63,10 @@ describe('partial-order reduction', () => {
         fc.integer({ min: 0, max: 1 }),
         fc.constantFrom(...faultKinds),
         fc.integer({ min: 0, max: 1 }),
-        (variant, property, partitions, instancesPerId, readCommitted, fault, budget) => {
-          const raw = { model: 'kafka', variant, partitions, instancesPerId, transactionsPerInstance: 1, recordsPerTransaction: 1, consumers: { readCommitted }, faults: { [fault]: budget }, properties: [property], deadlock: true, maxStates: 30_000 };
+        fc.boolean(),
+        (variant, property, partitions, instancesPerId, readCommitted, fault, budget, symmetry) => {
+          // With symmetry too: the classes and visibility treat every partition alike, so the proviso holds on representatives.
+          const raw = { model: 'kafka', variant, partitions, instancesPerId, transactionsPerInstance: 1, recordsPerTransaction: 1, consumers: { readCommitted }, faults: { [fault]: budget }, properties: [property], deadlock: true, symmetry, maxStates: 30_000 };
           const spec = parseSpec('random spec', raw, '');
           const model = modelOf(spec);
           const options = { deadlockAllowed: true, maxStates: 30_000 };
