@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Frontier, bfs } from './bfs.ts';
+import { bfs } from './bfs.ts';
+import { Frontier } from './frontier.ts';
 import type { Model, Property } from './model.ts';
 import type { Progress } from './search.ts';
 import { DEADLOCK } from './search.ts';

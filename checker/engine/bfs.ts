@@ -3,15 +3,14 @@
 // they wait in the frontier. Invariants are checked when a state is first discovered, so the
 // first violation found has a shortest trace. The level in which it is found is finished before
 // reporting, so the counts are those of whole levels, as the parallel search reports them.
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// Optionally the search is reduced (reduction.ts), saved and resumed between two states
+// (checkpoint.ts), and its waiting levels spill to disk (frontier.ts).
 import { readCheckpoint, writeCheckpoint } from './checkpoint.ts';
+import { Frontier, Spill } from './frontier.ts';
 import { InputError } from './input.ts';
-import { IntList } from './int-list.ts';
-import { PACK_WORDS, type Model } from './model.ts';
-import { StubbornSets } from './reduction.ts';
-import { DEADLOCK, Discovery, SearchRun, brokenInvariant, rebuildTrace, stateFingerprint, successorsOf, type Limit, type Result, type SearchOptions } from './search.ts';
+import type { Model } from './model.ts';
+import { Reducer } from './reduction.ts';
+import { DEADLOCK, Discovery, SearchRun, brokenInvariant, rebuildTrace, successorsOf, type Limit, type Result, type SearchOptions } from './search.ts';
 import { VisitedSet } from './visited.ts';
 
 /** Expansions between two looks at the clock. */
@@ -67,164 +66,6 @@ export class Trail {
  * Where the waiting levels go when their packed words pass `bytes` in memory: files in a
  * temporary folder, made at the first spill and removed with everything in it at the end.
  */
-interface SpillFile {
-  readonly path: string;
-  readonly fd: number;
-}
-
-export class Spill {
-  private folder: string | undefined;
-  private files = 0;
-  private readonly open = new Set<SpillFile>();
-
-  constructor(readonly bytes: number) {}
-
-  newFile(): SpillFile {
-    this.folder ??= mkdtempSync(join(tmpdir(), 'txcheck-frontier-'));
-    const path = join(this.folder, `level-${this.files++}.bin`);
-    const file = { path, fd: openSync(path, 'w+') };
-    this.open.add(file);
-    return file;
-  }
-
-  close(file: SpillFile): void {
-    closeSync(file.fd);
-    rmSync(file.path, { force: true });
-    this.open.delete(file);
-  }
-
-  remove(): void {
-    for (const file of this.open) closeSync(file.fd);
-    this.open.clear();
-    if (this.folder !== undefined) rmSync(this.folder, { recursive: true, force: true });
-    this.folder = undefined;
-  }
-}
-
-/**
- * The states of one level waiting to be expanded. When the model packs and unpacks its states they
- * wait as words in one growing list (a few bytes a field instead of an object each), else as the
- * objects themselves. With a `Spill`, words past its size go to a file, read back in order.
- */
-export class Frontier<S> {
-  private readonly objects: (S | undefined)[] = [];
-  private words = new IntList(1 << 12);
-  /** Where each packed state's words end, counted from the level's first word (on disk or not). */
-  private readonly ends = new IntList(1 << 10);
-  private readonly scratch: Int32Array | undefined;
-  /** Words written to the file so far; the ones in memory follow them. */
-  private flushed = 0;
-  private file: SpillFile | undefined;
-  /** Where each piece written to the file ends (in words): states never straddle two pieces. */
-  private readonly pieces: number[] = [];
-  private read: { start: number; end: number; words: Int32Array; piece: number } = { start: 0, end: 0, words: new Int32Array(0), piece: -1 };
-
-  constructor(
-    private readonly model: Model<S, unknown>,
-    private readonly spill?: Spill,
-  ) {
-    this.scratch = model.pack !== undefined && model.unpack !== undefined ? new Int32Array(PACK_WORDS) : undefined;
-  }
-
-  get length(): number {
-    return this.scratch === undefined ? this.objects.length : this.ends.length;
-  }
-
-  /** Bytes the waiting states take in memory (the packed lists; objects are not counted). */
-  get bytes(): number {
-    return this.scratch === undefined ? 0 : this.words.bytes + this.ends.bytes + this.read.words.byteLength;
-  }
-
-  /** Bytes the waiting states take on disk. */
-  get spilledBytes(): number {
-    return this.flushed * 4;
-  }
-
-  /** Adds `s`; `packed` holds its first `length` words when the caller has packed it already. */
-  push(s: S, packed?: Int32Array, length = 0): void {
-    if (this.scratch === undefined) {
-      this.objects.push(s);
-      return;
-    }
-    if (packed === undefined || length === 0) {
-      packed = this.scratch;
-      length = this.model.pack!(s, packed);
-    }
-    this.words.pushAll(packed, length);
-    this.ends.push(this.flushed + this.words.length);
-    if (this.spill !== undefined && this.words.length * 4 >= this.spill.bytes) this.flush();
-  }
-
-  /** Moves the words in memory to the end of the file. */
-  private flush(): void {
-    this.file ??= this.spill!.newFile();
-    const words = this.words.subarray(0, this.words.length);
-    writeSync(this.file.fd, new Uint8Array(words.buffer, words.byteOffset, words.byteLength), 0, words.byteLength, this.flushed * 4);
-    this.flushed += words.length;
-    this.pieces.push(this.flushed);
-    this.words = new IntList(1 << 12);
-  }
-
-  /** Words `from` to `to` of the level, from memory or from the file. */
-  private wordsOf(from: number, to: number): Int32Array {
-    if (from >= this.flushed) return this.words.subarray(from - this.flushed, to - this.flushed);
-    const r = this.read;
-    if (from < r.start || to > r.end) {
-      // States are taken in order, so the piece holding `from` is this one or a later one.
-      let piece = r.piece < 0 || from < r.start ? 0 : r.piece;
-      while (this.pieces[piece]! <= from) piece++;
-      const start = piece === 0 ? 0 : this.pieces[piece - 1]!;
-      const end = this.pieces[piece]!;
-      const bytes = new Uint8Array((end - start) * 4);
-      readSync(this.file!.fd, bytes, 0, bytes.length, start * 4);
-      this.read = { start, end, words: new Int32Array(bytes.buffer), piece };
-    }
-    return this.read.words.subarray(from - this.read.start, to - this.read.start);
-  }
-
-  /** The packed words and where each state's end, for a checkpoint (a model that packs only). */
-  saved(): { words: Int32Array; ends: Int32Array } {
-    const total = this.flushed + this.words.length;
-    const words = new Int32Array(total);
-    let at = 0;
-    for (let piece = 0; piece < this.pieces.length; piece++) {
-      const end = this.pieces[piece]!;
-      words.set(this.wordsOf(at, end), at);
-      at = end;
-    }
-    words.set(this.words.subarray(0, this.words.length), this.flushed);
-    return { words, ends: this.ends.subarray(0, this.ends.length) };
-  }
-
-  /** A frontier holding the states a checkpoint saved. */
-  static restore<S>(model: Model<S, unknown>, words: Int32Array, ends: Int32Array, spill?: Spill): Frontier<S> {
-    const frontier = new Frontier(model, spill);
-    let from = 0;
-    for (const end of ends) {
-      frontier.push(undefined as S, words.subarray(from, end), end - from);
-      from = end;
-    }
-    return frontier;
-  }
-
-  /** The i-th state; an object is let go once taken. */
-  take(i: number): S {
-    if (this.scratch === undefined) {
-      const s = this.objects[i]!;
-      this.objects[i] = undefined;
-      return s;
-    }
-    return this.model.unpack!(this.wordsOf(i === 0 ? 0 : this.ends.get(i - 1), this.ends.get(i)));
-  }
-
-  /** Lets the file go. */
-  dispose(): void {
-    if (this.file === undefined) return;
-    this.spill!.close(this.file);
-    this.file = undefined;
-  }
-}
-
 export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
   const spill = options.spillBytes === undefined ? undefined : new Spill(options.spillBytes);
   try {
@@ -416,63 +257,4 @@ function breadthFirst<S, A>(model: Model<S, A>, options: SearchOptions, spill: S
     if (level.length > 0) run.depth++;
   }
   return finish();
-}
-
-/**
- * The stubborn-set half of a reduced breadth-first search: which successors a state keeps, and the
- * proviso, which needs to know whether a successor was first seen in the level being built.
- */
-class Reducer<S, A> {
-  reducedStates = 0;
-  private readonly sets: StubbornSets;
-  private readonly fingerprintOf: (s: S, out: Int32Array) => void;
-  private readonly probe = new Int32Array(2);
-  private readonly kindIndex: ReadonlyMap<string, number>;
-  private nextLevel = new VisitedSet();
-
-  constructor(private readonly model: Model<S, A>) {
-    if (model.independence === undefined) throw new Error('partial-order reduction needs the model to describe its independence');
-    this.sets = new StubbornSets(model.independence as never);
-    this.fingerprintOf = stateFingerprint(model);
-    this.kindIndex = new Map(model.actionKinds.map((kind, i) => [kind, i]));
-  }
-
-  startLevel(): void {
-    this.nextLevel = new VisitedSet();
-  }
-
-  snapshot(): { table: Int32Array; count: number } {
-    return this.nextLevel.snapshot();
-  }
-
-  restore(table: Int32Array, count: number, reducedStates: number): void {
-    if (table.length > 0) this.nextLevel = VisitedSet.restore(table, count);
-    this.reducedStates = reducedStates;
-  }
-
-  seenInNextLevel(fingerprint: Int32Array): void {
-    this.nextLevel.add(fingerprint[0]!, fingerprint[1]!);
-  }
-
-  /**
-   * The successors by the actions of a stubborn set of `s`, or undefined when `s` must be
-   * expanded in full: the set holds every enabled action, or (C3) one of its successors was seen
-   * at the depth of `s` or before.
-   */
-  keptSuccessors(s: S, visited: VisitedSet): { state: S; action: number; kind: number }[] | undefined {
-    const actions = this.model.actions(s);
-    const classes = this.model.independence!.classesOf(s);
-    const chosen = this.sets.choose(classes);
-    if (chosen === null) return undefined;
-    const kept: { state: S; action: number; kind: number }[] = [];
-    for (let i = 0; i < actions.length; i++) {
-      if (chosen[classes[i]!] === 0) continue;
-      const t = this.model.next(s, actions[i]!);
-      this.fingerprintOf(t, this.probe);
-      if (visited.has(this.probe[0]!, this.probe[1]!) && !this.nextLevel.has(this.probe[0]!, this.probe[1]!)) return undefined;
-      kept.push({ state: t, action: i, kind: this.kindIndex.get(this.model.kind(actions[i]!))! });
-    }
-    this.reducedStates++;
-    return kept;
-  }
 }

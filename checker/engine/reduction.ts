@@ -12,7 +12,9 @@
 //       fully expanded state and no action is postponed forever.
 // The search checks C3 (it knows depths); this module builds T, which depends only on the set of
 // enabled classes, so it is computed once per such set.
-import type { Independence } from './model.ts';
+import type { Independence, Model } from './model.ts';
+import { stateFingerprint } from './search.ts';
+import { VisitedSet } from './visited.ts';
 
 /** Distinct enabled-class sets remembered before the memo starts again. */
 const MEMO_LIMIT = 1 << 16;
@@ -85,5 +87,64 @@ export class StubbornSets {
       }
     }
     return best;
+  }
+}
+
+/**
+ * The stubborn-set half of a reduced breadth-first search: which successors a state keeps, and the
+ * proviso, which needs to know whether a successor was first seen in the level being built.
+ */
+export class Reducer<S, A> {
+  reducedStates = 0;
+  private readonly sets: StubbornSets;
+  private readonly fingerprintOf: (s: S, out: Int32Array) => void;
+  private readonly probe = new Int32Array(2);
+  private readonly kindIndex: ReadonlyMap<string, number>;
+  private nextLevel = new VisitedSet();
+
+  constructor(private readonly model: Model<S, A>) {
+    if (model.independence === undefined) throw new Error('partial-order reduction needs the model to describe its independence');
+    this.sets = new StubbornSets(model.independence as never);
+    this.fingerprintOf = stateFingerprint(model);
+    this.kindIndex = new Map(model.actionKinds.map((kind, i) => [kind, i]));
+  }
+
+  startLevel(): void {
+    this.nextLevel = new VisitedSet();
+  }
+
+  snapshot(): { table: Int32Array; count: number } {
+    return this.nextLevel.snapshot();
+  }
+
+  restore(table: Int32Array, count: number, reducedStates: number): void {
+    if (table.length > 0) this.nextLevel = VisitedSet.restore(table, count);
+    this.reducedStates = reducedStates;
+  }
+
+  seenInNextLevel(fingerprint: Int32Array): void {
+    this.nextLevel.add(fingerprint[0]!, fingerprint[1]!);
+  }
+
+  /**
+   * The successors by the actions of a stubborn set of `s`, or undefined when `s` must be
+   * expanded in full: the set holds every enabled action, or (C3) one of its successors was seen
+   * at the depth of `s` or before.
+   */
+  keptSuccessors(s: S, visited: VisitedSet): { state: S; action: number; kind: number }[] | undefined {
+    const actions = this.model.actions(s);
+    const classes = this.model.independence!.classesOf(s);
+    const chosen = this.sets.choose(classes);
+    if (chosen === null) return undefined;
+    const kept: { state: S; action: number; kind: number }[] = [];
+    for (let i = 0; i < actions.length; i++) {
+      if (chosen[classes[i]!] === 0) continue;
+      const t = this.model.next(s, actions[i]!);
+      this.fingerprintOf(t, this.probe);
+      if (visited.has(this.probe[0]!, this.probe[1]!) && !this.nextLevel.has(this.probe[0]!, this.probe[1]!)) return undefined;
+      kept.push({ state: t, action: i, kind: this.kindIndex.get(this.model.kind(actions[i]!))! });
+    }
+    this.reducedStates++;
+    return kept;
   }
 }

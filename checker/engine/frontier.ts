@@ -1,0 +1,165 @@
+// The states of one breadth-first level waiting to be expanded, as packed words in memory or,
+// past a size, in a temporary file.
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { IntList } from './int-list.ts';
+import { PACK_WORDS, type Model } from './model.ts';
+
+interface SpillFile {
+  readonly path: string;
+  readonly fd: number;
+}
+
+export class Spill {
+  private folder: string | undefined;
+  private files = 0;
+  private readonly open = new Set<SpillFile>();
+
+  constructor(readonly bytes: number) {}
+
+  newFile(): SpillFile {
+    this.folder ??= mkdtempSync(join(tmpdir(), 'txcheck-frontier-'));
+    const path = join(this.folder, `level-${this.files++}.bin`);
+    const file = { path, fd: openSync(path, 'w+') };
+    this.open.add(file);
+    return file;
+  }
+
+  close(file: SpillFile): void {
+    closeSync(file.fd);
+    rmSync(file.path, { force: true });
+    this.open.delete(file);
+  }
+
+  remove(): void {
+    for (const file of this.open) closeSync(file.fd);
+    this.open.clear();
+    if (this.folder !== undefined) rmSync(this.folder, { recursive: true, force: true });
+    this.folder = undefined;
+  }
+}
+
+/**
+ * The states of one level waiting to be expanded. When the model packs and unpacks its states they
+ * wait as words in one growing list (a few bytes a field instead of an object each), else as the
+ * objects themselves. With a `Spill`, words past its size go to a file, read back in order.
+ */
+export class Frontier<S> {
+  private readonly objects: (S | undefined)[] = [];
+  private words = new IntList(1 << 12);
+  /** Where each packed state's words end, counted from the level's first word (on disk or not). */
+  private readonly ends = new IntList(1 << 10);
+  private readonly scratch: Int32Array | undefined;
+  /** Words written to the file so far; the ones in memory follow them. */
+  private flushed = 0;
+  private file: SpillFile | undefined;
+  /** Where each piece written to the file ends (in words): states never straddle two pieces. */
+  private readonly pieces: number[] = [];
+  private read: { start: number; end: number; words: Int32Array; piece: number } = { start: 0, end: 0, words: new Int32Array(0), piece: -1 };
+
+  constructor(
+    private readonly model: Model<S, unknown>,
+    private readonly spill?: Spill,
+  ) {
+    this.scratch = model.pack !== undefined && model.unpack !== undefined ? new Int32Array(PACK_WORDS) : undefined;
+  }
+
+  get length(): number {
+    return this.scratch === undefined ? this.objects.length : this.ends.length;
+  }
+
+  /** Bytes the waiting states take in memory (the packed lists; objects are not counted). */
+  get bytes(): number {
+    return this.scratch === undefined ? 0 : this.words.bytes + this.ends.bytes + this.read.words.byteLength;
+  }
+
+  /** Bytes the waiting states take on disk. */
+  get spilledBytes(): number {
+    return this.flushed * 4;
+  }
+
+  /** Adds `s`; `packed` holds its first `length` words when the caller has packed it already. */
+  push(s: S, packed?: Int32Array, length = 0): void {
+    if (this.scratch === undefined) {
+      this.objects.push(s);
+      return;
+    }
+    if (packed === undefined || length === 0) {
+      packed = this.scratch;
+      length = this.model.pack!(s, packed);
+    }
+    this.words.pushAll(packed, length);
+    this.ends.push(this.flushed + this.words.length);
+    if (this.spill !== undefined && this.words.length * 4 >= this.spill.bytes) this.flush();
+  }
+
+  /** Moves the words in memory to the end of the file. */
+  private flush(): void {
+    this.file ??= this.spill!.newFile();
+    const words = this.words.subarray(0, this.words.length);
+    writeSync(this.file.fd, new Uint8Array(words.buffer, words.byteOffset, words.byteLength), 0, words.byteLength, this.flushed * 4);
+    this.flushed += words.length;
+    this.pieces.push(this.flushed);
+    this.words = new IntList(1 << 12);
+  }
+
+  /** Words `from` to `to` of the level, from memory or from the file. */
+  private wordsOf(from: number, to: number): Int32Array {
+    if (from >= this.flushed) return this.words.subarray(from - this.flushed, to - this.flushed);
+    const r = this.read;
+    if (from < r.start || to > r.end) {
+      // States are taken in order, so the piece holding `from` is this one or a later one.
+      let piece = r.piece < 0 || from < r.start ? 0 : r.piece;
+      while (this.pieces[piece]! <= from) piece++;
+      const start = piece === 0 ? 0 : this.pieces[piece - 1]!;
+      const end = this.pieces[piece]!;
+      const bytes = new Uint8Array((end - start) * 4);
+      readSync(this.file!.fd, bytes, 0, bytes.length, start * 4);
+      this.read = { start, end, words: new Int32Array(bytes.buffer), piece };
+    }
+    return this.read.words.subarray(from - this.read.start, to - this.read.start);
+  }
+
+  /** The packed words and where each state's end, for a checkpoint (a model that packs only). */
+  saved(): { words: Int32Array; ends: Int32Array } {
+    const total = this.flushed + this.words.length;
+    const words = new Int32Array(total);
+    let at = 0;
+    for (let piece = 0; piece < this.pieces.length; piece++) {
+      const end = this.pieces[piece]!;
+      words.set(this.wordsOf(at, end), at);
+      at = end;
+    }
+    words.set(this.words.subarray(0, this.words.length), this.flushed);
+    return { words, ends: this.ends.subarray(0, this.ends.length) };
+  }
+
+  /** A frontier holding the states a checkpoint saved. */
+  static restore<S>(model: Model<S, unknown>, words: Int32Array, ends: Int32Array, spill?: Spill): Frontier<S> {
+    const frontier = new Frontier(model, spill);
+    let from = 0;
+    for (const end of ends) {
+      frontier.push(undefined as S, words.subarray(from, end), end - from);
+      from = end;
+    }
+    return frontier;
+  }
+
+  /** The i-th state; an object is let go once taken. */
+  take(i: number): S {
+    if (this.scratch === undefined) {
+      const s = this.objects[i]!;
+      this.objects[i] = undefined;
+      return s;
+    }
+    return this.model.unpack!(this.wordsOf(i === 0 ? 0 : this.ends.get(i - 1), this.ends.get(i)));
+  }
+
+  /** Lets the file go. */
+  dispose(): void {
+    if (this.file === undefined) return;
+    this.spill!.close(this.file);
+    this.file = undefined;
+  }
+}
