@@ -490,7 +490,9 @@ function textSummary(
     lines.push(...livenessLines(spec, model, result, live, lassoFiles));
   } else if (result.status === 'ok') {
     lines.push(
-      `Result: ok. ${spec.properties.join(' and ') || 'No invariant'} hold${spec.properties.length === 1 ? 's' : ''} in all ${count(result.distinctStates)} reachable states.`,
+      spec.reduction
+        ? `Result: ok. ${spec.properties.join(' and ') || 'No invariant'} hold${spec.properties.length === 1 ? 's' : ''} in all ${count(result.distinctStates)} states of the reduced graph, and so in every reachable state.`
+        : `Result: ok. ${spec.properties.join(' and ') || 'No invariant'} hold${spec.properties.length === 1 ? 's' : ''} in all ${count(result.distinctStates)} reachable states.`,
     );
   } else if (result.stoppedBy === 'walks') {
     lines.push(
