@@ -24,10 +24,10 @@ export type Goal<S> =
  * class as a whole. The relations must over-approximate: claiming too much dependence costs states,
  * claiming too little loses them.
  */
-export interface Independence<S> {
+export interface Independence<A> {
   readonly classes: number;
-  /** The class of each enabled action of `s`, in the order of `actions(s)`. */
-  classesOf(s: S): ArrayLike<number>;
+  /** The class of an action. */
+  classOf(a: A): number;
   /**
    * Per class, the classes that may not commute with it: two independent actions enabled together
    * lead to the same state in either order, and neither disables the other.
@@ -67,7 +67,7 @@ export interface Model<S, A> {
   /** Optional, with `pack`: the state whose packed words are `words`; lets states cross threads as integers. */
   unpack?(words: Int32Array): S;
   /** Partial-order reduction (used when a search asks for it). */
-  readonly independence?: Independence<S>;
+  readonly independence?: Independence<A>;
   /** Symmetry reduction: a representative of the class of `s`. */
   canonical?(s: S): S;
   /**

@@ -63,7 +63,7 @@ describe('random walks', () => {
   });
 
   it('reports deadlock, and honours the walk length, maxStates and maxSeconds', () => {
-    const stuck: Model<Point, number> = { ...grid, actions: (p) => (p.x < 3 ? [1] : []), next: (p) => ({ ...p, x: p.x + 1 }), label: () => 'right', kind: () => 'move' };
+    const stuck: Model<Point, number> = { ...grid, independence: undefined, actions: (p) => (p.x < 3 ? [1] : []), next: (p) => ({ ...p, x: p.x + 1 }), label: () => 'right', kind: () => 'move' };
     const deadlock = randomSearch(stuck, { ...options, walks: 1 });
     expect(deadlock.violation?.property).toBe(DEADLOCK);
     expect(deadlock.violation?.trace.actions).toEqual(['right', 'right', 'right']);

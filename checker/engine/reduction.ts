@@ -23,7 +23,7 @@ export class StubbornSets {
   private readonly memo = new Map<string, Uint8Array | null>();
   private readonly visibleClasses: readonly number[];
 
-  constructor(private readonly independence: Independence<unknown>) {
+  constructor(private readonly independence: Independence<never>) {
     const { classes, dependent, enablers, visible } = independence;
     if (dependent.length !== classes || enablers.length !== classes || visible.length !== classes) {
       throw new Error(`independence: expected ${classes} entries in dependent, enablers and visible`);
@@ -133,7 +133,8 @@ export class Reducer<S, A> {
    */
   keptSuccessors(s: S, visited: VisitedSet): { state: S; action: number; kind: number }[] | undefined {
     const actions = this.model.actions(s);
-    const classes = this.model.independence!.classesOf(s);
+    const independence = this.model.independence!;
+    const classes = actions.map((a) => independence.classOf(a));
     const chosen = this.sets.choose(classes);
     if (chosen === null) return undefined;
     const kept: { state: S; action: number; kind: number }[] = [];

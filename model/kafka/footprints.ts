@@ -9,7 +9,7 @@
 import type { Independence } from '../../checker/engine/model.ts';
 import type { KafkaConfig } from './config.ts';
 import { type Action, ActionKind, actionKindNames } from './next.ts';
-import { type FaultBudget, type State, IDEMPOTENT_BASE, LEADER_BASE, TC_NODE } from './state.ts';
+import { type FaultBudget, IDEMPOTENT_BASE, LEADER_BASE, TC_NODE } from './state.ts';
 
 /** How a class touches a part: read, written, a channel's head taken, a message appended at its tail. */
 interface Footprint {
@@ -38,9 +38,7 @@ const PROPERTY_READS: Readonly<Record<string, readonly PartName[]>> = {
   CoordinatorNotStuck: ['coordinator'],
 };
 
-export interface KafkaIndependence extends Independence<State> {
-  /** The class of an action (for tests). */
-  classOf(a: Action): number;
+export interface KafkaIndependence extends Independence<Action> {
   /** A readable name of each class (for tests and messages). */
   readonly names: readonly string[];
 }
@@ -49,9 +47,9 @@ export interface KafkaIndependence extends Independence<State> {
  * The transition classes of `cfg` and their relations; `properties` are the invariants checked.
  * Built on first use, since most runs do not reduce.
  */
-export function kafkaIndependence(cfg: KafkaConfig, properties: readonly string[], enabledActions: (s: State) => readonly Action[]): KafkaIndependence {
+export function kafkaIndependence(cfg: KafkaConfig, properties: readonly string[]): KafkaIndependence {
   let built: KafkaIndependence | undefined;
-  const get = (): KafkaIndependence => (built ??= buildIndependence(cfg, properties, enabledActions));
+  const get = (): KafkaIndependence => (built ??= buildIndependence(cfg, properties));
   return {
     get classes() {
       return get().classes;
@@ -69,11 +67,10 @@ export function kafkaIndependence(cfg: KafkaConfig, properties: readonly string[
       return get().visible;
     },
     classOf: (a) => get().classOf(a),
-    classesOf: (s) => get().classesOf(s),
   };
 }
 
-function buildIndependence(cfg: KafkaConfig, properties: readonly string[], enabledActions: (s: State) => readonly Action[]): KafkaIndependence {
+function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): KafkaIndependence {
   const producers = cfg.transactionalIds * cfg.instancesPerId;
   const idempotent = cfg.idempotentProducers;
   const leaders = cfg.partitions + (cfg.app === 'consume-transform-produce' ? 1 : 0);
@@ -380,7 +377,6 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[], enab
     classes,
     names,
     classOf,
-    classesOf: (s) => enabledActions(s).map(classOf),
     dependent,
     enablers,
     visible,

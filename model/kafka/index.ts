@@ -61,10 +61,6 @@ export function kafkaModel(cfg: KafkaConfig, invariants: readonly Property<State
     view: (s) => kafkaView(cfg, s),
     pack: packState,
     unpack: unpackState,
-    independence: kafkaIndependence(
-      cfg,
-      invariants.map((p) => p.name),
-      (s) => enabledActions(cfg, s),
-    ),
+    independence: kafkaIndependence(cfg, invariants.map((p) => p.name)),
   };
 }
