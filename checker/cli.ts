@@ -36,6 +36,8 @@ export interface Io {
 const ExitCode = { Ok: 0, Violation: 1, BadInput: 2, Incomplete: 3, Internal: 4 } as const;
 
 const COMMAND_LINE = 'command line';
+/** Loaded by the commands that use Redis alone: BullMQ and its client would slow and grow every other command's start. */
+const distributed = () => import('./distributed/commands.ts');
 const DEFAULT_WALKS = 1000;
 
 const help = `${TOOL}: an explicit-state model checker
@@ -56,6 +58,8 @@ Usage:
                                         every mutant of the model against the specs: kill matrix
   txcheck explore <spec.json | trace.itf.json> [--port N]
                                         step through the model in the browser (127.0.0.1 only)
+  txcheck worker --redis URL [--workers N] [--lock-seconds N]
+                                        take the random walks of check --redis runs from a queue
   txcheck list                          models, generations, switches, properties, mutants, specs
   txcheck --help                        this text (also -h)
 
@@ -69,12 +73,20 @@ Options of check (they override the spec's own defaults):
   --max-memory MB         most megabytes of resident memory, every thread included; a search
                           also stops on its own at 85 % of its heap, cleanly, with exit 3
   --workers N             worker threads (default: the number of cores); 1 searches in this thread
+  --redis URL             random: put the walks on a queue in Redis (redis://host:port) for
+                          txcheck worker processes on any machines to run
   -o, --out FILE          where to write a counterexample (default out/<spec>.<property>.itf.json)
   --shrink                shrink the counterexample before writing it (see shrink)
   --json                  print one JSON object at the end, nothing else on stdout
 
 Options of every command:
   --debug                 print the stack trace of an internal error
+
+Options of worker:
+  --redis URL             the Redis server that check --redis runs put their jobs on
+  --workers N             walker threads, hence jobs at once (default: the number of cores)
+  --lock-seconds N        how long the job of a worker that died stays with it before
+                          another worker takes it (default 30)
 
 Exit codes:
   0  check: every checked property holds within the bounds; replay: the trace replays exactly
@@ -104,6 +116,8 @@ const optionSpecs = {
   'max-seconds': { type: 'string' },
   'max-memory': { type: 'string' },
   workers: { type: 'string' },
+  redis: { type: 'string' },
+  'lock-seconds': { type: 'string' },
   out: { type: 'string', short: 'o' },
   json: { type: 'boolean' },
   variants: { type: 'string' },
@@ -151,13 +165,18 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       io.out(listText());
       return ExitCode.Ok;
     }
+    if (command === 'worker') {
+      if (positionals.length > 1) throw new InputError(COMMAND_LINE, positionals[1]!, 'nothing after worker (see txcheck --help)');
+      rejectOtherFlags(command, ['redis', 'workers', 'lock-seconds'], flags);
+      return await (await distributed()).workerCommand(flags.redis, workersOption(flags), flags['lock-seconds'], io);
+    }
     if (command === 'compare' || command === 'mutants') {
       rejectOtherFlags(command, variantsFlags[command], flags);
       return variantsCommand(command, positionals.slice(1), flags, io);
     }
     const spec = commands.find((c) => c.name === command);
     if (spec === undefined) {
-      const names = [...commands.map((c) => c.name), 'compare', 'mutants'].join(', ');
+      const names = [...commands.map((c) => c.name), 'compare', 'mutants', 'worker'].join(', ');
       throw new InputError(COMMAND_LINE, 'command', `${names} or list (see txcheck --help)`, command === undefined ? 'nothing' : JSON.stringify(command));
     }
     if (file === undefined) throw new InputError(COMMAND_LINE, spec.name, spec.name === 'check' ? 'a spec file' : spec.name === 'explore' ? 'a spec or trace file' : 'a trace file');
@@ -217,7 +236,7 @@ function variantsCommand(command: 'compare' | 'mutants', files: readonly string[
 function runOptions(spec: Spec, flags: Flags): RunOptions {
   const given: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(flags)) {
-    if (typeof value === 'string' && name !== 'out' && name !== 'variants' && name !== 'workers') given[`--${name}`] = /^-?\d+$/.test(value) ? Number(value) : value;
+    if (typeof value === 'string' && name !== 'out' && name !== 'variants' && name !== 'workers' && name !== 'redis') given[`--${name}`] = /^-?\d+$/.test(value) ? Number(value) : value;
   }
   const fields = new Fields(COMMAND_LINE, given);
   const fromFlags = readRunOptions(fields, (o) => o.flag);
@@ -238,15 +257,19 @@ function workersOption(flags: Flags): number {
 async function check(file: string, flags: Flags, io: Io): Promise<number> {
   const spec = loadSpecFile(file);
   const options = runOptions(spec, flags);
-  const workers = workersOption(flags);
+  let workers = workersOption(flags);
   if (spec.liveness.length > 0 && options.strategy === 'random') {
     throw new InputError(COMMAND_LINE, '--strategy', '"bfs": the spec checks liveness, which needs the whole state graph', '"random"');
   }
+  const onRedis = flags.redis === undefined ? undefined : await (await distributed()).distributedCheck(spec, options, flags.redis, flags.workers !== undefined);
   if (flags.out === undefined) checkOutputFolder(`out/${spec.name}.*.itf.json`, 'out', true);
   else checkOutput(flags.out);
   const model = modelOf(spec);
   const progress = new ProgressLine(io);
-  let result = await explore(spec, model, options, workers, io.errIsTTY ? progress.show : undefined, io.stop?.flag);
+  const onProgress = io.errIsTTY ? progress.show : undefined;
+  let result: Result;
+  if (onRedis === undefined) result = await explore(spec, model, options, workers, onProgress, io.stop?.flag);
+  else ({ result, workers } = await onRedis(model, onProgress, io.stop?.flag));
   progress.clear();
   // Liveness is checked once every invariant holds in every reachable state.
   const live =
@@ -731,7 +754,7 @@ interface Command {
 }
 
 const commands: readonly Command[] = [
-  { name: 'check', flags: ['strategy', 'seed', 'walks', 'max-depth', 'max-states', 'max-seconds', 'max-memory', 'workers', 'out', 'json', 'shrink'], run: check },
+  { name: 'check', flags: ['strategy', 'seed', 'walks', 'max-depth', 'max-states', 'max-seconds', 'max-memory', 'workers', 'redis', 'out', 'json', 'shrink'], run: check },
   { name: 'replay', flags: ['json'], run: replayCommand },
   { name: 'show', flags: ['format'], run: showCommand },
   { name: 'report', flags: ['out'], run: reportCommand },
