@@ -8,7 +8,7 @@ import type { Model } from '../engine/model.ts';
 import type { Progress } from '../engine/search.ts';
 import { type DistributedRun, distributedSwarm } from './coordinator.ts';
 import { sourceDigest, specDigest } from './digest.ts';
-import { checkReachable, redisAddress } from './redis.ts';
+import { RedisLost, checkReachable, redisAddress } from './redis.ts';
 import { type WorkerProgress, runWorker } from './worker.ts';
 
 const COMMAND_LINE = 'command line';
@@ -49,6 +49,9 @@ export async function distributedCheck(spec: Spec, options: RunOptions, url: str
       ...(maxSeconds === undefined ? {} : { maxSeconds }),
       ...(onProgress === undefined ? {} : { onProgress }),
       ...(stop === undefined ? {} : { stop }),
+    }).catch((e: unknown) => {
+      if (e instanceof RedisLost) throw new InputError(COMMAND_LINE, REDIS, 'a Redis server that stays reachable for the whole run', e.why);
+      throw e;
     });
 }
 

@@ -15,7 +15,7 @@ import type { Limit, Progress, Result } from '../engine/search.ts';
 import { VisitedSet } from '../engine/visited.ts';
 import type { RunDigest } from './digest.ts';
 import { QUEUE, REFUSED, RUN_KEY_SECONDS, WALKS_PER_JOB, type WalkJob, type WalkJobAnswer, type WalkOptions, jobId, jobIndex, stopAtKey } from './jobs.ts';
-import { type RedisAddress, connectionOf } from './redis.ts';
+import { CONNECT_TIMEOUT_MS, LOST_AFTER_MS, type RedisAddress, RedisLost, connectionOf, settlesWithin } from './redis.ts';
 
 export interface DistributedOptions extends WalkOptions {
   readonly walks: number;
@@ -44,6 +44,17 @@ export async function distributedSwarm<S, A>(model: Model<S, A>, spec: WalkJob['
   const queue = new Queue<WalkJob, WalkJobAnswer>(QUEUE, { connection });
   const events = new QueueEvents(QUEUE, { connection });
   const redis = new Redis(connection);
+  // The clients retry a lost connection; the run waits LOST_AFTER_MS for it to come back.
+  let lostSince: number | undefined;
+  let lost = '';
+  const onError = (e: NodeJS.ErrnoException): void => {
+    lostSince ??= performance.now();
+    lost = `${e.code ?? e.message} at ${address.host}:${address.port}`;
+  };
+  queue.on('error', onError);
+  events.on('error', onError);
+  redis.on('error', onError);
+  redis.on('ready', () => (lostSince = undefined));
   const start = performance.now();
   const jobs = Math.ceil(walks / WALKS_PER_JOB);
 
@@ -113,7 +124,8 @@ export async function distributedSwarm<S, A>(model: Model<S, A>, spec: WalkJob['
     timers.push(
       setInterval(() => {
         const seconds = (performance.now() - start) / 1000;
-        if (options.stop !== undefined && Atomics.load(options.stop, 0) !== 0) resolve('signal');
+        if (lostSince !== undefined && performance.now() - lostSince > LOST_AFTER_MS) reject(new RedisLost(`${lost} for ${LOST_AFTER_MS / 1000} s`));
+        else if (options.stop !== undefined && Atomics.load(options.stop, 0) !== 0) resolve('signal');
         else if (options.maxSeconds !== undefined && seconds >= options.maxSeconds) resolve('maxSeconds');
       }, CHECK_EVERY_MS),
       setInterval(() => {
@@ -132,8 +144,9 @@ export async function distributedSwarm<S, A>(model: Model<S, A>, spec: WalkJob['
     if (ended !== 'done') stoppedBy = ended;
   } finally {
     for (const timer of timers) clearInterval(timer);
-    await cleanUp(queue, redis, run, added, merged);
-    await Promise.all([events.close(), queue.close()]);
+    // Closing waits for Redis to answer; without Redis, only disconnecting ends the clients.
+    const closed = lostSince === undefined && (await settlesWithin(cleanUp(queue, redis, run, added, merged), CONNECT_TIMEOUT_MS)) && (await settlesWithin(Promise.all([events.close(), queue.close()]), CONNECT_TIMEOUT_MS));
+    if (!closed) void Promise.all([events.disconnect(), queue.disconnect()]);
     redis.disconnect();
   }
 

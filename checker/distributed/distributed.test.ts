@@ -36,6 +36,26 @@ function freePort(): Promise<number> {
   });
 }
 
+/** A redis-server of the test's own on 127.0.0.1, saving nothing to disk. */
+async function startRedis(): Promise<{ server: ChildProcess; port: number; url: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => server.on('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    let log = '';
+    server.stdout!.on('data', (d) => {
+      log += d;
+      if (log.includes('Ready to accept connections')) resolve();
+    });
+    server.on('exit', (code) => reject(new Error(`redis-server exited with code ${code}: ${log}`)));
+  });
+  const stop = async () => {
+    if (server.exitCode === null && server.signalCode === null) server.kill('SIGTERM');
+    await exited;
+  };
+  return { server, port, url: `redis://127.0.0.1:${port}`, stop };
+}
+
 async function txcheck(...argv: string[]) {
   let out = '';
   let err = '';
@@ -86,24 +106,16 @@ async function until(condition: () => Promise<boolean>, what: string, ms = 20_00
 }
 
 describe.skipIf(skipped)(`random walks on Redis${skipped ? ` (skipped: ${why})` : ''}`, { timeout: 60_000 }, () => {
-  let redis: ChildProcess;
+  let redis: Awaited<ReturnType<typeof startRedis>> | undefined;
   let url = '';
   let queue: Queue<WalkJob>;
   let events: QueueEvents;
 
   beforeAll(async () => {
     if (!haveRedis) throw new Error(`TXCHECK_REQUIRE_REDIS=1, but ${why}`);
-    const port = await freePort();
-    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    await new Promise<void>((resolve, reject) => {
-      let log = '';
-      redis.stdout!.on('data', (d) => {
-        log += d;
-        if (log.includes('Ready to accept connections')) resolve();
-      });
-      redis.on('exit', (code) => reject(new Error(`redis-server exited with code ${code}: ${log}`)));
-    });
-    url = `redis://127.0.0.1:${port}`;
+    redis = await startRedis();
+    url = redis.url;
+    const port = redis.port;
     queue = new Queue(QUEUE, { connection: { host: '127.0.0.1', port } });
     events = new QueueEvents(QUEUE, { connection: { host: '127.0.0.1', port } });
     await events.waitUntilReady();
@@ -111,11 +123,7 @@ describe.skipIf(skipped)(`random walks on Redis${skipped ? ` (skipped: ${why})` 
 
   afterAll(async () => {
     await Promise.all([queue?.close(), events?.close()]);
-    if (redis !== undefined && redis.exitCode === null) {
-      const exited = new Promise((resolve) => redis.on('exit', resolve));
-      redis.kill('SIGTERM');
-      await exited;
-    }
+    await redis?.stop();
   });
 
   describe('a coordinator and two workers', () => {
@@ -227,6 +235,23 @@ describe.skipIf(skipped)(`random walks on Redis${skipped ? ` (skipped: ${why})` 
       expect(verdict(run.out)).toEqual(verdict(one.out));
     } finally {
       await Promise.all([a.stop(), b?.stop()]);
+    }
+  });
+
+  it('a Redis that goes away: the coordinator says so in one line, exit 2; a worker still stops on SIGTERM', async () => {
+    const own = await startRedis();
+    const worker = new WorkerProcess(own.url);
+    try {
+      const many = txcheck(...long, '--redis', own.url);
+      await until(async () => worker.out.includes('taking jobs'), 'the worker to start');
+      await own.stop();
+      const [run, code] = await Promise.all([many, worker.stop()]);
+      expect(run.code).toBe(2);
+      expect(run.err).toMatch(new RegExp(`^command line: --redis: expected a Redis server that stays reachable for the whole run, got ECONNREFUSED at 127\\.0\\.0\\.1:${own.port} for \\d+ s\\n$`));
+      expect(code).toBe(0);
+      expect(worker.out).toMatch(/^txcheck worker: stopped by SIGTERM: /m);
+    } finally {
+      await Promise.all([worker.stop(), own.stop()]);
     }
   });
 });

@@ -53,3 +53,25 @@ export async function checkReachable(address: RedisAddress, source: string, opti
     client.disconnect();
   }
 }
+
+/** How long a run's coordinator waits for Redis to come back before it gives up. */
+export const LOST_AFTER_MS = 5000;
+
+/** The coordinator lost Redis for longer than LOST_AFTER_MS. */
+export class RedisLost extends Error {
+  constructor(readonly why: string) {
+    super(`lost Redis: ${why}`);
+    this.name = 'RedisLost';
+  }
+}
+
+/** Whether `promise` settled within `ms`: closing a connection to a Redis that is gone would wait for ever. */
+export async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([promise.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

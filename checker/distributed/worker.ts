@@ -11,7 +11,7 @@ import { WorkerHandle } from '../engine/parallel/handle.ts';
 import type { ModelRecipe } from '../engine/parallel/recipe.ts';
 import { specDigest } from './digest.ts';
 import { QUEUE, REFUSED, type WalkJob, type WalkJobAnswer, stopAtKey } from './jobs.ts';
-import { type RedisAddress, connectionOf } from './redis.ts';
+import { CONNECT_TIMEOUT_MS, type RedisAddress, connectionOf, settlesWithin } from './redis.ts';
 import type { WalkReply, WalkRequest } from './walker.ts';
 
 export interface WorkerSetup {
@@ -52,7 +52,8 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
   const name = `${hostname()}/${process.pid}`;
   const connection = connectionOf(setup.address);
   const redis = new Redis(connection);
-  const idle = Array.from({ length: setup.threads }, (_, i) => ({ thread: i, handle: new WorkerHandle(walkerEntry, {}) }));
+  const walkers = Array.from({ length: setup.threads }, (_, i) => ({ thread: i, handle: new WorkerHandle(walkerEntry, {}) }));
+  const idle = [...walkers];
   const stop = new SharedArrayBuffer(4);
   const start = performance.now();
   const done = { jobs: 0, walks: 0, statesGenerated: 0, refused: 0 };
@@ -122,13 +123,15 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
     lockDuration: setup.lockMs,
     stalledInterval: setup.lockMs,
   });
-  // A lost connection is retried by BullMQ; say so once per kind of failure rather than per attempt.
+  // A lost connection is retried for as long as the worker runs; say so once per kind of failure rather than per attempt.
   const reported = new Set<string>();
-  worker.on('error', (e) => {
+  const report = (e: Error): void => {
     if (reported.has(e.message)) return;
     reported.add(e.message);
-    setup.say(`Redis at ${setup.address.url}: ${e.message.split('\n')[0]}`);
-  });
+    setup.say(`Redis at ${setup.address.url}: ${e.message.split('\n')[0]} (retrying)`);
+  };
+  worker.on('error', report);
+  redis.on('error', report);
 
   const shown = setInterval(() => setup.onProgress?.(progress()), PROGRESS_EVERY_MS);
   try {
@@ -139,12 +142,16 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
         resolve();
       }, STOP_EVERY_MS);
     });
-    // Walks under way stop within one walk; their jobs go back to the queue before close returns.
+    // Walks under way stop within one walk, and pausing waits for their jobs to go back to the
+    // queue; a forced close then does not wait for a Redis that is gone.
     Atomics.store(new Int32Array(stop), 0, 1);
-    await worker.close();
+    if (!(await settlesWithin(worker.pause(), CONNECT_TIMEOUT_MS))) {
+      setup.say('Redis did not answer: the job under way goes back to the queue when its lock expires');
+    }
+    await settlesWithin(worker.close(true), CONNECT_TIMEOUT_MS);
   } finally {
     clearInterval(shown);
-    await Promise.all(idle.map((w) => w.handle.terminate()));
+    await Promise.all(walkers.map((w) => w.handle.terminate()));
     redis.disconnect();
   }
   return progress();
