@@ -136,11 +136,12 @@ export async function distributedSwarm<S, A>(model: Model<S, A>, spec: WalkJob['
     );
   });
 
+  // Events of jobs added before the subscription would be lost.
+  const started = events.waitUntilReady().then(addJobs);
+  // Whichever settles second is awaited by nobody: its rejection must not be unhandled.
+  for (const p of [started, outcome]) p.catch(() => {});
   try {
-    // Events of jobs added before the subscription would be lost.
-    await events.waitUntilReady();
-    await addJobs();
-    const ended = await outcome;
+    const ended = await Promise.race([outcome, started.then(() => outcome)]);
     if (ended !== 'done') stoppedBy = ended;
   } finally {
     for (const timer of timers) clearInterval(timer);

@@ -92,6 +92,12 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
     try {
       const request: WalkRequest = { recipe, options: data.options, firstWalk: data.firstWalk, walks: data.walks, stopAt, stop };
       reply = await walker.handle.request<WalkReply>(request);
+    } catch (e) {
+      if (e instanceof InputError) throw refusal(job, e.message);
+      // The job fails; the next one gets a thread that is alive.
+      void walker.handle.terminate();
+      walker.handle = new WorkerHandle(walkerEntry, {});
+      throw e;
     } finally {
       clearInterval(timer);
       idle.push(walker);
@@ -128,7 +134,7 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
   const report = (e: Error): void => {
     if (reported.has(e.message)) return;
     reported.add(e.message);
-    setup.say(`Redis at ${setup.address.url}: ${e.message.split('\n')[0]} (retrying)`);
+    setup.say(`queue at ${setup.address.url}: ${e.message.split('\n')[0]} (the worker carries on)`);
   };
   worker.on('error', report);
   redis.on('error', report);
