@@ -140,8 +140,11 @@ export async function distributedSwarm<S, A>(model: Model<S, A>, spec: WalkJob['
   const started = events.waitUntilReady().then(addJobs);
   // Whichever settles second is awaited by nobody: its rejection must not be unhandled.
   for (const p of [started, outcome]) p.catch(() => {});
+  let seconds: number;
   try {
     const ended = await Promise.race([outcome, started.then(() => outcome)]);
+    // As for a thread swarm, the time of the search, without the clean-up after it.
+    seconds = (performance.now() - start) / 1000;
     if (ended !== 'done') stoppedBy = ended;
   } finally {
     for (const timer of timers) clearInterval(timer);
@@ -151,7 +154,6 @@ export async function distributedSwarm<S, A>(model: Model<S, A>, spec: WalkJob['
     redis.disconnect();
   }
 
-  const seconds = (performance.now() - start) / 1000;
   const counted = {
     distinctStates: seen.size,
     statesGenerated,

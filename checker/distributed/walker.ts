@@ -25,6 +25,8 @@ export interface WalkReply {
   readonly fingerprints: Int32Array;
 }
 
+const JOB_VISITED_CAPACITY = 1 << 12;
+
 // Jobs of one run come one after another: the model of the last recipe is kept.
 let built: { key: string; model: Model<unknown, unknown> } | undefined;
 
@@ -32,7 +34,8 @@ answerRequests(async (request: WalkRequest) => {
   const key = JSON.stringify(request.recipe);
   if (built?.key !== key) built = { key, model: await buildModel(request.recipe) };
   const stopAt = new Int32Array(request.stopAt);
-  const visited = new VisitedSet();
+  // A job meets a few thousand states: a small table that grows spares the collector a large one per job.
+  const visited = new VisitedSet(JOB_VISITED_CAPACITY);
   const { violation, ...result } = randomSearch(built.model, {
     ...request.options,
     firstWalk: request.firstWalk,
