@@ -36,6 +36,8 @@ export interface Io {
 const ExitCode = { Ok: 0, Violation: 1, BadInput: 2, Incomplete: 3, Internal: 4 } as const;
 
 const COMMAND_LINE = 'command line';
+/** Loaded by the commands that use Redis alone: BullMQ and its client would slow and grow every other command's start. */
+const distributed = () => import('./distributed/commands.ts');
 const DEFAULT_WALKS = 1000;
 const DEFAULT_CHECKPOINT_SECONDS = 60;
 
@@ -57,6 +59,8 @@ Usage:
                                         every mutant of the model against the specs: kill matrix
   txcheck explore <spec.json | trace.itf.json> [--port N]
                                         step through the model in the browser (127.0.0.1 only)
+  txcheck worker --redis URL [--workers N] [--lock-seconds N]
+                                        take the random walks of check --redis runs from a queue
   txcheck list                          models, generations, switches, properties, mutants, specs
   txcheck --help                        this text (also -h)
 
@@ -74,12 +78,20 @@ Options of check (they override the spec's own defaults):
                           (default 60) and when it stops early (a signal, a limit); one thread
   --resume FILE           go on from a checkpoint of the same spec and --max-depth, to the counts
                           and verdict of an uninterrupted run; saves again to FILE (or --checkpoint)
+  --redis URL             random: put the walks on a queue in Redis (redis://host:port) for
+                          txcheck worker processes on any machines to run
   -o, --out FILE          where to write a counterexample (default out/<spec>.<property>.itf.json)
   --shrink                shrink the counterexample before writing it (see shrink)
   --json                  print one JSON object at the end, nothing else on stdout
 
 Options of every command:
   --debug                 print the stack trace of an internal error
+
+Options of worker:
+  --redis URL             the Redis server that check --redis runs put their jobs on
+  --workers N             walker threads, hence jobs at once (default: the number of cores)
+  --lock-seconds N        how long the job of a worker that died stays with it before
+                          another worker takes it (default 30)
 
 Exit codes:
   0  check: every checked property holds within the bounds; replay: the trace replays exactly
@@ -112,6 +124,8 @@ const optionSpecs = {
   'checkpoint-every': { type: 'string' },
   resume: { type: 'string' },
   workers: { type: 'string' },
+  redis: { type: 'string' },
+  'lock-seconds': { type: 'string' },
   out: { type: 'string', short: 'o' },
   json: { type: 'boolean' },
   variants: { type: 'string' },
@@ -159,13 +173,18 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       io.out(listText());
       return ExitCode.Ok;
     }
+    if (command === 'worker') {
+      if (positionals.length > 1) throw new InputError(COMMAND_LINE, positionals[1]!, 'nothing after worker (see txcheck --help)');
+      rejectOtherFlags(command, ['redis', 'workers', 'lock-seconds'], flags);
+      return await (await distributed()).workerCommand(flags.redis, workersOption(flags), flags['lock-seconds'], io);
+    }
     if (command === 'compare' || command === 'mutants') {
       rejectOtherFlags(command, variantsFlags[command], flags);
       return variantsCommand(command, positionals.slice(1), flags, io);
     }
     const spec = commands.find((c) => c.name === command);
     if (spec === undefined) {
-      const names = [...commands.map((c) => c.name), 'compare', 'mutants'].join(', ');
+      const names = [...commands.map((c) => c.name), 'compare', 'mutants', 'worker'].join(', ');
       throw new InputError(COMMAND_LINE, 'command', `${names} or list (see txcheck --help)`, command === undefined ? 'nothing' : JSON.stringify(command));
     }
     if (file === undefined) throw new InputError(COMMAND_LINE, spec.name, spec.name === 'check' ? 'a spec file' : spec.name === 'explore' ? 'a spec or trace file' : 'a trace file');
@@ -222,7 +241,7 @@ function variantsCommand(command: 'compare' | 'mutants', files: readonly string[
 }
 
 /** String flags that say how to run or where to write, read elsewhere. */
-const NOT_RUN_OPTIONS: ReadonlySet<string> = new Set(['out', 'variants', 'workers', 'checkpoint', 'checkpoint-every', 'resume']);
+const NOT_RUN_OPTIONS: ReadonlySet<string> = new Set(['out', 'variants', 'workers', 'redis', 'checkpoint', 'checkpoint-every', 'resume']);
 
 /** The spec's run options overridden by the flags, with the built-in defaults below both. */
 function runOptions(spec: Spec, flags: Flags): RunOptions {
@@ -267,18 +286,22 @@ async function check(file: string, flags: Flags, io: Io): Promise<number> {
   const options = runOptions(spec, flags);
   const saving = checkpointOptions(spec, flags, options);
   // The proviso of the reduction reads the depths of one search, and a checkpoint saves one search: they run on one thread.
-  const workers = spec.reduction || saving.checkpoint !== undefined ? 1 : workersOption(flags);
+  let workers = spec.reduction || saving.checkpoint !== undefined ? 1 : workersOption(flags);
   if (spec.liveness.length > 0 && options.strategy === 'random') {
     throw new InputError(COMMAND_LINE, '--strategy', '"bfs": the spec checks liveness, which needs the whole state graph', '"random"');
   }
   if (spec.reduction && options.strategy === 'random') {
     throw new InputError(COMMAND_LINE, '--strategy', '"bfs": the spec asks for partial-order reduction, which the breadth-first search applies', '"random"');
   }
+  const onRedis = flags.redis === undefined ? undefined : await (await distributed()).distributedCheck(spec, options, flags.redis, flags.workers !== undefined);
   if (flags.out === undefined) checkOutputFolder(`out/${spec.name}.*.itf.json`, 'out', true);
   else checkOutput(flags.out);
   const model = modelOf(spec);
   const progress = new ProgressLine(io);
-  let result = await explore(spec, model, options, workers, io.errIsTTY ? progress.show : undefined, io.stop?.flag, saving);
+  const onProgress = io.errIsTTY ? progress.show : undefined;
+  let result: Result;
+  if (onRedis === undefined) result = await explore(spec, model, options, workers, onProgress, io.stop?.flag, saving);
+  else ({ result, workers } = await onRedis(model, onProgress, io.stop?.flag));
   progress.clear();
   // Liveness is checked once every invariant holds in every reachable state.
   const live =
@@ -774,7 +797,7 @@ interface Command {
 }
 
 const commands: readonly Command[] = [
-  { name: 'check', flags: ['strategy', 'seed', 'walks', 'max-depth', 'max-states', 'max-seconds', 'max-memory', 'checkpoint', 'checkpoint-every', 'resume', 'workers', 'out', 'json', 'shrink'], run: check },
+  { name: 'check', flags: ['strategy', 'seed', 'walks', 'max-depth', 'max-states', 'max-seconds', 'max-memory', 'checkpoint', 'checkpoint-every', 'resume', 'workers', 'redis', 'out', 'json', 'shrink'], run: check },
   { name: 'replay', flags: ['json'], run: replayCommand },
   { name: 'show', flags: ['format'], run: showCommand },
   { name: 'report', flags: ['out'], run: reportCommand },

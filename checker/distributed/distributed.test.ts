@@ -1,0 +1,287 @@
+// Random walks spread over worker processes through Redis: a coordinator (`check --redis`, run
+// in this process) and `txcheck worker` processes on a redis-server of the test's own, on
+// 127.0.0.1. Every result is compared with the same run on one machine.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Queue, QueueEvents } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../cli.ts';
+import { modelSourceDigest } from './commands.ts';
+import { specDigest } from './digest.ts';
+import { QUEUE, REFUSED, WALKS_PER_JOB, type WalkJob } from './jobs.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'txcheck-distributed-'));
+const haveRedis = spawnSync('redis-server', ['--version']).status === 0;
+const requireRedis = process.env.TXCHECK_REQUIRE_REDIS === '1';
+const skipped = !haveRedis && !requireRedis;
+const why = 'redis-server is not on PATH';
+if (skipped) console.warn(`The tests on Redis are skipped: ${why} (TXCHECK_REQUIRE_REDIS=1 makes that a failure).`);
+
+/** How long a dead worker's job stays locked in these tests. */
+const LOCK_SECONDS = 1;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A redis-server of the test's own on 127.0.0.1, saving nothing to disk. */
+async function startRedis(): Promise<{ server: ChildProcess; port: number; url: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => server.on('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    let log = '';
+    server.stdout!.on('data', (d) => {
+      log += d;
+      if (log.includes('Ready to accept connections')) resolve();
+    });
+    server.on('exit', (code) => reject(new Error(`redis-server exited with code ${code}: ${log}`)));
+  });
+  const stop = async () => {
+    if (server.exitCode === null && server.signalCode === null) server.kill('SIGTERM');
+    await exited;
+  };
+  return { server, port, url: `redis://127.0.0.1:${port}`, stop };
+}
+
+async function txcheck(...argv: string[]) {
+  let out = '';
+  let err = '';
+  const code = await main(argv, { out: (t) => (out += t), err: (t) => (err += t), errIsTTY: false });
+  return { code, out, err };
+}
+
+/** What a run reports that must not depend on where it ran. */
+function verdict(out: string): unknown {
+  const { seconds: _seconds, workers: _workers, violation, ...rest } = JSON.parse(out);
+  const { traceFile: _traceFile, ...where } = violation ?? {};
+  return violation === undefined ? rest : { ...rest, violation: where };
+}
+
+class WorkerProcess {
+  readonly child: ChildProcess;
+  out = '';
+  err = '';
+  readonly exited: Promise<number | null>;
+
+  constructor(url: string) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', 'checker/cli.ts', 'worker', '--redis', url, '--workers', '1', '--lock-seconds', String(LOCK_SECONDS)], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child.stdout!.on('data', (d) => (this.out += d));
+    this.child.stderr!.on('data', (d) => (this.err += d));
+    this.exited = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)));
+  }
+
+  /** The name BullMQ records as a job's processedBy. */
+  get name(): string {
+    return `${hostname()}/${this.child.pid}`;
+  }
+
+  async stop(): Promise<number | null> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
+    return this.exited;
+  }
+}
+
+async function until(condition: () => Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+  const end = performance.now() + ms;
+  while (!(await condition())) {
+    if (performance.now() > end) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe.skipIf(skipped)(`random walks on Redis${skipped ? ` (skipped: ${why})` : ''}`, { timeout: 60_000 }, () => {
+  let redis: Awaited<ReturnType<typeof startRedis>> | undefined;
+  let url = '';
+  let queue: Queue<WalkJob>;
+  let events: QueueEvents;
+
+  beforeAll(async () => {
+    if (!haveRedis) throw new Error(`TXCHECK_REQUIRE_REDIS=1, but ${why}`);
+    redis = await startRedis();
+    url = redis.url;
+    const port = redis.port;
+    queue = new Queue(QUEUE, { connection: { host: '127.0.0.1', port } });
+    events = new QueueEvents(QUEUE, { connection: { host: '127.0.0.1', port } });
+    await events.waitUntilReady();
+  });
+
+  afterAll(async () => {
+    await Promise.all([queue?.close(), events?.close()]);
+    await redis?.stop();
+  });
+
+  describe('a coordinator and two workers', () => {
+    const workers: WorkerProcess[] = [];
+    beforeAll(() => {
+      workers.push(new WorkerProcess(url), new WorkerProcess(url));
+    });
+    afterAll(async () => {
+      const codes = await Promise.all(workers.map((w) => w.stop()));
+      expect(codes).toEqual([0, 0]);
+      for (const w of workers) expect(w.out).toMatch(/^txcheck worker: stopped by SIGTERM: \d+ jobs, /m);
+    });
+
+    it.each([
+      ['TwoPhase', 'specs/two-phase/tp3-commit-early.json', ['--seed', '8', '--max-depth', '3']],
+      ['Kafka', 'specs/kafka/hanging-transaction.json', ['--seed', '28']],
+    ])('%s with a violation: the violating walk, trace and counts of one machine', async (name, spec, flags) => {
+      const args = ['check', spec, '--strategy', 'random', '--walks', '1000', ...flags, '--json'];
+      const one = await txcheck(...args, '--workers', '1', '-o', join(dir, `${name}-one.itf.json`));
+      const many = await txcheck(...args, '--redis', url, '-o', join(dir, `${name}-many.itf.json`));
+      expect(one.code).toBe(1);
+      // The seed puts the violation past the first job, so that several jobs run before it.
+      expect(JSON.parse(one.out).violation.walk).toBeGreaterThanOrEqual(WALKS_PER_JOB);
+      expect(many.err).toBe('');
+      expect(many.code).toBe(1);
+      expect(verdict(many.out)).toEqual(verdict(one.out));
+      expect(readFileSync(join(dir, `${name}-many.itf.json`), 'utf8')).toBe(readFileSync(join(dir, `${name}-one.itf.json`), 'utf8'));
+    });
+
+    it.each([
+      ['TwoPhase', 'specs/two-phase/tp5.json'],
+      ['Kafka', 'specs/kafka/commit-abort.json'],
+    ])('%s without a violation: the distinct and generated counts of the thread swarm', async (_name, spec) => {
+      const args = ['check', spec, '--strategy', 'random', '--walks', '700', '--json'];
+      const swarm = await txcheck(...args, '--workers', '2');
+      const many = await txcheck(...args, '--redis', url);
+      expect(many.code).toBe(3);
+      expect(verdict(many.out)).toEqual(verdict(swarm.out));
+      expect(JSON.parse(many.out)).toMatchObject({ status: 'incomplete', stoppedBy: 'walks' });
+    });
+
+    it('refuses a job whose model or spec digest is not its own, without a retry', async () => {
+      const raw = JSON.parse(readFileSync(join(root, 'specs/two-phase/tp3.json'), 'utf8'));
+      const job = (model: string, spec: string): WalkJob => ({
+        run: 'refused',
+        spec: { file: 'tp3.json', raw },
+        digest: { model, spec },
+        options: { seed: 0, maxDepth: 10, deadlockAllowed: false },
+        firstWalk: 0,
+        walks: WALKS_PER_JOB,
+      });
+      const otherModel = await queue.add('walks', job('0'.repeat(64), specDigest(raw)), { jobId: 'refused-model', attempts: 3 });
+      const otherSpec = await queue.add('walks', job(modelSourceDigest(), specDigest({ ...raw, resourceManagers: 4 })), { jobId: 'refused-spec', attempts: 3 });
+      for (const added of [otherModel, otherSpec]) await until(async () => (await queue.getJobState(added.id!)) === 'failed', `job ${added.id} to fail`);
+      const failed = await Promise.all(['refused-model', 'refused-spec'].map((id) => queue.getJob(id)));
+      for (const j of failed) {
+        expect(j!.failedReason.startsWith(REFUSED)).toBe(true);
+        expect(j!.attemptsMade).toBe(1);
+      }
+      expect(failed[0]!.failedReason).toMatch(/its model digest 000000000000 is not this worker's [0-9a-f]{12} \(another version of txcheck or of the model\)/);
+      expect(failed[1]!.failedReason).toMatch(/its spec digest [0-9a-f]{12} does not match the spec it carries/);
+      const lines = workers.map((w) => w.err).join('');
+      expect(lines).toMatch(/^txcheck worker: job refused-model refused: its model digest 000000000000 /m);
+    });
+  });
+
+  // Long enough walks that a worker is sure to be inside a job when it is stopped.
+  const long = ['check', 'specs/two-phase/tp5.json', '--strategy', 'random', '--walks', String(30 * WALKS_PER_JOB), '--max-depth', '2000', '--json'];
+
+  it('a worker killed mid-job leaves the job to another: the result of one machine', async () => {
+    const one = await txcheck(...long, '--workers', '1');
+    const [a, b] = [new WorkerProcess(url), new WorkerProcess(url)];
+    try {
+      const stalled: string[] = [];
+      events.on('stalled', ({ jobId }) => stalled.push(jobId));
+      const many = txcheck(...long, '--redis', url);
+      let held = '';
+      await until(async () => {
+        const active = await queue.getActive();
+        held = active.find((j) => j.processedBy === a.name && j.data.firstWalk > 0)?.id ?? '';
+        return held !== '';
+      }, 'worker a to hold a job past the first');
+      a.child.kill('SIGKILL');
+      expect(await a.exited).toBe(null);
+      const run = await many;
+      expect(run.code).toBe(3);
+      expect(verdict(run.out)).toEqual(verdict(one.out));
+      // BullMQ's stalled-job check gave the dead worker's job back to the queue.
+      expect(stalled).toContain(held);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
+  it('a worker stopped by SIGTERM mid-job puts the job back on the queue and exits 0', async () => {
+    const one = await txcheck(...long, '--workers', '1');
+    const a = new WorkerProcess(url);
+    let b: WorkerProcess | undefined;
+    try {
+      const many = txcheck(...long, '--redis', url);
+      await until(async () => (await queue.getActive()).some((j) => j.processedBy === a.name && j.data.firstWalk > 0), 'worker a to hold a job past the first');
+      expect(await a.stop()).toBe(0);
+      expect(a.out).toMatch(/^txcheck worker: stopped by SIGTERM: \d+ jobs, /m);
+      // Its job is waiting again at once: with no other worker, a job left locked would stay active.
+      expect(await queue.getActiveCount()).toBe(0);
+      expect(await queue.getWaitingCount()).toBeGreaterThan(0);
+      b = new WorkerProcess(url);
+      const run = await many;
+      expect(verdict(run.out)).toEqual(verdict(one.out));
+    } finally {
+      await Promise.all([a.stop(), b?.stop()]);
+    }
+  });
+
+  it('a Redis that goes away: the coordinator says so in one line, exit 2; a worker still stops on SIGTERM', async () => {
+    const own = await startRedis();
+    const worker = new WorkerProcess(own.url);
+    try {
+      const many = txcheck(...long, '--redis', own.url);
+      await until(async () => worker.out.includes('taking jobs'), 'the worker to start');
+      await own.stop();
+      const [run, code] = await Promise.all([many, worker.stop()]);
+      expect(run.code).toBe(2);
+      expect(run.err).toMatch(new RegExp(`^command line: --redis: expected a Redis server that stays reachable for the whole run, got ECONNREFUSED at 127\\.0\\.0\\.1:${own.port} for \\d+ s\\n$`));
+      expect(code).toBe(0);
+      expect(worker.out).toMatch(/^txcheck worker: stopped by SIGTERM: /m);
+    } finally {
+      await Promise.all([worker.stop(), own.stop()]);
+    }
+  });
+});
+
+/** A port on 127.0.0.1 where nothing listens. */
+const closed = await freePort();
+
+describe('check --redis and worker refuse bad input in one line', () => {
+  const check = (...flags: string[]) => ['check', 'specs/two-phase/tp3.json', ...flags, '--json'];
+  const elsewhere = 'redis://127.0.0.1:6379';
+  it.each([
+    ['a URL of another scheme', () => check('--strategy', 'random', '--redis', 'http://127.0.0.1:6379'), '--redis: expected a redis://host:port URL, got "http://127.0.0.1:6379"'],
+    ['no URL', () => check('--strategy', 'random', '--redis', '127.0.0.1'), '--redis: expected a redis://host:port URL, got "127.0.0.1"'],
+    ['a database in the URL', () => check('--strategy', 'random', '--redis', `${elsewhere}/2`), '--redis: expected a redis://host:port URL, with no user, password, database or parameters'],
+    ['breadth-first search', () => check('--redis', elsewhere), '--redis: expected --strategy random (breadth-first search on Redis is not built yet), got --strategy bfs'],
+    ['--workers with --redis', () => check('--strategy', 'random', '--workers', '2', '--redis', elsewhere), '--workers: expected no --workers with --redis'],
+    ['--max-states with --redis', () => check('--strategy', 'random', '--max-states', '9', '--redis', elsewhere), '--max-states: expected no --max-states'],
+    ['a Redis that is not there', () => check('--strategy', 'random', '--redis', `redis://127.0.0.1:${closed}`), `--redis: expected a Redis server that answers within 3 s, got ECONNREFUSED at 127.0.0.1:${closed}`],
+    ['a worker without --redis', () => ['worker'], '--redis: expected the redis://host:port URL of the queue to take jobs from'],
+    ['a worker with a file', () => ['worker', 'specs/two-phase/tp3.json', '--redis', elsewhere], 'specs/two-phase/tp3.json: expected nothing after worker'],
+    ['a worker with a check option', () => ['worker', '--redis', elsewhere, '--seed', '1'], '--seed: expected no such option for worker'],
+    ['a worker with a bad lock time', () => ['worker', '--redis', elsewhere, '--lock-seconds', '0'], '--lock-seconds: expected an integer from 1 to 3600, got 0'],
+    ['a worker on a Redis that is not there', () => ['worker', '--redis', `redis://127.0.0.1:${closed}`], `--redis: expected a Redis server that answers within 3 s, got ECONNREFUSED at 127.0.0.1:${closed}`],
+  ])('%s', async (_name, argv, message) => {
+    const args = argv();
+    const run = await txcheck(...args);
+    expect(run.code).toBe(2);
+    const line = `command line: ${message}`;
+    expect(run.err.slice(0, line.length)).toBe(line);
+    expect(run.err).toMatch(/^[^\n]+\n$/);
+    if (args.includes('--json')) expect(JSON.parse(run.out)).toMatchObject({ status: 'error' });
+  });
+});

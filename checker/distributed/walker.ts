@@ -1,0 +1,50 @@
+// One walker thread of a worker process: runs the walks of one job at a time, off the process's
+// main thread, which meanwhile renews the job's lock in Redis and answers signals.
+import { randomSearch } from '../engine/random.ts';
+import type { Model } from '../engine/model.ts';
+import { answerRequests } from '../engine/parallel/handle.ts';
+import { type ModelRecipe, buildModel } from '../engine/parallel/recipe.ts';
+import type { Result } from '../engine/search.ts';
+import { VisitedSet } from '../engine/visited.ts';
+import type { WalkOptions } from './jobs.ts';
+
+export interface WalkRequest {
+  readonly recipe: ModelRecipe;
+  readonly options: WalkOptions;
+  readonly firstWalk: number;
+  readonly walks: number;
+  /** One Int32: the least walk index still worth running. */
+  readonly stopAt: SharedArrayBuffer;
+  /** One Int32: non-zero asks the walks to stop (the process got a signal). */
+  readonly stop: SharedArrayBuffer;
+}
+
+export interface WalkReply {
+  /** The result without its trace: the coordinator reruns the walk it reports. */
+  readonly result: Omit<Result, 'violation'> & { readonly violation?: { readonly property: string; readonly walk: number } };
+  readonly fingerprints: Int32Array;
+}
+
+const JOB_VISITED_CAPACITY = 1 << 12;
+
+// Jobs of one run come one after another: the model of the last recipe is kept.
+let built: { key: string; model: Model<unknown, unknown> } | undefined;
+
+answerRequests(async (request: WalkRequest) => {
+  const key = JSON.stringify(request.recipe);
+  if (built?.key !== key) built = { key, model: await buildModel(request.recipe) };
+  const stopAt = new Int32Array(request.stopAt);
+  // A job meets a few thousand states: a small table that grows spares the collector a large one per job.
+  const visited = new VisitedSet(JOB_VISITED_CAPACITY);
+  const { violation, ...result } = randomSearch(built.model, {
+    ...request.options,
+    firstWalk: request.firstWalk,
+    walks: request.walks,
+    stopAt: () => Atomics.load(stopAt, 0),
+    stop: new Int32Array(request.stop),
+    visited,
+  });
+  const fingerprints = visited.fingerprints();
+  const reply: WalkReply = { result: { ...result, ...(violation === undefined ? {} : { violation: { property: violation.property, walk: violation.walk! } }) }, fingerprints };
+  return { message: reply, transfer: [fingerprints] };
+});

@@ -1,0 +1,164 @@
+// A worker process of a distributed random run: takes jobs (ranges of walks) from the queue,
+// runs each on one of its walker threads, and answers with the walks' figures and fingerprints.
+// A job whose spec or code digest is not this worker's is refused, not run. On a signal the job
+// under way goes back to the queue for another worker; a worker that dies leaves its job locked
+// until the lock expires, when BullMQ's stalled-job check gives it to another worker.
+import { hostname } from 'node:os';
+import { type Job, UnrecoverableError, WaitingError, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { InputError } from '../engine/input.ts';
+import { WorkerHandle } from '../engine/parallel/handle.ts';
+import type { ModelRecipe } from '../engine/parallel/recipe.ts';
+import { specDigest } from './digest.ts';
+import { QUEUE, REFUSED, type WalkJob, type WalkJobAnswer, stopAtKey } from './jobs.ts';
+import { CONNECT_TIMEOUT_MS, type RedisAddress, connectionOf, settlesWithin } from './redis.ts';
+import type { WalkReply, WalkRequest } from './walker.ts';
+
+export interface WorkerSetup {
+  readonly address: RedisAddress;
+  /** Walker threads, hence jobs run at once. */
+  readonly threads: number;
+  /** How long a job stays locked by a worker that stopped renewing the lock (it died) before another takes it. */
+  readonly lockMs: number;
+  /** This worker's digest of the model and engine sources (RunDigest.model). */
+  readonly modelDigest: string;
+  /** How a walker builds the model of a spec; throws InputError for a spec this worker cannot load. */
+  recipeOf(file: string, raw: unknown): ModelRecipe;
+  /** Non-zero asks the worker to stop. */
+  readonly stop: Int32Array;
+  /** A line of news (a refused job); and progress, redrawn in place. */
+  say(line: string): void;
+  onProgress?(p: WorkerProgress): void;
+}
+
+export interface WorkerProgress {
+  readonly jobs: number;
+  readonly walks: number;
+  readonly statesGenerated: number;
+  readonly refused: number;
+  readonly seconds: number;
+}
+
+/** How often a job under way looks whether its run found a violation before its walks, or is over. */
+const STOP_AT_EVERY_MS = 250;
+const STOP_EVERY_MS = 100;
+const PROGRESS_EVERY_MS = 1000;
+const NO_STOP = 2 ** 31 - 1;
+
+const walkerEntry = new URL('./walker.ts', import.meta.url);
+
+/** Runs until `setup.stop` is set; resolves with the work done. */
+export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
+  const name = `${hostname()}/${process.pid}`;
+  const connection = connectionOf(setup.address);
+  const redis = new Redis(connection);
+  const walkers = Array.from({ length: setup.threads }, (_, i) => ({ thread: i, handle: new WorkerHandle(walkerEntry, {}) }));
+  const idle = [...walkers];
+  const stop = new SharedArrayBuffer(4);
+  const start = performance.now();
+  const done = { jobs: 0, walks: 0, statesGenerated: 0, refused: 0 };
+  const progress = (): WorkerProgress => ({ ...done, seconds: (performance.now() - start) / 1000 });
+
+  /** What the processor throws to fail a job without a retry: no worker of this version would run it either. */
+  const refusal = (job: Job, why: string): UnrecoverableError => {
+    done.refused++;
+    setup.say(`job ${job.id} refused: ${why}`);
+    return new UnrecoverableError(`${REFUSED}${why} (worker ${name})`);
+  };
+
+  const processor = async (job: Job<WalkJob>, token?: string): Promise<WalkJobAnswer> => {
+    const data = job.data;
+    if (data.digest.model !== setup.modelDigest) {
+      throw refusal(job, `its model digest ${data.digest.model.slice(0, 12)} is not this worker's ${setup.modelDigest.slice(0, 12)} (another version of txcheck or of the model)`);
+    }
+    if (data.digest.spec !== specDigest(data.spec.raw)) throw refusal(job, `its spec digest ${data.digest.spec.slice(0, 12)} does not match the spec it carries`);
+    let recipe: ModelRecipe;
+    try {
+      recipe = setup.recipeOf(data.spec.file, data.spec.raw);
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;
+      throw refusal(job, e.message);
+    }
+    // The worker's concurrency is the number of walkers, so one is idle.
+    const walker = idle.pop()!;
+    const stopAt = new SharedArrayBuffer(4);
+    const watchStopAt = async (): Promise<void> => {
+      const least = await redis.get(stopAtKey(data.run));
+      Atomics.store(new Int32Array(stopAt), 0, least === null ? NO_STOP : Number(least));
+    };
+    await watchStopAt();
+    const timer = setInterval(() => void watchStopAt().catch(() => {}), STOP_AT_EVERY_MS);
+    let reply: WalkReply;
+    try {
+      const request: WalkRequest = { recipe, options: data.options, firstWalk: data.firstWalk, walks: data.walks, stopAt, stop };
+      reply = await walker.handle.request<WalkReply>(request);
+    } catch (e) {
+      if (e instanceof InputError) throw refusal(job, e.message);
+      // The job fails; the next one gets a thread that is alive.
+      void walker.handle.terminate();
+      walker.handle = new WorkerHandle(walkerEntry, {});
+      throw e;
+    } finally {
+      clearInterval(timer);
+      idle.push(walker);
+    }
+    const { result, fingerprints } = reply;
+    if (result.stoppedBy === 'signal') {
+      // Back to the queue, for this worker's successor or another worker.
+      await job.moveToWait(token);
+      throw new WaitingError();
+    }
+    done.jobs++;
+    done.walks += data.walks;
+    done.statesGenerated += result.statesGenerated;
+    return {
+      walker: `${name}/${walker.thread}`,
+      statesGenerated: result.statesGenerated,
+      depth: result.depth,
+      fired: result.coverage.fired,
+      ...(result.stoppedBy === undefined ? {} : { stoppedBy: result.stoppedBy }),
+      ...(result.violation === undefined ? {} : { violation: result.violation }),
+      fingerprints: Buffer.from(fingerprints.buffer, fingerprints.byteOffset, fingerprints.byteLength).toString('base64'),
+    };
+  };
+
+  const worker = new Worker<WalkJob, WalkJobAnswer>(QUEUE, processor, {
+    connection,
+    name,
+    concurrency: setup.threads,
+    lockDuration: setup.lockMs,
+    stalledInterval: setup.lockMs,
+  });
+  // A lost connection is retried for as long as the worker runs; say so once per kind of failure rather than per attempt.
+  const reported = new Set<string>();
+  const report = (e: Error): void => {
+    if (reported.has(e.message)) return;
+    reported.add(e.message);
+    setup.say(`queue at ${setup.address.url}: ${e.message.split('\n')[0]} (the worker carries on)`);
+  };
+  worker.on('error', report);
+  redis.on('error', report);
+
+  const shown = setInterval(() => setup.onProgress?.(progress()), PROGRESS_EVERY_MS);
+  try {
+    await new Promise<void>((resolve) => {
+      const watch = setInterval(() => {
+        if (Atomics.load(setup.stop, 0) === 0) return;
+        clearInterval(watch);
+        resolve();
+      }, STOP_EVERY_MS);
+    });
+    // Walks under way stop within one walk, and pausing waits for their jobs to go back to the
+    // queue; a forced close then does not wait for a Redis that is gone.
+    Atomics.store(new Int32Array(stop), 0, 1);
+    if (!(await settlesWithin(worker.pause(), CONNECT_TIMEOUT_MS))) {
+      setup.say('Redis did not answer: the job under way goes back to the queue when its lock expires');
+    }
+    await settlesWithin(worker.close(true), CONNECT_TIMEOUT_MS);
+  } finally {
+    clearInterval(shown);
+    await Promise.all(walkers.map((w) => w.handle.terminate()));
+    redis.disconnect();
+  }
+  return progress();
+}
