@@ -1,8 +1,8 @@
 // The tests a mutation run uses: the step-level ones (the conformance cases, each one request or
 // action through the model's handlers), the safety properties on hand-built states and the
-// engine's unit tests on small graphs. Searches over
-// whole specs (shipped specs, mutants, generations, symmetry, liveness) would see the same rules at
-// hundreds of times the cost per mutant, and a mutant that breaks their termination only times out.
+// engine's unit tests on small graphs. Searches over whole specs (shipped specs, mutants,
+// generations, symmetry, liveness) would see the same rules at hundreds of times the cost per
+// mutant, and a mutant that breaks their termination only times out.
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
