@@ -338,6 +338,14 @@ describe('NoHangingTransaction', () => {
     expect(holds(name, marker(open, { commit: false }))).toBe(true);
   });
 
+  it('a marker queued behind other messages on the same connection covers it', () => {
+    // The coordinator's connection to the leader also carries the marker of another transactional.id and a verification answer.
+    const other = marker(open, { txnId: 0, pid: 6 });
+    const answered = { ...other, network: send(other.network, TC, leader(1), 0, response(Api.AddPartitionsToTxn, { txnId: 1, pid: 5, epoch: 1, partitions: 0b10 })) };
+    expect(holds(name, marker(answered, {}))).toBe(true);
+    expect(holds(name, answered)).toBe(false);
+  });
+
   it('a marker for another partition or producer id, its answer, or another request does not', () => {
     expect(holds(name, marker(open, { partitions: 0 }, 0))).toBe(false);
     expect(holds(name, marker(open, { pid: 6 }))).toBe(false);
