@@ -259,13 +259,12 @@ function runOptions(spec: Spec, flags: Flags): RunOptions {
 const MAX_WORKERS = 256;
 
 /** How a checked search is saved and taken up again: --checkpoint, --checkpoint-every and --resume. */
-function checkpointOptions(spec: Spec, flags: Flags, options: RunOptions): Pick<SearchOptions, 'checkpoint' | 'resume'> {
+function checkpointOptions(spec: Spec, model: Model<unknown, unknown>, flags: Flags, options: RunOptions): Pick<SearchOptions, 'checkpoint' | 'resume'> {
   const file = flags.checkpoint ?? flags.resume;
   if (flags['checkpoint-every'] !== undefined && file === undefined) throw new InputError(COMMAND_LINE, '--checkpoint-every', 'a --checkpoint FILE to write to');
   if (file === undefined) return {};
   const flag = flags.checkpoint === undefined ? '--resume' : '--checkpoint';
   if (options.strategy === 'random') throw new InputError(COMMAND_LINE, flag, 'the breadth-first search (random walks are rerun from their seed instead)', '--strategy random');
-  const model = spec.entry.build(spec.params, []);
   if (model.pack === undefined || model.unpack === undefined) throw new InputError(COMMAND_LINE, flag, `a model that packs its states (model ${spec.entry.name} does not)`);
   const every = flags['checkpoint-every'];
   const everySeconds = every === undefined ? DEFAULT_CHECKPOINT_SECONDS : new Fields(COMMAND_LINE, { '--checkpoint-every': /^-?\d+$/.test(every) ? Number(every) : every }).int('--checkpoint-every', 1, 86_400);
@@ -284,7 +283,8 @@ function workersOption(flags: Flags): number {
 async function check(file: string, flags: Flags, io: Io): Promise<number> {
   const spec = loadSpecFile(file);
   const options = runOptions(spec, flags);
-  const saving = checkpointOptions(spec, flags, options);
+  const model = modelOf(spec);
+  const saving = checkpointOptions(spec, model, flags, options);
   // The proviso of the reduction reads the depths of one search, and a checkpoint saves one search: they run on one thread.
   let workers = spec.reduction || saving.checkpoint !== undefined ? 1 : workersOption(flags);
   if (spec.liveness.length > 0 && options.strategy === 'random') {
@@ -296,7 +296,6 @@ async function check(file: string, flags: Flags, io: Io): Promise<number> {
   const onRedis = flags.redis === undefined ? undefined : await (await distributed()).distributedCheck(spec, options, flags.redis, flags.workers !== undefined);
   if (flags.out === undefined) checkOutputFolder(`out/${spec.name}.*.itf.json`, 'out', true);
   else checkOutput(flags.out);
-  const model = modelOf(spec);
   const progress = new ProgressLine(io);
   const onProgress = io.errIsTTY ? progress.show : undefined;
   let result: Result;

@@ -14,7 +14,7 @@ import type { Progress, Result, SearchOptions } from './engine/search.ts';
 export const DEFAULT_WALK_DEPTH = 100;
 
 /** The one-thread search moves its waiting levels to disk past a quarter of --max-memory, or an eighth of the machine's memory. */
-export function spillBytes(maxMemory: number | undefined): number {
+function spillBytes(maxMemory: number | undefined): number {
   return maxMemory === undefined ? Math.floor(totalmem() / 8) : Math.floor((maxMemory * 2 ** 20) / 4);
 }
 

@@ -62,10 +62,7 @@ export class Trail {
   }
 }
 
-/**
- * Where the waiting levels go when their packed words pass `bytes` in memory: files in a
- * temporary folder, made at the first spill and removed with everything in it at the end.
- */
+/** Breadth-first search of `model`; whatever it spilled to disk is removed when it returns. */
 export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
   const spill = options.spillBytes === undefined ? undefined : new Spill(options.spillBytes);
   try {
@@ -85,7 +82,7 @@ function breadthFirst<S, A>(model: Model<S, A>, options: SearchOptions, spill: S
     throw new InputError(options.resume!.file, 'identity', 'a checkpoint of this spec with these options', 'one of another search');
   }
   const counters = resumed?.counters;
-  const run = new SearchRun(model, resumed === undefined ? options : { ...options, visited: VisitedSet.restore(resumed.visited, resumed.visitedCount) });
+  const run = new SearchRun(model, resumed === undefined ? options : { ...options, visited: VisitedSet.restore(resumed.visited, resumed.counters.distinctStates) });
   const reducer = options.reduction === true ? new Reducer(model) : undefined;
   const successors = successorsOf(model);
   const maxDepth = options.maxDepth ?? Infinity;
@@ -201,7 +198,6 @@ function breadthFirst<S, A>(model: Model<S, A>, options: SearchOptions, spill: S
         reducedStates: reducer?.reducedStates ?? 0,
       },
       visited: visited.table,
-      visitedCount: visited.count,
       parents,
       actions,
       levelWords: current.words,

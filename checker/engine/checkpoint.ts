@@ -32,8 +32,8 @@ export interface Checkpoint {
   /** What the search was of (the spec and the options that shape it), compared on resume. */
   readonly identity: string;
   readonly counters: CheckpointCounters;
+  /** The visited set's table, slots in place; it holds `counters.distinctStates` fingerprints. */
   readonly visited: Int32Array;
-  readonly visitedCount: number;
   readonly parents: Int32Array;
   readonly actions: Int32Array;
   readonly levelWords: Int32Array;
@@ -53,7 +53,6 @@ export function writeCheckpoint(file: string, cp: Checkpoint): void {
     version: FORMAT_VERSION,
     identity: cp.identity,
     counters: cp.counters,
-    visitedCount: cp.visitedCount,
     nextLevelSeenCount: cp.nextLevelSeenCount,
     lengths: SECTIONS.map((s) => cp[s].length),
   };
@@ -114,7 +113,6 @@ export function readCheckpoint(file: string): Checkpoint {
   return {
     identity: String(header.identity),
     counters: header.counters as CheckpointCounters,
-    visitedCount: Number(header.visitedCount),
     nextLevelSeenCount: Number(header.nextLevelSeenCount),
     ...(sections as Record<(typeof SECTIONS)[number], Int32Array>),
   };

@@ -89,6 +89,11 @@ export class Frontier<S> {
       packed = this.scratch;
       length = this.model.pack!(s, packed);
     }
+    this.pushWords(packed, length);
+  }
+
+  /** Adds the state whose packed words are the first `length` of `packed`. */
+  private pushWords(packed: Int32Array, length: number): void {
     this.words.pushAll(packed, length);
     this.ends.push(this.flushed + this.words.length);
     if (this.spill !== undefined && this.words.length * 4 >= this.spill.bytes) this.flush();
@@ -140,7 +145,7 @@ export class Frontier<S> {
     const frontier = new Frontier(model, spill);
     let from = 0;
     for (const end of ends) {
-      frontier.push(undefined as S, words.subarray(from, end), end - from);
+      frontier.pushWords(words.subarray(from, end), end - from);
       from = end;
     }
     return frontier;

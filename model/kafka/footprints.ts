@@ -160,6 +160,11 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
     add(f.tails, ...channelsFrom(leaderNode(q)));
     add(f.guardReads, L[q]!);
   };
+  // A timeout or expiry opens a new connection and spends its fault budget.
+  const reconnects = (f: Footprint, connections: number, budget: keyof FaultBudget): void => {
+    add(f.writes, connections);
+    spends(f, budget);
+  };
   const idempotentClient = (f: Footprint, j: number): void => {
     add(f.writes, I[j]!);
     add(f.reads, IC[j]!);
@@ -176,8 +181,7 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
     }
     define(`${ActionKind.requestTimeout}/${i}`, (f) => {
       client(f, i);
-      add(f.writes, PC[i]!);
-      spends(f, 'requestTimeouts');
+      reconnects(f, PC[i]!, 'requestTimeouts');
     });
     define(`${ActionKind.crash}/${i}`, (f) => {
       client(f, i);
@@ -190,13 +194,11 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
       define(`${ActionKind.sendProduce}/${i}/${q}`, (f) => client(f, i, true));
       define(`${ActionKind.produceTimeout}/${i}/${q}`, (f) => {
         client(f, i);
-        add(f.writes, PC[i]!);
-        spends(f, 'requestTimeouts');
+        reconnects(f, PC[i]!, 'requestTimeouts');
       });
       define(`${ActionKind.batchExpired}/${i}/${q}`, (f) => {
         client(f, i);
-        add(f.writes, PC[i]!);
-        spends(f, 'batchExpiries');
+        reconnects(f, PC[i]!, 'batchExpiries');
       });
     }
   }
@@ -210,13 +212,11 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
       define(`${ActionKind.idempotentSendProduce}/${j}/${q}`, (f) => idempotentClient(f, j));
       define(`${ActionKind.idempotentProduceTimeout}/${j}/${q}`, (f) => {
         idempotentClient(f, j);
-        add(f.writes, IC[j]!);
-        spends(f, 'requestTimeouts');
+        reconnects(f, IC[j]!, 'requestTimeouts');
       });
       define(`${ActionKind.idempotentBatchExpired}/${j}/${q}`, (f) => {
         idempotentClient(f, j);
-        add(f.writes, IC[j]!);
-        spends(f, 'batchExpiries');
+        reconnects(f, IC[j]!, 'batchExpiries');
       });
     }
   }
