@@ -5,6 +5,7 @@ import { availableParallelism } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { sourceDigest } from './distributed/digest.ts';
 import { Fields, InputError } from './engine/input.ts';
 import { modelOf } from '../specs/build.ts';
 import { loadSpecFile, parseSpec, readRunOptions, temporalProperties, type RunOptions, type Spec } from '../specs/load.ts';
@@ -268,8 +269,10 @@ function checkpointOptions(spec: Spec, model: Model<unknown, unknown>, flags: Fl
   if (model.pack === undefined || model.unpack === undefined) throw new InputError(COMMAND_LINE, flag, `a model that packs its states (model ${spec.entry.name} does not)`);
   const every = flags['checkpoint-every'];
   const everySeconds = every === undefined ? DEFAULT_CHECKPOINT_SECONDS : new Fields(COMMAND_LINE, { '--checkpoint-every': /^-?\d+$/.test(every) ? Number(every) : every }).int('--checkpoint-every', 1, 86_400);
-  // What decides the search a checkpoint belongs to: the spec as written, the depth bound and this tool.
-  const identity = JSON.stringify({ tool: TOOL, spec: spec.raw, maxDepth: options.maxDepth ?? null });
+  // What decides the search a checkpoint belongs to: the spec as written, the depth bound, and the
+  // code that builds and packs the states (a changed model would read the saved words wrongly).
+  const code = sourceDigest(fileURLToPath(new URL('..', import.meta.url)), ['model', 'specs', 'checker/engine']);
+  const identity = JSON.stringify({ tool: TOOL, code, spec: spec.raw, maxDepth: options.maxDepth ?? null });
   return { checkpoint: { file, everySeconds, identity }, ...(flags.resume === undefined ? {} : { resume: { file: flags.resume, identity } }) };
 }
 
