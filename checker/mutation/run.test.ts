@@ -1,0 +1,49 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { UsageError, groups, mutates, scores, selection, table } from './run.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const sources = (dir: string): string[] => readdirSync(join(root, dir)).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).map((f) => `${dir}/${f}`);
+
+describe('mutation groups', () => {
+  it('mutate every Kafka model source but the renderers once, and the engine search code once', () => {
+    for (const file of [...sources('model/kafka'), ...sources('checker/engine')]) {
+      const owners = Object.keys(groups).filter((g) => mutates(groups[g]!, file));
+      const left = ['model/kafka/render.ts', 'model/kafka/view.ts', 'checker/engine/itf.ts', 'checker/engine/input.ts'].includes(file);
+      expect(owners, file).toHaveLength(left ? 0 : 1);
+    }
+    expect(mutates(groups.model!, 'model/kafka/coordinator.test.ts')).toBe(false);
+  });
+
+  it('run a file in the group that mutates it, a group whole, and refuse a word that is neither', () => {
+    expect([...selection(['model/kafka/pack.ts', './model/kafka/coordinator.ts', 'model/kafka/next.ts'])]).toEqual([
+      ['pack', ['model/kafka/pack.ts']],
+      ['model', ['model/kafka/coordinator.ts', 'model/kafka/next.ts']],
+    ]);
+    expect([...selection(['engine', 'checker/engine/bfs.ts'])]).toEqual([['engine', []]]);
+    expect([...selection([]).keys()]).toEqual(Object.keys(groups));
+    expect(() => selection(['model/kafka/render.ts'])).toThrow(UsageError);
+    expect(() => selection(['nonsense'])).toThrow(/neither a group/);
+  });
+
+  it('score a file by its killed and timed-out mutants among those that compiled', () => {
+    const status = (...s: string[]) => s.map((x) => ({ status: x }));
+    const rows = scores({
+      files: {
+        [`${root}model/kafka/b.ts`]: { mutants: status('Killed', 'Timeout', 'Survived', 'NoCoverage', 'CompileError', 'Ignored') },
+        [`${root}model/kafka/a.ts`]: { mutants: status('Killed') },
+      },
+    });
+    expect(rows).toEqual([
+      { file: 'model/kafka/a.ts', killed: 1, survived: 0, noCoverage: 0, valid: 1 },
+      { file: 'model/kafka/b.ts', killed: 2, survived: 1, noCoverage: 1, valid: 4 },
+    ]);
+    expect(table(rows).split('\n').slice(2)).toEqual([
+      '| `model/kafka/a.ts` | 100.0 % | 1 / 1 | 0 | 0 |',
+      '| `model/kafka/b.ts` | 50.0 % | 2 / 4 | 1 | 1 |',
+      '| together | 60.0 % | 3 / 5 | 1 | 1 |',
+    ]);
+  });
+});
