@@ -276,24 +276,31 @@ describe('the idempotent Sender, rules read in the source', () => {
     expect(deliver(cfg, queued, leader(0), I0, response(Api.Produce, { pid, epoch: 0, partitions: 0, seq: 0 }), 0).idempotentProducers).toEqual(queued.idempotentProducers);
   });
 
-  it('an acknowledgement under an older epoch than the partition\'s sequences leaves them alone, and keeps the other batches', () => {
+  // The partition's sequences moved on, to a later epoch or (after a producer id reset at the same epoch) to another
+  // producer id: TransactionManager compares both halves (hasProducerIdAndEpoch), so both are tried.
+  const movedOn = (pid: number) => [{ pid, epoch: 1 }, { pid: pid + 1, epoch: 0 }];
+
+  it('an acknowledgement under other numbers than the partition\'s sequences leaves them alone, and keeps the other batches', () => {
     const cfg = config('kafka-3.8');
-    let s = act(cfg, sendRecord(cfg, started(cfg), 0), 'send(p0)');
-    const pid = producer(s).pid;
-    s = withProducer(s, { epoch: 1, sequences: [{ pid, epoch: 1, nextSeq: 3, lastAcked: 1 }, producer(s).sequences[1]!] });
-    s = answerProduce(cfg, s, 0, Err.NONE);
-    expect(producer(s).sequences[0]).toEqual({ pid, epoch: 1, nextSeq: 3, lastAcked: 1 });
-    expect(producer(s).batches).toMatchObject([{ record: 1 }]);
+    const sent = act(cfg, sendRecord(cfg, started(cfg), 0), 'send(p0)');
+    for (const numbers of movedOn(producer(sent).pid)) {
+      const sequences = { ...numbers, nextSeq: 3, lastAcked: 1 };
+      const s = answerProduce(cfg, withProducer(sent, { ...numbers, sequences: [sequences, producer(sent).sequences[1]!] }), 0, Err.NONE);
+      expect(producer(s).sequences[0], JSON.stringify(numbers)).toEqual(sequences);
+      expect(producer(s).batches).toMatchObject([{ record: 1 }]);
+    }
   });
 
-  it('OUT_OF_ORDER_SEQUENCE_NUMBER for a batch of an older epoch than its partition\'s sequences is retried as it is', () => {
+  it('OUT_OF_ORDER_SEQUENCE_NUMBER for a batch under other numbers than its partition\'s sequences is retried as it is', () => {
     const cfg = config('kafka-3.8');
-    let s = sendRecord(cfg, started(cfg), 0);
-    const pid = producer(s).pid;
-    s = withProducer(s, { epoch: 1, sequences: [{ pid, epoch: 1, nextSeq: 1, lastAcked: -1 }, producer(s).sequences[1]!] });
-    s = answerProduce(cfg, s, 0, Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
-    expect(producer(s).epoch).toBe(1);
-    expect(produceRequests(s, 0)).toMatchObject([{ epoch: 0, seq: 0 }]);
+    const sent = sendRecord(cfg, started(cfg), 0);
+    const pid = producer(sent).pid;
+    for (const numbers of movedOn(pid)) {
+      // The sequences' last acknowledged is the batch's predecessor: only the numbers tell the batch is not the next.
+      const s = answerProduce(cfg, withProducer(sent, { ...numbers, sequences: [{ ...numbers, nextSeq: 1, lastAcked: -1 }, producer(sent).sequences[1]!] }), 0, Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
+      expect(producer(s), JSON.stringify(numbers)).toMatchObject(numbers);
+      expect(produceRequests(s, 0)).toMatchObject([{ pid, epoch: 0, seq: 0 }]);
+    }
   });
 
   it('KIP-360: an error that is not retriable fails the batch alone and bumps the epoch; a requeued batch has no sequence', () => {
