@@ -52,6 +52,21 @@ describe('a fault is enabled only while its budget lasts', () => {
     expect(matching(cfg, withBudget(s, { transactionTimeouts: 0 }), 'transactionTimeout')).toEqual([]);
   });
 
+  it('a marker timeout on its budget', () => {
+    const cfg = kafkaConfig('kafka-3.8', { faults: { ...kafkaConfig('kafka-3.8').faults, markerTimeouts: 1 } });
+    const prepared = withTxn(initial(cfg), 0, { pid: 10, epoch: 1, state: TxnState.PrepareCommit, pendingState: TxnState.CompleteCommit, partitions: 1 });
+    const sending = take(cfg, prepared, 'TC: resendTxnMarker(t0, p0)');
+    expect(matching(cfg, sending, 'markerTimeout')).toEqual(['TC: markerTimeout(L0)']);
+    expect(matching(cfg, withBudget(sending, { markerTimeouts: 0 }), 'markerTimeout')).toEqual([]);
+  });
+
+  it('a transactional.id expiry on its budget', () => {
+    const cfg = kafkaConfig('kafka-3.8', { faults: { ...kafkaConfig('kafka-3.8').faults, transactionalIdExpiries: 1 } });
+    const idle = withTxn(initial(cfg), 0, { pid: 10, epoch: 1, state: TxnState.CompleteCommit });
+    expect(matching(cfg, idle, 'transactionalIdExpiry')).toEqual(['TC: transactionalIdExpiry(t0)']);
+    expect(matching(cfg, withBudget(idle, { transactionalIdExpiries: 0 }), 'transactionalIdExpiry')).toEqual([]);
+  });
+
   it('a producer-state expiry on its budget', () => {
     const cfg = kafkaConfig('kafka-3.5', { faults: { ...kafkaConfig('kafka-3.5').faults, producerStateExpiries: 1 } });
     const s = withProducerEntry(initial(cfg), 0, { pid: 5 });
