@@ -14,7 +14,8 @@ export default {
   testRunner: 'vitest',
   vitest: { configFile: 'checker/mutation/vitest.config.ts' },
   checkers: ['typescript'],
-  tsconfigFile: 'tsconfig.json',
+  // The sources a group mutates without the tests: a mutant valid for them is valid.
+  tsconfigFile: 'checker/mutation/tsconfig.json',
   coverageAnalysis: 'perTest',
   mutate: group.mutate,
   ignoreStatic: true,

@@ -9,6 +9,8 @@ if (!group) throw new Error(`TXCHECK_MUTATION_GROUP: no group ${process.env.TXCH
 export default defineConfig({
   test: {
     include: group.tests,
+    // One module graph for all the files of a run: a mutant's run then loads the model once, not per file.
+    isolate: false,
     testTimeout: 30_000,
     setupFiles: ['./checker/vitest.setup.ts'],
   },
