@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { modelOf } from '../../specs/build.ts';
 import { loadSpecFile } from '../../specs/load.ts';
 import { bfs } from './bfs.ts';
-import { readCheckpoint } from './checkpoint.ts';
+import { type CheckpointCounters, readCheckpoint, writeCheckpoint } from './checkpoint.ts';
 import type { Model } from './model.ts';
 import type { Result, SearchOptions } from './search.ts';
 
@@ -106,6 +106,14 @@ describe('checkpoint and resume', () => {
     writeFileSync(foreign, '{"not": "a checkpoint"}');
     expect(() => bfs(model, { deadlockAllowed: true, resume: { file: foreign, identity } })).toThrow(/foreign\.ckpt: \(top level\): expected a checkpoint file written by --checkpoint, got a file of another kind/);
     expect(() => bfs(model, { deadlockAllowed: true, resume: { file: join(dir, 'missing.ckpt'), identity } })).toThrow(/missing\.ckpt: .*got an unreadable file \(ENOENT\)/);
+    // A header edited by hand: each counter of another type, or one missing.
+    const saved = readCheckpoint(file);
+    const edited = join(dir, 'edited.ckpt');
+    for (const counters of [{ depth: 'deep' }, { coverage: [1, -1] }, { found: { property: 3, id: 0 } }, { overLimit: undefined }, { seconds: -1 }]) {
+      writeCheckpoint(edited, { ...saved, counters: { ...saved.counters, ...counters } as unknown as CheckpointCounters });
+      expect(() => readCheckpoint(edited), JSON.stringify(counters)).toThrow(/edited\.ckpt: counters: expected a checkpoint file written by --checkpoint, got a damaged header/);
+    }
+    expect(readCheckpoint(file).counters).toEqual(saved.counters);
   });
 });
 

@@ -78,6 +78,26 @@ export function writeCheckpoint(file: string, cp: Checkpoint): void {
   renameSync(temporary, file);
 }
 
+const isCount = (n: unknown): n is number => Number.isInteger(n) && (n as number) >= 0;
+
+/** The counters have every field, of its type: a header edited by hand is refused, not misread. */
+function validCounters(c: unknown): c is CheckpointCounters {
+  if (typeof c !== 'object' || c === null) return false;
+  const k = c as Record<keyof CheckpointCounters, unknown>;
+  const counts = [k.distinctStates, k.statesGenerated, k.depth, k.levelStartId, k.nextIndex, k.queueBytes, k.reducedStates];
+  const found = k.found === null || (typeof k.found === 'object' && typeof (k.found as { property?: unknown }).property === 'string' && isCount((k.found as { id?: unknown }).id));
+  return (
+    counts.every(isCount) &&
+    typeof k.seconds === 'number' &&
+    k.seconds >= 0 &&
+    Array.isArray(k.coverage) &&
+    k.coverage.every(isCount) &&
+    found &&
+    typeof k.overLimit === 'boolean' &&
+    typeof k.cutOffByDepth === 'boolean'
+  );
+}
+
 /** Reads a checkpoint; anything else (another file, a truncated one, another version) is an InputError naming what is wrong. */
 export function readCheckpoint(file: string): Checkpoint {
   let bytes: Buffer;
@@ -101,6 +121,7 @@ export function readCheckpoint(file: string): Checkpoint {
   if (header.version !== FORMAT_VERSION) fail('version', `version ${JSON.stringify(header.version)} (this txcheck reads version ${FORMAT_VERSION})`);
   const lengths = header.lengths;
   if (!Array.isArray(lengths) || lengths.length !== SECTIONS.length || !lengths.every((n) => Number.isInteger(n) && n >= 0)) return fail('lengths', 'a damaged header');
+  if (!validCounters(header.counters) || !isCount(header.nextLevelSeenCount)) return fail('counters', 'a damaged header');
   const total = (lengths as number[]).reduce((a, b) => a + b, 0);
   if (4 + headerLength + total * 4 !== bytes.length) fail('', `a file of ${bytes.length} bytes where its header promises ${4 + headerLength + total * 4}`);
   const words = new Int32Array(bytes.buffer.slice(bytes.byteOffset + 4 + headerLength, bytes.byteOffset + bytes.length));
@@ -112,8 +133,8 @@ export function readCheckpoint(file: string): Checkpoint {
   });
   return {
     identity: String(header.identity),
-    counters: header.counters as CheckpointCounters,
-    nextLevelSeenCount: Number(header.nextLevelSeenCount),
+    counters: header.counters,
+    nextLevelSeenCount: header.nextLevelSeenCount,
     ...(sections as Record<(typeof SECTIONS)[number], Int32Array>),
   };
 }
