@@ -2,12 +2,12 @@
 // `worker --redis URL`. Both read their flags here, one InputError line for each bad one.
 import { fileURLToPath } from 'node:url';
 import { modelRecipe } from '../../specs/build.ts';
-import { type RunOptions, type Spec, parseSpec } from '../../specs/load.ts';
+import { type RunOptions, type Spec, filesReadBy, parseSpec } from '../../specs/load.ts';
 import { Fields, InputError } from '../engine/input.ts';
 import type { Model } from '../engine/model.ts';
 import type { Progress } from '../engine/search.ts';
 import { type DistributedRun, distributedSwarm } from './coordinator.ts';
-import { sourceDigest, specDigest } from './digest.ts';
+import { sourceDigest, specDigest, specFiles } from './digest.ts';
 import { RedisLost, checkReachable, redisAddress } from './redis.ts';
 import { type WorkerProgress, runWorker } from './worker.ts';
 
@@ -38,7 +38,7 @@ export async function distributedCheck(spec: Spec, options: RunOptions, url: str
   if (options.maxMemory !== undefined) throw new InputError(COMMAND_LINE, '--max-memory', `no --max-memory (or spec maxMemory) with ${REDIS}: each worker stops on its own before its heap is full`);
   const address = redisAddress(url, COMMAND_LINE, REDIS);
   await checkReachable(address, COMMAND_LINE, REDIS);
-  const digest = { spec: specDigest(spec.raw), model: modelSourceDigest() };
+  const digest = { spec: specDigest(spec.raw, specFiles(filesReadBy(spec.raw))), model: modelSourceDigest() };
   const { seed, walks, maxSeconds } = options;
   return (model, onProgress, stop) =>
     distributedSwarm(model, { file: spec.file, raw: spec.raw }, digest, address, {
@@ -84,6 +84,7 @@ export async function workerCommand(url: string | undefined, threads: number, lo
     lockMs: lock * 1000,
     modelDigest: modelSourceDigest(),
     recipeOf: (file, raw) => modelRecipe(parseSpec(file, raw, '')),
+    filesReadBy,
     stop,
     say: (text) => io.err(`${shown ? '\r\x1b[K' : ''}txcheck worker: ${text}\n`),
     onProgress: io.errIsTTY

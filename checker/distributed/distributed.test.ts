@@ -165,26 +165,34 @@ describe.skipIf(skipped)(`random walks on Redis${skipped ? ` (skipped: ${why})` 
       expect(JSON.parse(many.out)).toMatchObject({ status: 'incomplete', stoppedBy: 'walks' });
     });
 
-    it('refuses a job whose model or spec digest is not its own, without a retry', async () => {
-      const raw = JSON.parse(readFileSync(join(root, 'specs/two-phase/tp3.json'), 'utf8'));
-      const job = (model: string, spec: string): WalkJob => ({
+    it('refuses a job whose model, spec or variant file digest is not its own, without a retry', async () => {
+      const specOf = (file: string) => ({ file, raw: JSON.parse(readFileSync(join(root, file), 'utf8')) });
+      const tp3 = specOf('specs/two-phase/tp3.json');
+      // A variant file the worker reads at the path the spec names: its contents on the coordinator's machine differ.
+      const lenient = specOf('specs/kafka/examples/lenient-produce.json');
+      const job = (spec: WalkJob['spec'], model: string, digest: string): WalkJob => ({
         run: 'refused',
-        spec: { file: 'tp3.json', raw },
-        digest: { model, spec },
+        spec,
+        digest: { model, spec: digest },
         options: { seed: 0, maxDepth: 10, deadlockAllowed: false },
         firstWalk: 0,
         walks: WALKS_PER_JOB,
       });
-      const otherModel = await queue.add('walks', job('0'.repeat(64), specDigest(raw)), { jobId: 'refused-model', attempts: 3 });
-      const otherSpec = await queue.add('walks', job(modelSourceDigest(), specDigest({ ...raw, resourceManagers: 4 })), { jobId: 'refused-spec', attempts: 3 });
-      for (const added of [otherModel, otherSpec]) await until(async () => (await queue.getJobState(added.id!)) === 'failed', `job ${added.id} to fail`);
-      const failed = await Promise.all(['refused-model', 'refused-spec'].map((id) => queue.getJob(id)));
+      const refused = {
+        'refused-model': job(tp3, '0'.repeat(64), specDigest(tp3.raw, [])),
+        'refused-spec': job(tp3, modelSourceDigest(), specDigest({ ...tp3.raw, resourceManagers: 4 }, [])),
+        'refused-variant': job(lenient, modelSourceDigest(), specDigest(lenient.raw, [{ path: lenient.raw.variant.overrides, content: Buffer.from('export const overrides = {};\n') }])),
+      };
+      for (const [id, data] of Object.entries(refused)) await queue.add('walks', data, { jobId: id, attempts: 3 });
+      for (const id of Object.keys(refused)) await until(async () => (await queue.getJobState(id)) === 'failed', `job ${id} to fail`);
+      const failed = await Promise.all(Object.keys(refused).map((id) => queue.getJob(id)));
       for (const j of failed) {
         expect(j!.failedReason.startsWith(REFUSED)).toBe(true);
         expect(j!.attemptsMade).toBe(1);
       }
       expect(failed[0]!.failedReason).toMatch(/its model digest 000000000000 is not this worker's [0-9a-f]{12} \(another version of txcheck or of the model\)/);
-      expect(failed[1]!.failedReason).toMatch(/its spec digest [0-9a-f]{12} does not match the spec it carries/);
+      expect(failed[1]!.failedReason).toMatch(/its spec digest [0-9a-f]{12} does not match the spec it carries \(worker /);
+      expect(failed[2]!.failedReason).toMatch(/its spec digest [0-9a-f]{12} does not match the spec it carries and the files it names as this worker has them \(specs\/kafka\/examples\/lenient-produce\.ts\)/);
       const lines = workers.map((w) => w.err).join('');
       expect(lines).toMatch(/^txcheck worker: job refused-model refused: its model digest 000000000000 /m);
     });

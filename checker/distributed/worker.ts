@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { InputError } from '../engine/input.ts';
 import { WorkerHandle } from '../engine/parallel/handle.ts';
 import type { ModelRecipe } from '../engine/parallel/recipe.ts';
-import { specDigest } from './digest.ts';
+import { specDigest, specFiles } from './digest.ts';
 import { QUEUE, REFUSED, type WalkJob, type WalkJobAnswer, stopAtKey } from './jobs.ts';
 import { CONNECT_TIMEOUT_MS, type RedisAddress, connectionOf, settlesWithin } from './redis.ts';
 import type { WalkReply, WalkRequest } from './walker.ts';
@@ -24,6 +24,8 @@ export interface WorkerSetup {
   readonly modelDigest: string;
   /** How a walker builds the model of a spec; throws InputError for a spec this worker cannot load. */
   recipeOf(file: string, raw: unknown): ModelRecipe;
+  /** The files besides itself that a spec makes the model read, as it names them. */
+  filesReadBy(raw: unknown): readonly string[];
   /** Non-zero asks the worker to stop. */
   readonly stop: Int32Array;
   /** A line of news (a refused job); and progress, redrawn in place. */
@@ -71,7 +73,11 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
     if (data.digest.model !== setup.modelDigest) {
       throw refusal(job, `its model digest ${data.digest.model.slice(0, 12)} is not this worker's ${setup.modelDigest.slice(0, 12)} (another version of txcheck or of the model)`);
     }
-    if (data.digest.spec !== specDigest(data.spec.raw)) throw refusal(job, `its spec digest ${data.digest.spec.slice(0, 12)} does not match the spec it carries`);
+    const files = specFiles(setup.filesReadBy(data.spec.raw));
+    if (data.digest.spec !== specDigest(data.spec.raw, files)) {
+      const read = files.length === 0 ? '' : ` and the files it names as this worker has them (${files.map((f) => f.path).join(', ')})`;
+      throw refusal(job, `its spec digest ${data.digest.spec.slice(0, 12)} does not match the spec it carries${read}`);
+    }
     let recipe: ModelRecipe;
     try {
       recipe = setup.recipeOf(data.spec.file, data.spec.raw);
