@@ -303,7 +303,7 @@ async function check(file: string, flags: Flags, io: Io): Promise<number> {
   const onProgress = io.errIsTTY ? progress.show : undefined;
   let result: Result;
   if (onRedis === undefined) result = await explore(spec, model, options, workers, onProgress, io.stop?.flag, saving);
-  else ({ result, workers } = await onRedis(model, onProgress, io.stop?.flag));
+  else ({ result, workers } = await onRedis(model, progress.say, onProgress, io.stop?.flag));
   progress.clear();
   // Liveness is checked once every invariant holds in every reachable state.
   const live =
@@ -477,6 +477,9 @@ class ProgressLine {
   clear(): void {
     if (this.shown) this.io.err('\r\x1b[K');
   }
+
+  /** A line of news, below which the progress line is drawn again. */
+  say = (line: string): void => this.io.err(`${this.shown ? '\r\x1b[K' : ''}txcheck: ${line}\n`);
 }
 
 function textSummary(

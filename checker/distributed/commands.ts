@@ -22,7 +22,8 @@ const MODEL_SOURCES = ['model', 'specs', 'checker/engine', 'checker/distributed'
 /** RunDigest.model of this installation. */
 export const modelSourceDigest = (): string => sourceDigest(root, MODEL_SOURCES);
 
-export type DistributedSearch = (model: Model<unknown, unknown>, onProgress?: (p: Progress) => void, stop?: Int32Array) => Promise<DistributedRun>;
+/** The search of `check --redis`; `say` prints a line of news (that no worker takes the jobs). */
+export type DistributedSearch = (model: Model<unknown, unknown>, say: (line: string) => void, onProgress?: (p: Progress) => void, stop?: Int32Array) => Promise<DistributedRun>;
 
 /**
  * Checks the flags of `check --redis` and that Redis answers, before anything is searched;
@@ -40,8 +41,9 @@ export async function distributedCheck(spec: Spec, options: RunOptions, url: str
   await checkReachable(address, COMMAND_LINE, REDIS);
   const digest = { spec: specDigest(spec.raw, specFiles(filesReadBy(spec.raw))), model: modelSourceDigest() };
   const { seed, walks, maxSeconds } = options;
-  return (model, onProgress, stop) =>
+  return (model, say, onProgress, stop) =>
     distributedSwarm(model, { file: spec.file, raw: spec.raw }, digest, address, {
+      say,
       seed,
       walks,
       maxDepth: options.maxDepth!,

@@ -12,7 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../cli.ts';
 import { modelSourceDigest } from './commands.ts';
 import { specDigest } from './digest.ts';
+import { modelOf } from '../../specs/build.ts';
+import { loadSpecFile } from '../../specs/load.ts';
+import { distributedSwarm } from './coordinator.ts';
 import { QUEUE, REFUSED, WALKS_PER_JOB, type WalkJob } from './jobs.ts';
+import { redisAddress } from './redis.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'txcheck-distributed-'));
@@ -243,6 +247,24 @@ describe.skipIf(skipped)(`random walks on Redis${skipped ? ` (skipped: ${why})` 
       expect(verdict(run.out)).toEqual(verdict(one.out));
     } finally {
       await Promise.all([a.stop(), b?.stop()]);
+    }
+  });
+
+  it('a coordinator with no worker says so once and keeps waiting', async () => {
+    const own = await startRedis();
+    try {
+      const spec = loadSpecFile('specs/two-phase/tp3.json');
+      const digest = { spec: specDigest(spec.raw, []), model: modelSourceDigest() };
+      const stop = new Int32Array(new SharedArrayBuffer(4));
+      const lines: string[] = [];
+      const waiting = { say: (line: string) => lines.push(line), idleWarningMs: 1000, stop, deadlockAllowed: false, seed: 0, walks: 100, maxDepth: 10 };
+      const run = distributedSwarm(modelOf(spec), { file: spec.file, raw: spec.raw }, digest, redisAddress(own.url, 'test', 'url'), waiting);
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(lines).toEqual([`waiting for a worker on ${own.url}: none has taken a job for 1 s`]);
+      Atomics.store(stop, 0, 1);
+      expect((await run).result).toMatchObject({ status: 'incomplete', stoppedBy: 'signal', distinctStates: 0 });
+    } finally {
+      await own.stop();
     }
   });
 
