@@ -11,7 +11,7 @@ import { randomSearch } from '../engine/random.ts';
 import type { Limit, Result } from '../engine/search.ts';
 import { VisitedSet } from '../engine/visited.ts';
 import type { RunDigest } from './digest.ts';
-import { RUN_KEY_SECONDS, WALKS_PER_JOB, type WalkJob, type WalkJobAnswer, type WalkOptions, stopAtKey } from './jobs.ts';
+import { RUN_KEY_SECONDS, WALKS_PER_JOB, type WalkJob, type WalkJobAnswer, type WalkOptions, int32sOf, stopAtKey } from './jobs.ts';
 import { QueueRun, type QueueRunOptions } from './queue-run.ts';
 import type { RedisAddress } from './redis.ts';
 
@@ -50,7 +50,7 @@ export async function distributedSwarm<S, A>(model: Model<S, A>, spec: WalkJob['
   const merge = (): void => {
     for (let answer = answers.get(merged); answer !== undefined && merged < needed(); answer = answers.get(merged)) {
       answers.delete(merged++);
-      const fingerprints = new Int32Array(new Uint8Array(Buffer.from(answer.fingerprints, 'base64')).buffer);
+      const fingerprints = int32sOf(answer.fingerprints);
       for (let i = 0; i < fingerprints.length; i += 2) seen.add(fingerprints[i]!, fingerprints[i + 1]!);
       statesGenerated += answer.statesGenerated;
       depth = Math.max(depth, answer.depth);
