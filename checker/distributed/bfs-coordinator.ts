@@ -1,7 +1,8 @@
 // The coordinator of a distributed breadth-first search: level by level, as one machine searches.
 // A level's states wait here, in the order one machine discovers them (a state's position in
 // its level is its id there, less the level's first id); they go on the queue as jobs of
-// consecutive positions, and the answers (level.ts) are merged in job order, each successor kept
+// consecutive positions (each job's states a binary value beside it, and so its answer's
+// successors), and the answers (level.ts) are merged in job order, each successor kept
 // when its fingerprint is new to this level and the one before it (the visited set in Redis
 // holds the older ones). So each new state gets its least key (parent position, action index),
 // the key of its first discovery on one machine, and its position there; the violation reported
@@ -18,7 +19,7 @@ import { DEADLOCK, type Limit, type Result, brokenInvariant, rebuildTrace, state
 import { VisitedSet } from '../engine/visited.ts';
 import type { DistributedRun } from './coordinator.ts';
 import type { RunDigest } from './digest.ts';
-import { LEVEL_JOB, type LevelJob, type LevelJobAnswer, RUN_KEY_SECONDS, type WalkJob, base64Of, int32sOf, trailKey, visitedKey } from './jobs.ts';
+import { LEVEL_JOB, type LevelJob, type LevelJobAnswer, RUN_KEY_SECONDS, type WalkJob, bytesOf, chunkKey, int32sOfBytes, successorParts, trailKey, visitedKey } from './jobs.ts';
 import { QueueRun, type QueueRunOptions } from './queue-run.ts';
 import { type RedisAddress, connectionOf } from './redis.ts';
 
@@ -28,9 +29,9 @@ export interface DistributedBfsOptions extends QueueRunOptions {
 }
 
 /** Jobs a level is cut into when it is large enough: a few per worker of a small cluster, so that none waits long at the level's end. */
-const JOBS_PER_LEVEL = 32;
+const JOBS_PER_LEVEL = 16;
 /** States per job: enough to outweigh its round trip through Redis, few enough for a job of some hundred kilobytes. */
-const MIN_STATES_PER_JOB = 16;
+const MIN_STATES_PER_JOB = 128;
 const MAX_STATES_PER_JOB = 1024;
 /** How often the run's trail keys have their expiry renewed (the workers renew the visited set's with each job). */
 const RENEW_EVERY_MS = 60_000;
@@ -91,7 +92,7 @@ export async function distributedBfs<S, A>(model: Model<S, A>, spec: WalkJob['sp
   let firstJob = 0;
   let jobStarts: number[] = [];
   let merged = 0;
-  const answers = new Map<number, LevelJobAnswer>();
+  const answers = new Map<number, { answer: LevelJobAnswer; successors: Int32Array }>();
   let cut = false;
   let cutOff = false;
 
@@ -102,15 +103,13 @@ export async function distributedBfs<S, A>(model: Model<S, A>, spec: WalkJob['sp
     if (found === undefined || f.parent < found.parent || (f.parent === found.parent && f.action < found.action)) found = f;
   };
 
-  const merge = (answer: LevelJobAnswer): void => {
+  const merge = (answer: LevelJobAnswer, successors: Int32Array): void => {
     statesGenerated += answer.statesGenerated;
     for (const kind of model.actionKinds) fired[kind]! += answer.fired[kind] ?? 0;
     walkers.add(answer.walker);
     cutOff ||= answer.cutOff;
     if (answer.deadlock !== -1) consider({ property: DEADLOCK, level: depth, position: answer.deadlock, parent: answer.deadlock, action: -1 });
-    const fingerprints = int32sOf(answer.fingerprints);
-    const keys = int32sOf(answer.keys);
-    const words = int32sOf(answer.states);
+    const { fingerprints, keys, states: words } = successorParts(successors);
     for (let c = 0, at = 0; c < keys.length / 2; c++, at += 1 + words[at]!) {
       const high = fingerprints[2 * c]!;
       const low = fingerprints[2 * c + 1]!;
@@ -124,20 +123,31 @@ export async function distributedBfs<S, A>(model: Model<S, A>, spec: WalkJob['sp
 
   const queued: QueueRun<LevelJob, LevelJobAnswer> = new QueueRun(shards[0]!, options, {
     answered(index, answer) {
-      answers.set(index - firstJob, answer);
-      for (let a = answers.get(merged); a !== undefined; a = answers.get(merged)) {
-        answers.delete(merged++);
-        merge(a);
-      }
-      if (merged === jobStarts.length) void levelDone().catch((e: unknown) => queued.fail(e));
+      const job = index - firstJob;
+      const level = depth;
+      void queued.redis
+        .getBuffer(chunkKey(queued.id, level, job, 'successors'))
+        .then((bytes) => {
+          if (bytes === null) throw new Error(`distributed run: the successors of job ${index} are not in Redis`);
+          // Merged, the job's keys are of no more use; the answer of a retry that comes later is dropped.
+          void queued.redis.del(chunkKey(queued.id, level, job, 'states'), chunkKey(queued.id, level, job, 'successors')).catch(() => {});
+          answers.set(job, { answer, successors: int32sOfBytes(bytes) });
+          for (let a = answers.get(merged); a !== undefined; a = answers.get(merged)) {
+            answers.delete(merged++);
+            merge(a.answer, a.successors);
+          }
+          if (merged === jobStarts.length) return levelDone();
+        })
+        .catch((e: unknown) => queued.fail(e));
     },
     describe: (index) => `job ${index} (level ${depth}, states from position ${jobStarts[index - firstJob] ?? '?'})`,
     progress: () => ({ distinctStates: discovered(), statesGenerated, queue: current.size - (jobStarts[merged] ?? current.size), depth }),
     cleanUp: async (redis) => {
       // The queue's server is the first shard.
       const others = shards.slice(1).map((address) => new Redis(connectionOf(address)).on('error', () => {}));
+      const chunks = jobStarts.flatMap((_, job) => [chunkKey(queued.id, depth, job, 'states'), chunkKey(queued.id, depth, job, 'successors')]);
       try {
-        await Promise.all([redis.del(...levelKeys()), ...[redis, ...others].map((client) => client.del(visitedKey(queued.id)))]);
+        await Promise.all([redis.del(...levelKeys(), ...chunks), ...[redis, ...others].map((client) => client.del(visitedKey(queued.id)))]);
       } finally {
         for (const client of others) client.disconnect();
       }
@@ -154,8 +164,7 @@ export async function distributedBfs<S, A>(model: Model<S, A>, spec: WalkJob['sp
 
   /** The trail of `level` into Redis. */
   const saveTrail = async (level: number, of: Level): Promise<void> => {
-    const trail = of.trail.subarray(0, of.trail.length);
-    await queued.redis.set(trailKey(queued.id, level), Buffer.from(trail.buffer, trail.byteOffset, trail.byteLength), 'EX', RUN_KEY_SECONDS);
+    await queued.redis.set(trailKey(queued.id, level), bytesOf(of.trail.subarray(0, of.trail.length)), 'EX', RUN_KEY_SECONDS);
   };
 
   /** The initial state's index and the action indices that lead to the state (level, position), read back from Redis. */
@@ -177,7 +186,7 @@ export async function distributedBfs<S, A>(model: Model<S, A>, spec: WalkJob['sp
     queued.done();
   };
 
-  const addLevel = (): void => {
+  const addLevel = async (): Promise<void> => {
     cut = depth >= maxDepth;
     cutOff = false;
     merged = 0;
@@ -185,11 +194,15 @@ export async function distributedBfs<S, A>(model: Model<S, A>, spec: WalkJob['sp
     const per = Math.min(MAX_STATES_PER_JOB, Math.max(MIN_STATES_PER_JOB, Math.ceil(size / JOBS_PER_LEVEL)));
     jobStarts = [];
     const jobs: LevelJob[] = [];
+    const pipeline = queued.redis.pipeline();
     for (let from = 0; from < size; from += per) {
-      const to = Math.min(size, from + per);
+      const job = jobStarts.length;
+      const states = chunkKey(queued.id, depth, job, 'states');
       jobStarts.push(from);
-      jobs.push({ run: queued.id, spec, digest, deadlockAllowed: options.deadlockAllowed, shards, level: depth, firstPosition: from, cut, states: base64Of(current.slice(from, to)) });
+      pipeline.set(states, bytesOf(current.slice(from, Math.min(size, from + per))), 'EX', RUN_KEY_SECONDS);
+      jobs.push({ run: queued.id, spec, digest, deadlockAllowed: options.deadlockAllowed, shards, level: depth, firstPosition: from, cut, states, successors: chunkKey(queued.id, depth, job, 'successors') });
     }
+    await pipeline.exec();
     firstJob = queued.add(LEVEL_JOB, jobs);
   };
 
@@ -208,7 +221,7 @@ export async function distributedBfs<S, A>(model: Model<S, A>, spec: WalkJob['sp
     depth++;
     current = next;
     next = new Level();
-    addLevel();
+    return addLevel();
   };
 
   // The initial states, in the order of init(), as one machine takes them.

@@ -3,12 +3,13 @@
 // in action order, which is the order one machine meets them; a successor met before in this
 // chunk (or one of the chunk's own states) is dropped here, so that each fingerprint keeps its
 // least key (parent position, action index). settle: of the successors the visited set did not
-// hold, the invariants are checked and the states packed for the answer.
+// hold, the invariants are checked and the states packed for the answer (jobs.ts).
 import type { Model } from '../engine/model.ts';
 import { PACK_WORDS } from '../engine/model.ts';
 import { IntList } from '../engine/int-list.ts';
 import { type Emit, brokenInvariant, stateFingerprint, successorsOf } from '../engine/search.ts';
 import { VisitedSet } from '../engine/visited.ts';
+import { levelSuccessors } from './jobs.ts';
 
 export interface ExpandRequest {
   readonly deadlockAllowed: boolean;
@@ -35,9 +36,8 @@ export interface Expanded {
 }
 
 export interface Settled {
-  readonly fingerprints: Int32Array;
-  readonly keys: Int32Array;
-  readonly states: Int32Array;
+  /** As levelSuccessors joins them. */
+  readonly successors: Int32Array;
   readonly violation?: { readonly index: number; readonly property: string };
 }
 
@@ -129,7 +129,7 @@ export class LevelChunk<S> {
       kept++;
     }
     this.candidates = [];
-    return { fingerprints: fingerprints.take(), keys: keys.take(), states: states.take(), ...(violation === undefined ? {} : { violation }) };
+    return { successors: levelSuccessors(fingerprints.take(), keys.take(), states.take()), ...(violation === undefined ? {} : { violation }) };
   }
 }
 

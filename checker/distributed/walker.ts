@@ -52,7 +52,7 @@ answerRequests(async (request: WalkerRequest) => {
   }
   if (request.kind === 'settle') {
     const settled = built!.chunk.settle(request.fresh);
-    return { message: settled, transfer: [settled.fingerprints, settled.keys, settled.states] };
+    return { message: settled, transfer: [settled.successors] };
   }
   const { model } = await modelOf(request.recipe);
   const stopAt = new Int32Array(request.stopAt);

@@ -12,7 +12,7 @@ import { InputError } from '../engine/input.ts';
 import { WorkerHandle } from '../engine/parallel/handle.ts';
 import type { ModelRecipe } from '../engine/parallel/recipe.ts';
 import { specDigest, specFiles } from './digest.ts';
-import { LEVEL_JOB, type LevelJob, type LevelJobAnswer, QUEUE, REFUSED, type WalkJob, type WalkJobAnswer, base64Of, int32sOf, stopAtKey } from './jobs.ts';
+import { LEVEL_JOB, type LevelJob, type LevelJobAnswer, QUEUE, REFUSED, RUN_KEY_SECONDS, type WalkJob, type WalkJobAnswer, base64Of, bytesOf, int32sOfBytes, stopAtKey } from './jobs.ts';
 import type { Expanded, Settled } from './level.ts';
 import { CONNECT_TIMEOUT_MS, type RedisAddress, connectionOf, settlesWithin } from './redis.ts';
 import { ShardClients, admit } from './visited-shards.ts';
@@ -154,12 +154,15 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
   const levelJob = async (job: Job<LevelJob>, token: string | undefined, walker: Walker): Promise<LevelJobAnswer> => {
     const data = job.data;
     const recipe = recipeOf(job);
-    const states = int32sOf(data.states);
+    const bytes = await redis.getBuffer(data.states);
+    if (bytes === null) throw new Error(`the states of the job are gone from Redis (${data.states}): its run is over`);
+    const states = int32sOfBytes(bytes);
     const request = { kind: 'expand', recipe, deadlockAllowed: data.deadlockAllowed, firstPosition: data.firstPosition, cut: data.cut, states, stop } as const;
     const expanded = await ask<Expanded>(job, walker, request, [states]);
     if (expanded.stopped) return backToQueue(job, token);
     const fresh = await admit(data.shards.map((address) => shards.of(address)), data.run, expanded.own, expanded.candidates);
     const settled = await ask<Settled>(job, walker, { kind: 'settle', fresh }, [fresh]);
+    await redis.set(data.successors, bytesOf(settled.successors), 'EX', RUN_KEY_SECONDS);
     done.jobs++;
     done.statesGenerated += expanded.statesGenerated;
     return {
@@ -168,9 +171,6 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
       fired: expanded.fired,
       deadlock: expanded.deadlock,
       cutOff: expanded.cutOff,
-      fingerprints: base64Of(settled.fingerprints),
-      keys: base64Of(settled.keys),
-      states: base64Of(settled.states),
       ...(settled.violation === undefined ? {} : { violation: settled.violation }),
     };
   };
