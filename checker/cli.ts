@@ -61,7 +61,7 @@ Usage:
   txcheck explore <spec.json | trace.itf.json> [--port N]
                                         step through the model in the browser (127.0.0.1 only)
   txcheck worker --redis URL [--workers N] [--lock-seconds N]
-                                        take the random walks of check --redis runs from a queue
+                                        take the jobs of check --redis runs from a queue
   txcheck list                          models, generations, switches, properties, mutants, specs
   txcheck --help                        this text (also -h)
 
@@ -79,8 +79,9 @@ Options of check (they override the spec's own defaults):
                           (default 60) and when it stops early (a signal, a limit); one thread
   --resume FILE           go on from a checkpoint of the same spec and --max-depth, to the counts
                           and verdict of an uninterrupted run; saves again to FILE (or --checkpoint)
-  --redis URL             random: put the walks on a queue in Redis (redis://host:port) for
-                          txcheck worker processes on any machines to run
+  --redis URL[,URL...]    put the search on a queue in Redis (redis://host:port) for txcheck
+                          worker processes on any machines to run: random walks, or the levels
+                          of breadth-first search, whose visited set is sharded over the URLs
   -o, --out FILE          where to write a counterexample (default out/<spec>.<property>.itf.json)
   --shrink                shrink the counterexample before writing it (see shrink)
   --json                  print one JSON object at the end, nothing else on stdout
@@ -296,14 +297,16 @@ async function check(file: string, flags: Flags, io: Io): Promise<number> {
   if (spec.reduction && options.strategy === 'random') {
     throw new InputError(COMMAND_LINE, '--strategy', '"bfs": the spec asks for partial-order reduction, which the breadth-first search applies', '"random"');
   }
-  const onRedis = flags.redis === undefined ? undefined : await (await distributed()).distributedCheck(spec, options, flags.redis, flags.workers !== undefined);
+  const checkpointFlag = flags.checkpoint !== undefined ? '--checkpoint' : flags.resume !== undefined ? '--resume' : undefined;
+  const given = { workers: flags.workers !== undefined, ...(checkpointFlag === undefined ? {} : { checkpoint: checkpointFlag }) };
+  const onRedis = flags.redis === undefined ? undefined : await (await distributed()).distributedCheck(spec, options, flags.redis, given);
   if (flags.out === undefined) checkOutputFolder(`out/${spec.name}.*.itf.json`, 'out', true);
   else checkOutput(flags.out);
   const progress = new ProgressLine(io);
   const onProgress = io.errIsTTY ? progress.show : undefined;
   let result: Result;
   if (onRedis === undefined) result = await explore(spec, model, options, workers, onProgress, io.stop?.flag, saving);
-  else ({ result, workers } = await onRedis(model, onProgress, io.stop?.flag));
+  else ({ result, workers } = await onRedis(model, progress.say, onProgress, io.stop?.flag));
   progress.clear();
   // Liveness is checked once every invariant holds in every reachable state.
   const live =
@@ -477,6 +480,9 @@ class ProgressLine {
   clear(): void {
     if (this.shown) this.io.err('\r\x1b[K');
   }
+
+  /** A line of news, below which the progress line is drawn again. */
+  say = (line: string): void => this.io.err(`${this.shown ? '\r\x1b[K' : ''}txcheck: ${line}\n`);
 }
 
 function textSummary(

@@ -70,6 +70,12 @@ export interface Spec {
   readonly defaults: Partial<RunOptions>;
 }
 
+/** The files besides itself that a spec object makes its model read, as it names them; read without loading the spec. */
+export function filesReadBy(raw: unknown): readonly string[] {
+  if (!isPlainObject(raw)) return [];
+  return models.find((m) => m.name === raw.model)?.filesRead?.(raw) ?? [];
+}
+
 export function loadSpecFile(file: string): Spec {
   return parseSpec(file, readJsonFile(file), '');
 }

@@ -40,6 +40,8 @@ export interface ModelEntry<P = unknown> {
   withVariant?(spec: Readonly<Record<string, unknown>>, variant: string): Record<string, unknown>;
   /** The spec object with one of `mutants` applied. */
   withMutant?(spec: Readonly<Record<string, unknown>>, mutant: string): Record<string, unknown>;
+  /** The files besides itself that the spec object makes the model read (a variant's code), as the spec names them. */
+  filesRead?(spec: Readonly<Record<string, unknown>>): readonly string[];
   /** Reads the model's traces in its own terms for show and report; without it they are generic. */
   readonly render?: TraceRenderer;
   /**

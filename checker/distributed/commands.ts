@@ -2,12 +2,13 @@
 // `worker --redis URL`. Both read their flags here, one InputError line for each bad one.
 import { fileURLToPath } from 'node:url';
 import { modelRecipe } from '../../specs/build.ts';
-import { type RunOptions, type Spec, parseSpec } from '../../specs/load.ts';
+import { type RunOptions, type Spec, filesReadBy, parseSpec } from '../../specs/load.ts';
 import { Fields, InputError } from '../engine/input.ts';
 import type { Model } from '../engine/model.ts';
 import type { Progress } from '../engine/search.ts';
+import { distributedBfs } from './bfs-coordinator.ts';
 import { type DistributedRun, distributedSwarm } from './coordinator.ts';
-import { sourceDigest, specDigest } from './digest.ts';
+import { sourceDigest, specDigest, specFiles } from './digest.ts';
 import { RedisLost, checkReachable, redisAddress } from './redis.ts';
 import { type WorkerProgress, runWorker } from './worker.ts';
 
@@ -22,37 +23,57 @@ const MODEL_SOURCES = ['model', 'specs', 'checker/engine', 'checker/distributed'
 /** RunDigest.model of this installation. */
 export const modelSourceDigest = (): string => sourceDigest(root, MODEL_SOURCES);
 
-export type DistributedSearch = (model: Model<unknown, unknown>, onProgress?: (p: Progress) => void, stop?: Int32Array) => Promise<DistributedRun>;
+/** The search of `check --redis`; `say` prints a line of news (that no worker takes the jobs). */
+export type DistributedSearch = (model: Model<unknown, unknown>, say: (line: string) => void, onProgress?: (p: Progress) => void, stop?: Int32Array) => Promise<DistributedRun>;
+
+/** What `check` was given besides the run options that a distributed run does not take. */
+export interface CheckGiven {
+  readonly workers: boolean;
+  /** --checkpoint or --resume, when one was given. */
+  readonly checkpoint?: string;
+}
 
 /**
  * Checks the flags of `check --redis` and that Redis answers, before anything is searched;
- * resolves with the search to run.
+ * resolves with the search to run. For breadth-first search `urls` may list several servers,
+ * comma-separated: the first holds the queue, and the visited set is sharded over them all.
  */
-export async function distributedCheck(spec: Spec, options: RunOptions, url: string, workersGiven: boolean): Promise<DistributedSearch> {
-  if (options.strategy !== 'random') {
-    throw new InputError(COMMAND_LINE, REDIS, '--strategy random (breadth-first search on Redis is not built yet)', `--strategy ${options.strategy}`);
-  }
-  if (workersGiven) throw new InputError(COMMAND_LINE, '--workers', `no --workers with ${REDIS}: each txcheck worker takes its own --workers`);
+export async function distributedCheck(spec: Spec, options: RunOptions, urls: string, given: CheckGiven): Promise<DistributedSearch> {
+  const bfs = options.strategy === 'bfs';
+  if (given.workers) throw new InputError(COMMAND_LINE, '--workers', `no --workers with ${REDIS}: each txcheck worker takes its own --workers`);
   // A worker's visited set and memory are its own: a bound over the whole run would not be the one-machine bound.
-  if (options.maxStates !== undefined) throw new InputError(COMMAND_LINE, '--max-states', `no --max-states (or spec maxStates) with ${REDIS}: bound a distributed run by --walks or --max-seconds`);
+  if (options.maxStates !== undefined) throw new InputError(COMMAND_LINE, '--max-states', `no --max-states (or spec maxStates) with ${REDIS}: bound a distributed run by ${bfs ? '--max-depth' : '--walks'} or --max-seconds`);
   if (options.maxMemory !== undefined) throw new InputError(COMMAND_LINE, '--max-memory', `no --max-memory (or spec maxMemory) with ${REDIS}: each worker stops on its own before its heap is full`);
-  const address = redisAddress(url, COMMAND_LINE, REDIS);
-  await checkReachable(address, COMMAND_LINE, REDIS);
-  const digest = { spec: specDigest(spec.raw), model: modelSourceDigest() };
-  const { seed, walks, maxSeconds } = options;
-  return (model, onProgress, stop) =>
-    distributedSwarm(model, { file: spec.file, raw: spec.raw }, digest, address, {
-      seed,
-      walks,
-      maxDepth: options.maxDepth!,
+  if (given.checkpoint !== undefined) throw new InputError(COMMAND_LINE, given.checkpoint, `no ${given.checkpoint} with ${REDIS}: a checkpoint saves the search of one machine`);
+  if (spec.reduction) throw new InputError(spec.file, 'reduction', `"none" with ${REDIS} (the reduced search runs on one thread)`, 'por');
+  if (spec.liveness.length > 0) throw new InputError(spec.file, 'liveness', `no liveness properties with ${REDIS} (liveness is checked on the state graph of one machine)`, spec.liveness.join(', '));
+  const addresses = urls.split(',').map((url) => redisAddress(url, COMMAND_LINE, REDIS));
+  if (!bfs && addresses.length > 1) throw new InputError(COMMAND_LINE, REDIS, 'one redis://host:port URL with --strategy random (a list shards the visited set of breadth-first search)', JSON.stringify(urls));
+  const servers = addresses.map((a) => `${a.host}:${a.port}`);
+  const twice = servers.find((server, i) => servers.indexOf(server) !== i);
+  if (twice !== undefined) throw new InputError(COMMAND_LINE, REDIS, 'each Redis server once in the list', `${twice} twice`);
+  for (const address of addresses) await checkReachable(address, COMMAND_LINE, REDIS);
+  const digest = { spec: specDigest(spec.raw, specFiles(filesReadBy(spec.raw))), model: modelSourceDigest() };
+  const job = { file: spec.file, raw: spec.raw };
+  const { seed, walks, maxSeconds, maxDepth } = options;
+  return (model, say, onProgress, stop) => {
+    // Its states travel between machines as packed words.
+    if (bfs && (model.pack === undefined || model.unpack === undefined)) throw new InputError(COMMAND_LINE, REDIS, `with --strategy bfs, a model that packs its states (model ${spec.entry.name} does not)`);
+    const common = {
+      say,
       deadlockAllowed: spec.deadlockAllowed,
       ...(maxSeconds === undefined ? {} : { maxSeconds }),
       ...(onProgress === undefined ? {} : { onProgress }),
       ...(stop === undefined ? {} : { stop }),
-    }).catch((e: unknown) => {
+    };
+    const search = bfs
+      ? distributedBfs(model, job, digest, addresses, { ...common, ...(maxDepth === undefined ? {} : { maxDepth }) })
+      : distributedSwarm(model, job, digest, addresses[0]!, { ...common, seed, walks, maxDepth: maxDepth! });
+    return search.catch((e: unknown) => {
       if (e instanceof RedisLost) throw new InputError(COMMAND_LINE, REDIS, 'a Redis server that stays reachable for the whole run', e.why);
       throw e;
     });
+  };
 }
 
 export interface WorkerIo {
@@ -84,6 +105,7 @@ export async function workerCommand(url: string | undefined, threads: number, lo
     lockMs: lock * 1000,
     modelDigest: modelSourceDigest(),
     recipeOf: (file, raw) => modelRecipe(parseSpec(file, raw, '')),
+    filesReadBy,
     stop,
     say: (text) => io.err(`${shown ? '\r\x1b[K' : ''}txcheck worker: ${text}\n`),
     onProgress: io.errIsTTY

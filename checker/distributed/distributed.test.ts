@@ -1,6 +1,7 @@
-// Random walks spread over worker processes through Redis: a coordinator (`check --redis`, run
-// in this process) and `txcheck worker` processes on a redis-server of the test's own, on
-// 127.0.0.1. Every result is compared with the same run on one machine.
+// Random walks and breadth-first search spread over worker processes through Redis: a
+// coordinator (`check --redis`, run in this process) and `txcheck worker` processes on a
+// redis-server of the test's own, on 127.0.0.1. Every result is compared with the same run on
+// one machine.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -8,11 +9,17 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Queue, QueueEvents } from 'bullmq';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../cli.ts';
 import { modelSourceDigest } from './commands.ts';
 import { specDigest } from './digest.ts';
-import { QUEUE, REFUSED, WALKS_PER_JOB, type WalkJob } from './jobs.ts';
+import { modelOf } from '../../specs/build.ts';
+import { loadSpecFile } from '../../specs/load.ts';
+import { distributedBfs } from './bfs-coordinator.ts';
+import { distributedSwarm } from './coordinator.ts';
+import { LEVEL_JOB, type LevelJob, QUEUE, REFUSED, WALKS_PER_JOB, type WalkJob } from './jobs.ts';
+import { redisAddress } from './redis.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'txcheck-distributed-'));
@@ -65,7 +72,8 @@ async function txcheck(...argv: string[]) {
 
 /** What a run reports that must not depend on where it ran. */
 function verdict(out: string): unknown {
-  const { seconds: _seconds, workers: _workers, violation, ...rest } = JSON.parse(out);
+  // One machine's breadth-first search reports its memory too.
+  const { seconds: _seconds, workers: _workers, memory: _memory, violation, ...rest } = JSON.parse(out);
   const { traceFile: _traceFile, ...where } = violation ?? {};
   return violation === undefined ? rest : { ...rest, violation: where };
 }
@@ -105,11 +113,12 @@ async function until(condition: () => Promise<boolean>, what: string, ms = 20_00
   }
 }
 
-describe.skipIf(skipped)(`random walks on Redis${skipped ? ` (skipped: ${why})` : ''}`, { timeout: 60_000 }, () => {
+describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, { timeout: 60_000 }, () => {
   let redis: Awaited<ReturnType<typeof startRedis>> | undefined;
   let url = '';
   let queue: Queue<WalkJob>;
   let events: QueueEvents;
+  let client: Redis;
 
   beforeAll(async () => {
     if (!haveRedis) throw new Error(`TXCHECK_REQUIRE_REDIS=1, but ${why}`);
@@ -118,10 +127,12 @@ describe.skipIf(skipped)(`random walks on Redis${skipped ? ` (skipped: ${why})` 
     const port = redis.port;
     queue = new Queue(QUEUE, { connection: { host: '127.0.0.1', port } });
     events = new QueueEvents(QUEUE, { connection: { host: '127.0.0.1', port } });
+    client = new Redis(port, '127.0.0.1');
     await events.waitUntilReady();
   });
 
   afterAll(async () => {
+    client?.disconnect();
     await Promise.all([queue?.close(), events?.close()]);
     await redis?.stop();
   });
@@ -165,26 +176,72 @@ describe.skipIf(skipped)(`random walks on Redis${skipped ? ` (skipped: ${why})` 
       expect(JSON.parse(many.out)).toMatchObject({ status: 'incomplete', stoppedBy: 'walks' });
     });
 
-    it('refuses a job whose model or spec digest is not its own, without a retry', async () => {
-      const raw = JSON.parse(readFileSync(join(root, 'specs/two-phase/tp3.json'), 'utf8'));
-      const job = (model: string, spec: string): WalkJob => ({
+    it.each([
+      ['TwoPhase, holds', 'specs/two-phase/tp5.json', []],
+      ['TwoPhase, violated', 'specs/two-phase/tp3-commit-early.json', []],
+      ['Kafka, holds', 'specs/kafka/commit-abort.json', []],
+      ['Kafka, violated', 'specs/kafka/delayed-produce.json', []],
+      ['Kafka, a depth bound', 'specs/kafka/commit-abort.json', ['--max-depth', '12']],
+    ])('breadth-first, %s: the counts, verdict and trace of one machine', async (name, spec, flags) => {
+      const args = ['check', spec, '--strategy', 'bfs', ...flags, '--json'];
+      const one = await txcheck(...args, '--workers', '1', '-o', join(dir, `bfs-${name}-one.itf.json`));
+      const many = await txcheck(...args, '--redis', url, '-o', join(dir, `bfs-${name}-many.itf.json`));
+      expect(many.err).toBe('');
+      expect(many.code).toBe(one.code);
+      expect(verdict(many.out)).toEqual(verdict(one.out));
+      if (one.code === 1) expect(readFileSync(join(dir, `bfs-${name}-many.itf.json`), 'utf8')).toBe(readFileSync(join(dir, `bfs-${name}-one.itf.json`), 'utf8'));
+      // The run's keys are gone: the queue's are BullMQ's, a random run's stop-at key expires by itself.
+      expect((await client.keys('txcheck:run:*')).filter((key) => !key.endsWith(':stop-at'))).toEqual([]);
+    });
+
+    it('breadth-first with the visited set sharded over two Redis servers: the result of one machine', async () => {
+      const second = await startRedis();
+      const other = new Redis(second.port, '127.0.0.1');
+      try {
+        const args = ['check', 'specs/two-phase/tp5.json', '--json'];
+        const one = await txcheck(...args, '--workers', '1');
+        const many = await txcheck(...args, '--redis', `${url},${second.url}`);
+        expect(many.err).toBe('');
+        expect(verdict(many.out)).toEqual(verdict(one.out));
+        // Both shards were asked, and both were cleaned up.
+        for (const server of [client, other]) {
+          expect(await server.info('commandstats')).toMatch(/cmdstat_smismember:calls=[1-9]/);
+          expect(await server.keys('txcheck:run:*:visited')).toEqual([]);
+        }
+      } finally {
+        other.disconnect();
+        await second.stop();
+      }
+    });
+
+    it('refuses a job whose model, spec or variant file digest is not its own, without a retry', async () => {
+      const specOf = (file: string) => ({ file, raw: JSON.parse(readFileSync(join(root, file), 'utf8')) });
+      const tp3 = specOf('specs/two-phase/tp3.json');
+      // A variant file the worker reads at the path the spec names: its contents on the coordinator's machine differ.
+      const lenient = specOf('specs/kafka/examples/lenient-produce.json');
+      const job = (spec: WalkJob['spec'], model: string, digest: string): WalkJob => ({
         run: 'refused',
-        spec: { file: 'tp3.json', raw },
-        digest: { model, spec },
+        spec,
+        digest: { model, spec: digest },
         options: { seed: 0, maxDepth: 10, deadlockAllowed: false },
         firstWalk: 0,
         walks: WALKS_PER_JOB,
       });
-      const otherModel = await queue.add('walks', job('0'.repeat(64), specDigest(raw)), { jobId: 'refused-model', attempts: 3 });
-      const otherSpec = await queue.add('walks', job(modelSourceDigest(), specDigest({ ...raw, resourceManagers: 4 })), { jobId: 'refused-spec', attempts: 3 });
-      for (const added of [otherModel, otherSpec]) await until(async () => (await queue.getJobState(added.id!)) === 'failed', `job ${added.id} to fail`);
-      const failed = await Promise.all(['refused-model', 'refused-spec'].map((id) => queue.getJob(id)));
+      const refused = {
+        'refused-model': job(tp3, '0'.repeat(64), specDigest(tp3.raw, [])),
+        'refused-spec': job(tp3, modelSourceDigest(), specDigest({ ...tp3.raw, resourceManagers: 4 }, [])),
+        'refused-variant': job(lenient, modelSourceDigest(), specDigest(lenient.raw, [{ path: lenient.raw.variant.overrides, content: Buffer.from('export const overrides = {};\n') }])),
+      };
+      for (const [id, data] of Object.entries(refused)) await queue.add('walks', data, { jobId: id, attempts: 3 });
+      for (const id of Object.keys(refused)) await until(async () => (await queue.getJobState(id)) === 'failed', `job ${id} to fail`);
+      const failed = await Promise.all(Object.keys(refused).map((id) => queue.getJob(id)));
       for (const j of failed) {
         expect(j!.failedReason.startsWith(REFUSED)).toBe(true);
         expect(j!.attemptsMade).toBe(1);
       }
       expect(failed[0]!.failedReason).toMatch(/its model digest 000000000000 is not this worker's [0-9a-f]{12} \(another version of txcheck or of the model\)/);
-      expect(failed[1]!.failedReason).toMatch(/its spec digest [0-9a-f]{12} does not match the spec it carries/);
+      expect(failed[1]!.failedReason).toMatch(/its spec digest [0-9a-f]{12} does not match the spec it carries \(worker /);
+      expect(failed[2]!.failedReason).toMatch(/its spec digest [0-9a-f]{12} does not match the spec it carries and the files it names as this worker has them \(specs\/kafka\/examples\/lenient-produce\.ts\)/);
       const lines = workers.map((w) => w.err).join('');
       expect(lines).toMatch(/^txcheck worker: job refused-model refused: its model digest 000000000000 /m);
     });
@@ -218,6 +275,34 @@ describe.skipIf(skipped)(`random walks on Redis${skipped ? ` (skipped: ${why})` 
     }
   });
 
+  it('breadth-first: a worker killed holding a job leaves the job to another: the result of one machine', async () => {
+    const args = ['check', 'specs/kafka/stale-end-txn.json', '--json'];
+    const one = await txcheck(...args, '--workers', '1', '-o', join(dir, 'killed-one.itf.json'));
+    const [a, b] = [new WorkerProcess(url), new WorkerProcess(url)];
+    try {
+      const stalled: string[] = [];
+      events.on('stalled', ({ jobId }) => stalled.push(jobId));
+      const many = txcheck(...args, '--redis', url, '-o', join(dir, 'killed-many.itf.json'));
+      // Frozen, worker a can neither finish the job it holds nor take another: the one it holds is the one it dies with.
+      let held = '';
+      await until(async () => {
+        a.child.kill('SIGSTOP');
+        held = (await queue.getActive()).find((j) => j.processedBy === a.name && j.name === LEVEL_JOB && (j.data as unknown as LevelJob).level > 0)?.id ?? '';
+        if (held === '') a.child.kill('SIGCONT');
+        return held !== '';
+      }, 'worker a to hold a job past the first level');
+      a.child.kill('SIGKILL');
+      expect(await a.exited).toBe(null);
+      const run = await many;
+      expect(run.err).toBe('');
+      expect(verdict(run.out)).toEqual(verdict(one.out));
+      expect(readFileSync(join(dir, 'killed-many.itf.json'), 'utf8')).toBe(readFileSync(join(dir, 'killed-one.itf.json'), 'utf8'));
+      expect(stalled).toContain(held);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
   it('a worker stopped by SIGTERM mid-job puts the job back on the queue and exits 0', async () => {
     const one = await txcheck(...long, '--workers', '1');
     const a = new WorkerProcess(url);
@@ -235,6 +320,31 @@ describe.skipIf(skipped)(`random walks on Redis${skipped ? ` (skipped: ${why})` 
       expect(verdict(run.out)).toEqual(verdict(one.out));
     } finally {
       await Promise.all([a.stop(), b?.stop()]);
+    }
+  });
+
+  it('a coordinator with no worker says so once and keeps waiting, for either kind of run', async () => {
+    const own = await startRedis();
+    try {
+      const spec = loadSpecFile('specs/two-phase/tp3.json');
+      const model = modelOf(spec);
+      const job = { file: spec.file, raw: spec.raw };
+      const digest = { spec: specDigest(spec.raw, []), model: modelSourceDigest() };
+      const address = redisAddress(own.url, 'test', 'url');
+      const stop = new Int32Array(new SharedArrayBuffer(4));
+      const lines: string[] = [];
+      const waiting = { say: (line: string) => lines.push(line), idleWarningMs: 1000, stop, deadlockAllowed: false };
+      const runs = [
+        distributedBfs(model, job, digest, [address], waiting),
+        distributedSwarm(model, job, digest, address, { ...waiting, seed: 0, walks: 100, maxDepth: 10 }),
+      ];
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      const line = `waiting for a worker on ${own.url}: none has taken a job for 1 s`;
+      expect(lines).toEqual([line, line]);
+      Atomics.store(stop, 0, 1);
+      for (const { result } of await Promise.all(runs)) expect(result).toMatchObject({ status: 'incomplete', stoppedBy: 'signal', distinctStates: expect.any(Number) });
+    } finally {
+      await own.stop();
     }
   });
 
@@ -266,7 +376,11 @@ describe('check --redis and worker refuse bad input in one line', () => {
     ['a URL of another scheme', () => check('--strategy', 'random', '--redis', 'http://127.0.0.1:6379'), '--redis: expected a redis://host:port URL, got "http://127.0.0.1:6379"'],
     ['no URL', () => check('--strategy', 'random', '--redis', '127.0.0.1'), '--redis: expected a redis://host:port URL, got "127.0.0.1"'],
     ['a database in the URL', () => check('--strategy', 'random', '--redis', `${elsewhere}/2`), '--redis: expected a redis://host:port URL, with no user, password, database or parameters'],
-    ['breadth-first search', () => check('--redis', elsewhere), '--redis: expected --strategy random (breadth-first search on Redis is not built yet), got --strategy bfs'],
+    ['a list of URLs for random walks', () => check('--strategy', 'random', '--redis', `${elsewhere},redis://127.0.0.1:6380`), '--redis: expected one redis://host:port URL with --strategy random'],
+    ['a server twice in the list', () => check('--redis', `${elsewhere},redis://127.0.0.1:6379/`), '--redis: expected each Redis server once in the list, got 127.0.0.1:6379 twice'],
+    ['a bad URL in the list', () => check('--redis', `${elsewhere},127.0.0.1:6380`), '--redis: expected a redis://host:port URL, got "127.0.0.1:6380"'],
+    ['--max-states with breadth-first search', () => check('--max-states', '9', '--redis', elsewhere), '--max-states: expected no --max-states (or spec maxStates) with --redis: bound a distributed run by --max-depth or --max-seconds'],
+    ['--checkpoint with --redis', () => check('--checkpoint', join(dir, 'never.ckpt'), '--redis', elsewhere), '--checkpoint: expected no --checkpoint with --redis: a checkpoint saves the search of one machine'],
     ['--workers with --redis', () => check('--strategy', 'random', '--workers', '2', '--redis', elsewhere), '--workers: expected no --workers with --redis'],
     ['--max-states with --redis', () => check('--strategy', 'random', '--max-states', '9', '--redis', elsewhere), '--max-states: expected no --max-states'],
     ['a Redis that is not there', () => check('--strategy', 'random', '--redis', `redis://127.0.0.1:${closed}`), `--redis: expected a Redis server that answers within 3 s, got ECONNREFUSED at 127.0.0.1:${closed}`],
@@ -283,5 +397,11 @@ describe('check --redis and worker refuse bad input in one line', () => {
     expect(run.err.slice(0, line.length)).toBe(line);
     expect(run.err).toMatch(/^[^\n]+\n$/);
     if (args.includes('--json')) expect(JSON.parse(run.out)).toMatchObject({ status: 'error' });
+  });
+
+  it('a spec that checks liveness, which needs the state graph on one machine', async () => {
+    const run = await txcheck('check', 'specs/kafka/commit-abort-liveness.json', '--redis', 'redis://127.0.0.1:6379');
+    expect(run.code).toBe(2);
+    expect(run.err).toMatch(/^specs\/kafka\/commit-abort-liveness\.json: liveness: expected no liveness properties with --redis \(liveness is checked on the state graph of one machine\), got [^\n]+\n$/);
   });
 });

@@ -1,11 +1,12 @@
-// What travels on the queue between the coordinator of a distributed random run and its workers.
-// A job is a range of walk indices; its answer holds the figures of those walks and the
+// What travels on the queue between the coordinator of a distributed run and its workers. A
+// random run's job is a range of walk indices; its answer holds the figures of those walks and the
 // fingerprints of the states they met, so that the coordinator can merge them as one machine
-// would have counted them.
+// would have counted them. A breadth-first run's job is a chunk of one level (LevelJob).
 import type { Limit } from '../engine/search.ts';
 import type { RunDigest } from './digest.ts';
+import type { RedisAddress } from './redis.ts';
 
-/** The one queue every coordinator and worker uses; jobs of different runs are told apart by `run`. */
+/** The one queue every coordinator and worker uses; jobs of different runs are told apart by `run`, their kinds by their names. */
 export const QUEUE = 'txcheck-walks';
 
 /** Enough walks for a job to outweigh its round trip through Redis, few enough to spread a small run. */
@@ -58,3 +59,96 @@ export const RUN_KEY_SECONDS = 3600;
 
 /** Marks a job's failure as a refusal (a job this worker must not run), not a fault. */
 export const REFUSED = 'refused: ';
+
+/** Packed integers in a job or an answer: base64 of their bytes, in the byte order of x86 and ARM (little-endian), which every side must share. */
+export function base64Of(words: Int32Array): string {
+  return bytesOf(words).toString('base64');
+}
+
+/** The integers `base64Of` wrote, in an array of their own (the decoded bytes need not be aligned). */
+export function int32sOf(base64: string): Int32Array {
+  return int32sOfBytes(Buffer.from(base64, 'base64'));
+}
+
+/** The bytes of `words`, as a Redis value: no copy. */
+export function bytesOf(words: Int32Array): Buffer {
+  return Buffer.from(words.buffer, words.byteOffset, words.byteLength);
+}
+
+/** The integers of bytes from Redis, copied into an array of their own (aligned). */
+export function int32sOfBytes(bytes: Buffer): Int32Array {
+  return new Int32Array(new Uint8Array(bytes).buffer);
+}
+
+/** The name of a breadth-first run's jobs (a random run's are 'walks'). */
+export const LEVEL_JOB = 'level';
+
+/**
+ * A job of a distributed breadth-first run: consecutive states of one level, from position
+ * `firstPosition` on (a state's position is its index in the level, in the order in which one
+ * machine discovers the level). A worker expands them in order, and puts its successors not yet
+ * in the visited set under the key `successors` (see LevelSuccessors). The states and their
+ * successors are binary Redis values beside the queue: through the job, BullMQ would copy them
+ * as JSON into the job, its answer and its event stream.
+ */
+export interface LevelJob {
+  readonly run: string;
+  readonly spec: WalkJob['spec'];
+  readonly digest: RunDigest;
+  readonly deadlockAllowed: boolean;
+  /** The Redis servers the visited set is sharded over, by fingerprint (see visited-shards.ts); the first holds the queue. */
+  readonly shards: readonly RedisAddress[];
+  readonly level: number;
+  readonly firstPosition: number;
+  /** At the depth bound: the states are only looked at for successors, none is kept. */
+  readonly cut: boolean;
+  /** The key of the states: their packed words, each state's preceded by its length (bytesOf). */
+  readonly states: string;
+  /** The key to put the successors under. */
+  readonly successors: string;
+}
+
+/**
+ * The successors of a level's job not met before by the job and not in the visited set when it
+ * looked, one per fingerprint, in the order one machine meets them (by parent position, then
+ * action index), as one Int32Array: their count n, their n (high, low) fingerprints, their n
+ * (parent position, action index) keys, and their packed words as in LevelJob.states.
+ */
+export function levelSuccessors(fingerprints: Int32Array, keys: Int32Array, states: Int32Array): Int32Array {
+  const n = fingerprints.length / 2;
+  const all = new Int32Array(1 + 4 * n + states.length);
+  all[0] = n;
+  all.set(fingerprints, 1);
+  all.set(keys, 1 + 2 * n);
+  all.set(states, 1 + 4 * n);
+  return all;
+}
+
+/** The parts `levelSuccessors` joined. */
+export function successorParts(all: Int32Array): { fingerprints: Int32Array; keys: Int32Array; states: Int32Array } {
+  const n = all[0]!;
+  return { fingerprints: all.subarray(1, 1 + 2 * n), keys: all.subarray(1 + 2 * n, 1 + 4 * n), states: all.subarray(1 + 4 * n) };
+}
+
+export interface LevelJobAnswer {
+  readonly walker: string;
+  /** Successors computed, duplicates included (none at the depth bound). */
+  readonly statesGenerated: number;
+  /** Successors per action kind. */
+  readonly fired: Readonly<Record<string, number>>;
+  /** The least position of a state without successors, or -1. */
+  readonly deadlock: number;
+  /** At the depth bound: some state has successors. */
+  readonly cutOff: boolean;
+  /** The first of the successors put under LevelJob.successors that breaks an invariant, and the first invariant it breaks. */
+  readonly violation?: { readonly index: number; readonly property: string };
+}
+
+/** Where a distributed breadth-first run keeps the fingerprints of its visited states, on each shard. */
+export const visitedKey = (run: string): string => `txcheck:run:${run}:visited`;
+
+/** Where it keeps, per state of `level` in position order, its parent's position and its action index (two int32, as bytesOf orders their bytes). */
+export const trailKey = (run: string, level: number): string => `txcheck:run:${run}:trail:${level}`;
+
+/** Where the states of a level's job wait, and where its worker puts their successors. */
+export const chunkKey = (run: string, level: number, job: number, part: 'states' | 'successors'): string => `txcheck:run:${run}:level:${level}:${job}:${part}`;

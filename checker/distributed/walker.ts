@@ -1,5 +1,7 @@
-// One walker thread of a worker process: runs the walks of one job at a time, off the process's
-// main thread, which meanwhile renews the job's lock in Redis and answers signals.
+// One walker thread of a worker process: runs one job at a time, off the process's main thread,
+// which meanwhile renews the job's lock in Redis and answers signals. A random run's job is one
+// request (its walks); a breadth-first run's is two (level.ts), around the main thread's look at
+// the visited set.
 import { randomSearch } from '../engine/random.ts';
 import type { Model } from '../engine/model.ts';
 import { answerRequests } from '../engine/parallel/handle.ts';
@@ -7,8 +9,12 @@ import { type ModelRecipe, buildModel } from '../engine/parallel/recipe.ts';
 import type { Result } from '../engine/search.ts';
 import { VisitedSet } from '../engine/visited.ts';
 import type { WalkOptions } from './jobs.ts';
+import { type ExpandRequest, LevelChunk } from './level.ts';
+
+export type WalkerRequest = WalkRequest | (ExpandRequest & { readonly kind: 'expand'; readonly recipe: ModelRecipe }) | { readonly kind: 'settle'; readonly fresh: Uint8Array };
 
 export interface WalkRequest {
+  readonly kind: 'walks';
   readonly recipe: ModelRecipe;
   readonly options: WalkOptions;
   readonly firstWalk: number;
@@ -27,16 +33,32 @@ export interface WalkReply {
 
 const JOB_VISITED_CAPACITY = 1 << 12;
 
-// Jobs of one run come one after another: the model of the last recipe is kept.
-let built: { key: string; model: Model<unknown, unknown> } | undefined;
+// Jobs of one run come one after another: the model of the last recipe is kept, with its chunk under way.
+let built: { key: string; model: Model<unknown, unknown>; chunk: LevelChunk<unknown> } | undefined;
 
-answerRequests(async (request: WalkRequest) => {
-  const key = JSON.stringify(request.recipe);
-  if (built?.key !== key) built = { key, model: await buildModel(request.recipe) };
+async function modelOf(recipe: ModelRecipe): Promise<NonNullable<typeof built>> {
+  const key = JSON.stringify(recipe);
+  if (built?.key !== key) {
+    const model = await buildModel(recipe);
+    built = { key, model, chunk: new LevelChunk(model) };
+  }
+  return built;
+}
+
+answerRequests(async (request: WalkerRequest) => {
+  if (request.kind === 'expand') {
+    const expanded = (await modelOf(request.recipe)).chunk.expand(request);
+    return { message: expanded, transfer: [expanded.own, expanded.candidates] };
+  }
+  if (request.kind === 'settle') {
+    const settled = built!.chunk.settle(request.fresh);
+    return { message: settled, transfer: [settled.successors] };
+  }
+  const { model } = await modelOf(request.recipe);
   const stopAt = new Int32Array(request.stopAt);
   // A job meets a few thousand states: a small table that grows spares the collector a large one per job.
   const visited = new VisitedSet(JOB_VISITED_CAPACITY);
-  const { violation, ...result } = randomSearch(built.model, {
+  const { violation, ...result } = randomSearch(model, {
     ...request.options,
     firstWalk: request.firstWalk,
     walks: request.walks,

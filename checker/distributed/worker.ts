@@ -1,18 +1,22 @@
-// A worker process of a distributed random run: takes jobs (ranges of walks) from the queue,
-// runs each on one of its walker threads, and answers with the walks' figures and fingerprints.
-// A job whose spec or code digest is not this worker's is refused, not run. On a signal the job
-// under way goes back to the queue for another worker; a worker that dies leaves its job locked
-// until the lock expires, when BullMQ's stalled-job check gives it to another worker.
+// A worker process of distributed runs: takes jobs from the queue, runs each on one of its walker
+// threads, and answers. A random run's job is a range of walks, answered with the walks' figures
+// and fingerprints; a breadth-first run's is a chunk of a level, answered with the successors its
+// visited set in Redis does not hold (see level.ts and visited-shards.ts). A job whose spec or
+// code digest is not this worker's is refused, not run. On a signal the job under way goes back
+// to the queue for another worker; a worker that dies leaves its job locked until the lock
+// expires, when BullMQ's stalled-job check gives it to another worker.
 import { hostname } from 'node:os';
 import { type Job, UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { InputError } from '../engine/input.ts';
 import { WorkerHandle } from '../engine/parallel/handle.ts';
 import type { ModelRecipe } from '../engine/parallel/recipe.ts';
-import { specDigest } from './digest.ts';
-import { QUEUE, REFUSED, type WalkJob, type WalkJobAnswer, stopAtKey } from './jobs.ts';
+import { specDigest, specFiles } from './digest.ts';
+import { LEVEL_JOB, type LevelJob, type LevelJobAnswer, QUEUE, REFUSED, RUN_KEY_SECONDS, type WalkJob, type WalkJobAnswer, base64Of, bytesOf, int32sOfBytes, stopAtKey } from './jobs.ts';
+import type { Expanded, Settled } from './level.ts';
 import { CONNECT_TIMEOUT_MS, type RedisAddress, connectionOf, settlesWithin } from './redis.ts';
-import type { WalkReply, WalkRequest } from './walker.ts';
+import { ShardClients, admit } from './visited-shards.ts';
+import type { WalkReply, WalkerRequest } from './walker.ts';
 
 export interface WorkerSetup {
   readonly address: RedisAddress;
@@ -24,6 +28,8 @@ export interface WorkerSetup {
   readonly modelDigest: string;
   /** How a walker builds the model of a spec; throws InputError for a spec this worker cannot load. */
   recipeOf(file: string, raw: unknown): ModelRecipe;
+  /** The files besides itself that a spec makes the model read, as it names them. */
+  filesReadBy(raw: unknown): readonly string[];
   /** Non-zero asks the worker to stop. */
   readonly stop: Int32Array;
   /** A line of news (a refused job); and progress, redrawn in place. */
@@ -52,6 +58,15 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
   const name = `${hostname()}/${process.pid}`;
   const connection = connectionOf(setup.address);
   const redis = new Redis(connection);
+  // A lost connection is retried for as long as the worker runs; say so once per kind of failure rather than per attempt.
+  const reported = new Set<string>();
+  const report = (e: Error): void => {
+    if (reported.has(e.message)) return;
+    reported.add(e.message);
+    setup.say(`queue at ${setup.address.url}: ${e.message.split('\n')[0]} (the worker carries on)`);
+  };
+  redis.on('error', report);
+  const shards = new ShardClients(report);
   const walkers = Array.from({ length: setup.threads }, (_, i) => ({ thread: i, handle: new WorkerHandle(walkerEntry, {}) }));
   const idle = [...walkers];
   const stop = new SharedArrayBuffer(4);
@@ -66,21 +81,47 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
     return new UnrecoverableError(`${REFUSED}${why} (worker ${name})`);
   };
 
-  const processor = async (job: Job<WalkJob>, token?: string): Promise<WalkJobAnswer> => {
+  /** How a walker builds the job's model, once the job's digests are found to be this worker's. */
+  const recipeOf = (job: Job<WalkJob | LevelJob>): ModelRecipe => {
     const data = job.data;
     if (data.digest.model !== setup.modelDigest) {
       throw refusal(job, `its model digest ${data.digest.model.slice(0, 12)} is not this worker's ${setup.modelDigest.slice(0, 12)} (another version of txcheck or of the model)`);
     }
-    if (data.digest.spec !== specDigest(data.spec.raw)) throw refusal(job, `its spec digest ${data.digest.spec.slice(0, 12)} does not match the spec it carries`);
-    let recipe: ModelRecipe;
+    const files = specFiles(setup.filesReadBy(data.spec.raw));
+    if (data.digest.spec !== specDigest(data.spec.raw, files)) {
+      const read = files.length === 0 ? '' : ` and the files it names as this worker has them (${files.map((f) => f.path).join(', ')})`;
+      throw refusal(job, `its spec digest ${data.digest.spec.slice(0, 12)} does not match the spec it carries${read}`);
+    }
     try {
-      recipe = setup.recipeOf(data.spec.file, data.spec.raw);
+      return setup.recipeOf(data.spec.file, data.spec.raw);
     } catch (e) {
       if (!(e instanceof InputError)) throw e;
       throw refusal(job, e.message);
     }
-    // The worker's concurrency is the number of walkers, so one is idle.
-    const walker = idle.pop()!;
+  };
+
+  type Walker = (typeof walkers)[number];
+  /** A request to the job's walker thread; a thread that fails is replaced for the next job. */
+  const ask = async <T>(job: Job, walker: Walker, request: WalkerRequest, transfer: readonly (Int32Array | Uint8Array)[] = []): Promise<T> => {
+    try {
+      return await walker.handle.request<T>(request, transfer);
+    } catch (e) {
+      if (e instanceof InputError) throw refusal(job, e.message);
+      void walker.handle.terminate();
+      walker.handle = new WorkerHandle(walkerEntry, {});
+      throw e;
+    }
+  };
+
+  /** On a signal: back to the queue, for this worker's successor or another worker. */
+  const backToQueue = async (job: Job, token: string | undefined): Promise<never> => {
+    await job.moveToWait(token);
+    throw new WaitingError();
+  };
+
+  const walkJob = async (job: Job<WalkJob>, token: string | undefined, walker: Walker): Promise<WalkJobAnswer> => {
+    const data = job.data;
+    const recipe = recipeOf(job);
     const stopAt = new SharedArrayBuffer(4);
     const watchStopAt = async (): Promise<void> => {
       const least = await redis.get(stopAtKey(data.run));
@@ -90,24 +131,12 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
     const timer = setInterval(() => void watchStopAt().catch(() => {}), STOP_AT_EVERY_MS);
     let reply: WalkReply;
     try {
-      const request: WalkRequest = { recipe, options: data.options, firstWalk: data.firstWalk, walks: data.walks, stopAt, stop };
-      reply = await walker.handle.request<WalkReply>(request);
-    } catch (e) {
-      if (e instanceof InputError) throw refusal(job, e.message);
-      // The job fails; the next one gets a thread that is alive.
-      void walker.handle.terminate();
-      walker.handle = new WorkerHandle(walkerEntry, {});
-      throw e;
+      reply = await ask<WalkReply>(job, walker, { kind: 'walks', recipe, options: data.options, firstWalk: data.firstWalk, walks: data.walks, stopAt, stop });
     } finally {
       clearInterval(timer);
-      idle.push(walker);
     }
     const { result, fingerprints } = reply;
-    if (result.stoppedBy === 'signal') {
-      // Back to the queue, for this worker's successor or another worker.
-      await job.moveToWait(token);
-      throw new WaitingError();
-    }
+    if (result.stoppedBy === 'signal') return backToQueue(job, token);
     done.jobs++;
     done.walks += data.walks;
     done.statesGenerated += result.statesGenerated;
@@ -118,26 +147,52 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
       fired: result.coverage.fired,
       ...(result.stoppedBy === undefined ? {} : { stoppedBy: result.stoppedBy }),
       ...(result.violation === undefined ? {} : { violation: result.violation }),
-      fingerprints: Buffer.from(fingerprints.buffer, fingerprints.byteOffset, fingerprints.byteLength).toString('base64'),
+      fingerprints: base64Of(fingerprints),
     };
   };
 
-  const worker = new Worker<WalkJob, WalkJobAnswer>(QUEUE, processor, {
+  const levelJob = async (job: Job<LevelJob>, token: string | undefined, walker: Walker): Promise<LevelJobAnswer> => {
+    const data = job.data;
+    const recipe = recipeOf(job);
+    const bytes = await redis.getBuffer(data.states);
+    if (bytes === null) throw new Error(`the states of the job are gone from Redis (${data.states}): its run is over`);
+    const states = int32sOfBytes(bytes);
+    const request = { kind: 'expand', recipe, deadlockAllowed: data.deadlockAllowed, firstPosition: data.firstPosition, cut: data.cut, states, stop } as const;
+    const expanded = await ask<Expanded>(job, walker, request, [states]);
+    if (expanded.stopped) return backToQueue(job, token);
+    const fresh = await admit(data.shards.map((address) => shards.of(address)), data.run, expanded.own, expanded.candidates);
+    const settled = await ask<Settled>(job, walker, { kind: 'settle', fresh }, [fresh]);
+    await redis.set(data.successors, bytesOf(settled.successors), 'EX', RUN_KEY_SECONDS);
+    done.jobs++;
+    done.statesGenerated += expanded.statesGenerated;
+    return {
+      walker: `${name}/${walker.thread}`,
+      statesGenerated: expanded.statesGenerated,
+      fired: expanded.fired,
+      deadlock: expanded.deadlock,
+      cutOff: expanded.cutOff,
+      ...(settled.violation === undefined ? {} : { violation: settled.violation }),
+    };
+  };
+
+  const processor = async (job: Job, token?: string): Promise<WalkJobAnswer | LevelJobAnswer> => {
+    // The worker's concurrency is the number of walkers, so one is idle.
+    const walker = idle.pop()!;
+    try {
+      return await (job.name === LEVEL_JOB ? levelJob(job, token, walker) : walkJob(job, token, walker));
+    } finally {
+      idle.push(walker);
+    }
+  };
+
+  const worker = new Worker(QUEUE, processor, {
     connection,
     name,
     concurrency: setup.threads,
     lockDuration: setup.lockMs,
     stalledInterval: setup.lockMs,
   });
-  // A lost connection is retried for as long as the worker runs; say so once per kind of failure rather than per attempt.
-  const reported = new Set<string>();
-  const report = (e: Error): void => {
-    if (reported.has(e.message)) return;
-    reported.add(e.message);
-    setup.say(`queue at ${setup.address.url}: ${e.message.split('\n')[0]} (the worker carries on)`);
-  };
   worker.on('error', report);
-  redis.on('error', report);
 
   const shown = setInterval(() => setup.onProgress?.(progress()), PROGRESS_EVERY_MS);
   try {
@@ -159,6 +214,7 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
     clearInterval(shown);
     await Promise.all(walkers.map((w) => w.handle.terminate()));
     redis.disconnect();
+    shards.disconnect();
   }
   return progress();
 }

@@ -158,6 +158,11 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
     return { ...spec, variant: { ...variant, enable: [...(Array.isArray(enable) ? enable : []), mutant] } };
   },
 
+  filesRead(spec) {
+    const overrides = (spec.variant as { overrides?: unknown } | undefined)?.overrides;
+    return typeof overrides === 'string' ? [overrides] : [];
+  },
+
   build(config, properties) {
     return kafkaModel(config, kafkaProperties.filter((p) => properties.includes(p.name))) as never;
   },

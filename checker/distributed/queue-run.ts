@@ -1,0 +1,202 @@
+// What the coordinator of any distributed run does with the queue: adds the run's jobs, hears
+// their answers and failures, watches the stop flag, the clock, the connection to Redis and
+// whether any worker takes the jobs, and when the run ends takes its jobs off the queue. The
+// coordinator of each kind of run decides which jobs to add and what their answers mean.
+import { randomUUID } from 'node:crypto';
+import { Queue, QueueEvents } from 'bullmq';
+import { Redis } from 'ioredis';
+import { InputError } from '../engine/input.ts';
+import type { Limit, Progress } from '../engine/search.ts';
+import { QUEUE, REFUSED, RUN_KEY_SECONDS, jobId, jobIndex } from './jobs.ts';
+import { CONNECT_TIMEOUT_MS, LOST_AFTER_MS, type RedisAddress, RedisLost, connectionOf, settlesWithin } from './redis.ts';
+
+export interface QueueRunOptions {
+  readonly maxSeconds?: number;
+  /** Non-zero asks the run to stop. */
+  readonly stop?: Int32Array;
+  readonly onProgress?: (p: Progress) => void;
+  readonly progressEveryMs?: number;
+  /** A line of news for the user: that no worker takes the jobs. */
+  readonly say?: (line: string) => void;
+  /** How long jobs may wait, none of them taken by a worker, before `say` tells so. */
+  readonly idleWarningMs?: number;
+}
+
+export interface QueueRunKind<A> {
+  /** The job's answer, once, for a job still open. */
+  answered(index: number, answer: A): void;
+  /** The job, for a message about its failure. */
+  describe(index: number): string;
+  /** The figures of the run so far, for progress lines. */
+  progress(): Omit<Progress, 'seconds' | 'statesPerSecond'>;
+  /** Called with a client of the queue's Redis as the run ends, before its jobs are taken off the queue. */
+  cleanUp(redis: Redis): Promise<void>;
+}
+
+const CHECK_EVERY_MS = 100;
+const IDLE_WARNING_MS = 10_000;
+
+/** One run's jobs on the queue, from the first added to the clean-up. */
+export class QueueRun<J, A> {
+  readonly id = randomUUID();
+  /** A client of the queue's Redis, for the run's own keys. */
+  readonly redis: Redis;
+  readonly start = performance.now();
+  private readonly queue: Queue;
+  private readonly events: QueueEvents;
+  private added = 0;
+  /** Jobs added and not answered yet. */
+  private readonly open = new Set<number>();
+  /** Jobs a worker holds (active, not answered, stalled or sent back). */
+  private readonly taken = new Set<string>();
+  private over = false;
+  private lostSince: number | undefined;
+  private lost = '';
+  private adding = Promise.resolve();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private settle!: { resolve(ended: 'done' | Limit): void; reject(e: unknown): void };
+  private readonly outcome: Promise<'done' | Limit>;
+  private readonly ready: Promise<void>;
+
+  constructor(
+    private readonly address: RedisAddress,
+    private readonly options: QueueRunOptions,
+    private readonly kind: QueueRunKind<A>,
+  ) {
+    const connection = connectionOf(address);
+    this.queue = new Queue(QUEUE, { connection });
+    this.events = new QueueEvents(QUEUE, { connection });
+    this.redis = new Redis(connection);
+    // The clients retry a lost connection; the run waits LOST_AFTER_MS for it to come back.
+    const onError = (e: NodeJS.ErrnoException): void => {
+      this.lostSince ??= performance.now();
+      this.lost = `${e.code ?? e.message} at ${address.host}:${address.port}`;
+    };
+    this.queue.on('error', onError);
+    this.events.on('error', onError);
+    this.redis.on('error', onError);
+    this.redis.on('ready', () => (this.lostSince = undefined));
+    // Once the run has ended, answers that still come in are not the run's.
+    this.outcome = new Promise((resolve, reject) => {
+      this.settle = {
+        resolve: (ended) => {
+          this.over = true;
+          resolve(ended);
+        },
+        reject: (e) => {
+          this.over = true;
+          reject(e);
+        },
+      };
+    });
+    // Whichever of the start and the outcome settles second is awaited by nobody: its rejection must not be unhandled.
+    this.outcome.catch(() => {});
+    this.listen();
+    // Events of jobs added before the subscription would be lost.
+    this.ready = this.events.waitUntilReady().then(() => {});
+    this.ready.catch(() => {});
+  }
+
+  /** Puts jobs on the queue, numbered on from the last; resolves with the first one's index. */
+  add(name: string, jobs: readonly J[]): number {
+    const first = this.added;
+    this.added += jobs.length;
+    jobs.forEach((_, i) => this.open.add(first + i));
+    const batch = jobs.map((data, i) => ({ name, data, opts: { jobId: jobId(this.id, first + i), removeOnComplete: true, removeOnFail: { age: RUN_KEY_SECONDS } } }));
+    this.adding = this.adding.then(() => this.ready).then(() => this.queue.addBulk(batch).then(() => {}));
+    this.adding.catch((e: unknown) => this.settle.reject(e));
+    return first;
+  }
+
+  /** Jobs added and not answered. */
+  get waiting(): number {
+    return this.open.size;
+  }
+
+  /** Ends the run with its search done. */
+  done(): void {
+    this.settle.resolve('done');
+  }
+
+  /** Fails the run. */
+  fail(e: unknown): void {
+    this.settle.reject(e);
+  }
+
+  /** Waits for the run to end: the search done (`done`), a limit, or a failure; then takes its jobs off the queue. */
+  async ended(): Promise<{ ended: 'done' | Limit; seconds: number }> {
+    try {
+      const ended = await Promise.race([this.outcome, this.ready.then(() => this.outcome)]);
+      // As for a thread swarm, the time of the search, without the clean-up after it.
+      return { ended, seconds: (performance.now() - this.start) / 1000 };
+    } finally {
+      for (const timer of this.timers) clearInterval(timer);
+      // Closing waits for Redis to answer; without Redis, only disconnecting ends the clients.
+      const closed =
+        this.lostSince === undefined &&
+        (await settlesWithin(this.cleanUp(), CONNECT_TIMEOUT_MS)) &&
+        (await settlesWithin(Promise.all([this.events.close(), this.queue.close()]), CONNECT_TIMEOUT_MS));
+      if (!closed) void Promise.all([this.events.disconnect(), this.queue.disconnect()]);
+      this.redis.disconnect();
+    }
+  }
+
+  private async cleanUp(): Promise<void> {
+    await this.kind.cleanUp(this.redis);
+    // A job a worker holds stays (its answer is dropped); the others go.
+    for (const index of this.open) await this.queue.remove(jobId(this.id, index)).catch(() => 0);
+  }
+
+  private listen(): void {
+    const ours = (id: string): number | undefined => jobIndex(this.id, id);
+    this.events.on('active', ({ jobId: id }) => {
+      if (ours(id) !== undefined) this.taken.add(id);
+    });
+    this.events.on('waiting', ({ jobId: id }) => this.taken.delete(id));
+    this.events.on('stalled', ({ jobId: id }) => this.taken.delete(id));
+    this.events.on('completed', ({ jobId: id, returnvalue }) => {
+      this.taken.delete(id);
+      const index = ours(id);
+      if (index === undefined || !this.open.delete(index) || this.over) return;
+      try {
+        this.kind.answered(index, returnvalue as unknown as A);
+      } catch (e) {
+        this.settle.reject(e);
+      }
+    });
+    this.events.on('failed', ({ jobId: id, failedReason }) => {
+      this.taken.delete(id);
+      const index = ours(id);
+      if (index === undefined) return;
+      const where = this.kind.describe(index);
+      if (failedReason.startsWith(REFUSED)) this.settle.reject(new InputError(this.address.url, where, 'a job the workers take', failedReason));
+      else this.settle.reject(new Error(`distributed run: ${where} failed on a worker: ${failedReason}`));
+    });
+    const { stop, maxSeconds, say } = this.options;
+    const idleWarningMs = this.options.idleWarningMs ?? IDLE_WARNING_MS;
+    // Since when jobs have been waiting with none of them held by a worker, and whether that was said.
+    let idleSince = performance.now();
+    let told = false;
+    this.timers.push(
+      setInterval(() => {
+        const now = performance.now();
+        const seconds = (now - this.start) / 1000;
+        if (this.lostSince !== undefined && now - this.lostSince > LOST_AFTER_MS) this.settle.reject(new RedisLost(`${this.lost} for ${LOST_AFTER_MS / 1000} s`));
+        else if (stop !== undefined && Atomics.load(stop, 0) !== 0) this.settle.resolve('signal');
+        else if (maxSeconds !== undefined && seconds >= maxSeconds) this.settle.resolve('maxSeconds');
+        if (this.taken.size > 0 || this.open.size === 0) {
+          idleSince = now;
+          told = false;
+        } else if (!told && now - idleSince >= idleWarningMs) {
+          told = true;
+          say?.(`waiting for a worker on ${this.address.url}: none has taken a job for ${Math.round(idleWarningMs / 1000)} s`);
+        }
+      }, CHECK_EVERY_MS),
+      setInterval(() => {
+        const seconds = (performance.now() - this.start) / 1000;
+        const p = this.kind.progress();
+        this.options.onProgress?.({ ...p, seconds, statesPerSecond: p.statesGenerated / seconds });
+      }, this.options.progressEveryMs ?? 1000),
+    );
+  }
+}
