@@ -92,8 +92,13 @@ export class Frontier<S> {
     this.pushWords(packed, length);
   }
 
+  /** Whether the states wait as packed words (the model packs and unpacks) rather than as objects. */
+  get packs(): boolean {
+    return this.scratch !== undefined;
+  }
+
   /** Adds the state whose packed words are the first `length` of `packed`. */
-  private pushWords(packed: Int32Array, length: number): void {
+  pushWords(packed: Int32Array, length: number): void {
     this.words.pushAll(packed, length);
     this.ends.push(this.flushed + this.words.length);
     if (this.spill !== undefined && this.words.length * 4 >= this.spill.bytes) this.flush();
@@ -158,7 +163,33 @@ export class Frontier<S> {
       this.objects[i] = undefined;
       return s;
     }
-    return this.model.unpack!(this.wordsOf(i === 0 ? 0 : this.ends.get(i - 1), this.ends.get(i)));
+    return this.model.unpack!(this.wordsAt(i));
+  }
+
+  /** The i-th state, kept. */
+  peek(i: number): S {
+    return this.scratch === undefined ? this.objects[i]! : this.model.unpack!(this.wordsAt(i));
+  }
+
+  /** The packed words of the i-th state (a frontier that packs). */
+  wordsAt(i: number): Int32Array {
+    return this.wordsOf(i === 0 ? 0 : this.ends.get(i - 1), this.ends.get(i));
+  }
+
+  /** Adds the i-th state of `from`: its words, or the object itself (let go there). */
+  pushFrom(from: Frontier<S>, i: number): void {
+    if (this.scratch === undefined) this.objects.push(from.take(i));
+    else {
+      const words = from.wordsAt(i);
+      this.pushWords(words, words.length);
+    }
+  }
+
+  /** Empties a frontier kept in memory, keeping its lists' room for the next level. */
+  clear(): void {
+    this.objects.length = 0;
+    this.words.clear();
+    this.ends.clear();
   }
 
   /** Lets the file go. */
