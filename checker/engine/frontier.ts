@@ -185,11 +185,18 @@ export class Frontier<S> {
     }
   }
 
-  /** Empties a frontier kept in memory, keeping its lists' room for the next level. */
+  /**
+   * Empties the frontier for another level. Its lists keep their room: growing them again each
+   * level would cost the page faults of fresh memory.
+   */
   clear(): void {
+    this.dispose();
     this.objects.length = 0;
     this.words.clear();
     this.ends.clear();
+    this.flushed = 0;
+    this.pieces.length = 0;
+    this.read = { start: 0, end: 0, words: new Int32Array(0), piece: -1 };
   }
 
   /** Lets the file go. */
