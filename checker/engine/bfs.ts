@@ -213,7 +213,7 @@ function breadthFirst<S, A>(model: Model<S, A>, options: SearchOptions, spill: S
   let sinceClock = 0;
   while (level.length > 0) {
     if (firstIndex === 0) {
-      nextLevel = new Frontier(model, spill);
+      nextLevel.clear();
       reducer?.startLevel();
       cutOffByDepth = false;
     }
@@ -248,8 +248,8 @@ function breadthFirst<S, A>(model: Model<S, A>, options: SearchOptions, spill: S
     levelStartId += level.length;
     queueBytes = Math.max(queueBytes, level.bytes + nextLevel.bytes);
     spilledBytes = Math.max(spilledBytes, level.spilledBytes + nextLevel.spilledBytes);
-    level.dispose();
-    level = nextLevel;
+    // The expanded level's lists take the level after next.
+    [level, nextLevel] = [nextLevel, level];
     if (level.length > 0) run.depth++;
   }
   return finish();

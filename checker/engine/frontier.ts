@@ -92,8 +92,13 @@ export class Frontier<S> {
     this.pushWords(packed, length);
   }
 
+  /** Whether the states wait as packed words (the model packs and unpacks) rather than as objects. */
+  get packs(): boolean {
+    return this.scratch !== undefined;
+  }
+
   /** Adds the state whose packed words are the first `length` of `packed`. */
-  private pushWords(packed: Int32Array, length: number): void {
+  pushWords(packed: Int32Array, length: number): void {
     this.words.pushAll(packed, length);
     this.ends.push(this.flushed + this.words.length);
     if (this.spill !== undefined && this.words.length * 4 >= this.spill.bytes) this.flush();
@@ -158,7 +163,40 @@ export class Frontier<S> {
       this.objects[i] = undefined;
       return s;
     }
-    return this.model.unpack!(this.wordsOf(i === 0 ? 0 : this.ends.get(i - 1), this.ends.get(i)));
+    return this.model.unpack!(this.wordsAt(i));
+  }
+
+  /** The i-th state, kept. */
+  peek(i: number): S {
+    return this.scratch === undefined ? this.objects[i]! : this.model.unpack!(this.wordsAt(i));
+  }
+
+  /** The packed words of the i-th state (a frontier that packs). */
+  wordsAt(i: number): Int32Array {
+    return this.wordsOf(i === 0 ? 0 : this.ends.get(i - 1), this.ends.get(i));
+  }
+
+  /** Adds the i-th state of `from`: its words, or the object itself (let go there). */
+  pushFrom(from: Frontier<S>, i: number): void {
+    if (this.scratch === undefined) this.objects.push(from.take(i));
+    else {
+      const words = from.wordsAt(i);
+      this.pushWords(words, words.length);
+    }
+  }
+
+  /**
+   * Empties the frontier for another level. Its lists keep their room: growing them again each
+   * level would cost the page faults of fresh memory.
+   */
+  clear(): void {
+    this.dispose();
+    this.objects.length = 0;
+    this.words.clear();
+    this.ends.clear();
+    this.flushed = 0;
+    this.pieces.length = 0;
+    this.read = { start: 0, end: 0, words: new Int32Array(0), piece: -1 };
   }
 
   /** Lets the file go. */

@@ -16,8 +16,11 @@ export class IntList {
   /** Appends the first `n` items of `from`. */
   pushAll(from: Int32Array, n: number): void {
     if (this.length + n > this.items.length) this.grow(this.length + n);
-    this.items.set(from.subarray(0, n), this.length);
-    this.length += n;
+    // A loop, not set(subarray): a packed state is a few dozen words, and a view per state is garbage.
+    const items = this.items;
+    const at = this.length;
+    for (let k = 0; k < n; k++) items[at + k] = from[k]!;
+    this.length = at + n;
   }
 
   private grow(atLeast: number): void {

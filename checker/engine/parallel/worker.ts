@@ -2,8 +2,9 @@
 // its index modulo the number of workers, and holds and expands the states it made and won.
 import { deserialize, serialize } from 'node:v8';
 import { workerData } from 'node:worker_threads';
+import { Frontier } from '../frontier.ts';
 import { PACK_WORDS } from '../model.ts';
-import { brokenInvariant, stateFingerprint, successorsOf } from '../search.ts';
+import { type PackedWords, brokenInvariant, stateFingerprint, successorsOf } from '../search.ts';
 import { VisitedSet } from '../visited.ts';
 import { FingerprintMap } from '../fingerprint-map.ts';
 import { type Reply, answerRequests } from './handle.ts';
@@ -15,17 +16,21 @@ import { type Command, type Decided, type Expanded, type Handed, type Held, RECO
 const setup = workerData as WorkerSetup;
 const { workers, me, deadlockAllowed } = setup;
 const model = await buildModel(setup.recipe);
-const fingerprintOf = stateFingerprint(model);
+// The words a state was packed into to fingerprint it are those it waits as: states wait packed
+// (when the model packs), not as objects that would live through a level and churn the heap.
+const packed: PackedWords = { words: new Int32Array(PACK_WORDS), length: 0 };
+const fingerprintOf = stateFingerprint(model, packed);
 const successors = successorsOf(model);
 const fingerprint = new Int32Array(2);
 const owner = (high: number) => (high >>> 0) % workers;
 
 const visited = new VisitedSet();
-let held: unknown[] = [];
+/** The states this worker expands next, in key order. */
+const held = new Frontier<unknown>(model);
 
 // This level's candidates: the successors this worker made, one per fingerprint, in the order
 // made, which is key order.
-let candidates: unknown[] = [];
+const candidates = new Frontier<unknown>(model);
 const candidateParentRank = new IntList();
 const candidateAction = new IntList();
 const outboxes = Array.from({ length: workers }, () => new IntList());
@@ -43,7 +48,7 @@ const choiceCandidate = new IntList();
 let coverage = model.actionKinds.map(() => 0);
 
 function startLevel(): void {
-  candidates = [];
+  candidates.clear();
   // Lists are reused from level to level: big typed arrays made anew each time cost collections.
   for (const list of [candidateParentRank, candidateAction, ...outboxes, choiceParentRank, choiceAction, choiceHolder, choiceCandidate]) list.clear();
   levelIndex.clear();
@@ -76,7 +81,7 @@ function offer(t: unknown, parentRank: number, action: number): void {
     out.push(action);
     out.push(candidates.length);
   }
-  candidates.push(t);
+  candidates.push(t, packed.words, packed.length);
   candidateParentRank.push(parentRank);
   candidateAction.push(action);
 }
@@ -126,12 +131,12 @@ function expand(ranks: Int32Array, cut: boolean): Expanded {
   for (let i = 0; i < held.length; i++) {
     parentRank = ranks[i]!;
     emitted = 0;
-    successors(held[i], cut ? countOnly : emit);
+    successors(held.take(i), cut ? countOnly : emit);
     if (emitted === 0 && !deadlockAllowed && deadlock === -1) deadlock = parentRank;
     cutOff ||= cut && emitted > 0;
     if (!cut) generated += emitted;
   }
-  held = [];
+  held.clear();
   return report(deadlock, cutOff, generated);
 }
 
@@ -153,26 +158,27 @@ let ownWinners: Int32Array = new Int32Array(0);
 /** The chosen candidates this worker keeps, in key order. */
 let kept: Int32Array = new Int32Array(0);
 
-const packed = new Int32Array(PACK_WORDS);
-
-/** States as bytes: packed words, each state's preceded by its length, when the model packs and unpacks. */
-function encode(states: readonly unknown[]): Uint8Array {
-  if (model.pack === undefined || model.unpack === undefined) return new Uint8Array(serialize(states));
-  const words = new IntList(states.length * 8);
-  for (const s of states) {
-    const length = model.pack(s, packed);
-    words.push(length);
-    words.pushAll(packed, length);
+/** Some states of `from` as bytes: each state's packed words preceded by their length, when the frontier packs. */
+function encode(from: Frontier<unknown>, indices: Int32Array): Uint8Array {
+  if (!from.packs) return new Uint8Array(serialize(Array.from(indices, (c) => from.take(c))));
+  const words = new IntList(indices.length * 8);
+  for (const c of indices) {
+    const state = from.wordsAt(c);
+    words.push(state.length);
+    words.pushAll(state, state.length);
   }
   const taken = words.take();
   return new Uint8Array(taken.buffer, taken.byteOffset, taken.byteLength);
 }
 
-function decode(bytes: Uint8Array): unknown[] {
-  if (model.pack === undefined || model.unpack === undefined) return deserialize(bytes) as unknown[];
+function decode(bytes: Uint8Array): Frontier<unknown> {
+  const states = new Frontier<unknown>(model);
+  if (!states.packs) {
+    for (const s of deserialize(bytes) as unknown[]) states.push(s);
+    return states;
+  }
   const words = new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
-  const states: unknown[] = [];
-  for (let at = 0; at < words.length; at += 1 + words[at]!) states.push(model.unpack(words.subarray(at + 1, at + 1 + words[at]!)));
+  for (let at = 0; at < words.length; at += 1 + words[at]!) states.pushWords(words.subarray(at + 1, at + 1 + words[at]!), words[at]!);
   return states;
 }
 
@@ -193,7 +199,7 @@ function release(winnerLists: readonly (Int32Array | null)[], give: readonly num
     const handed = mine.subarray(end - count, end);
     end -= count;
     return {
-      states: encode(Array.from(handed, (c) => candidates[c])),
+      states: encode(candidates, handed),
       parentRanks: Int32Array.from(handed, (c) => candidateParentRank.get(c)),
       actions: Int32Array.from(handed, (c) => candidateAction.get(c)),
     };
@@ -204,47 +210,29 @@ function release(winnerLists: readonly (Int32Array | null)[], give: readonly num
 
 /** Takes the kept and the handed states in key order and checks their invariants. */
 function hold(given: readonly (Handed | null)[]): Held {
-  const handed = given.filter((h) => h !== null);
-  const count = kept.length + handed.reduce((n, h) => n + h.parentRanks.length, 0);
-  const states = new Array<unknown>(count);
-  const keyRanks = new Int32Array(count);
-  const keyActions = new Int32Array(count);
-  for (let i = 0; i < kept.length; i++) {
-    const c = kept[i]!;
-    states[i] = candidates[c];
-    keyRanks[i] = candidateParentRank.get(c);
-    keyActions[i] = candidateAction.get(c);
-  }
-  let at = kept.length;
-  for (const h of handed) {
-    for (const t of decode(h.states)) states[at++] = t;
-    keyRanks.set(h.parentRanks, at - h.parentRanks.length);
-    keyActions.set(h.actions, at - h.actions.length);
-  }
-  candidates = [];
-  let parentRanks = keyRanks;
-  let actions = keyActions;
-  held = states;
-  if (handed.length > 0) {
+  const handed = given.filter((h) => h !== null).map((h) => ({ states: decode(h.states), parentRanks: h.parentRanks, actions: h.actions }));
+  const keptKeys = { parentRanks: Int32Array.from(kept, (c) => candidateParentRank.get(c)), actions: Int32Array.from(kept, (c) => candidateAction.get(c)) };
+  let parentRanks = keptKeys.parentRanks;
+  let actions = keptKeys.actions;
+  if (handed.length === 0) {
+    for (const c of kept) held.pushFrom(candidates, c);
+  } else {
     // Each part is in key order already: merge them.
-    const starts = [0];
-    const parts = [kept.length, ...handed.map((h) => h.parentRanks.length)].map((length) => {
-      const start = starts.at(-1)!;
-      starts.push(start + length);
-      return { parentRanks: keyRanks.subarray(start, start + length), actions: keyActions.subarray(start, start + length) };
-    });
-    held = [];
+    const count = kept.length + handed.reduce((n, h) => n + h.parentRanks.length, 0);
+    const parts = [keptKeys, ...handed];
     parentRanks = new Int32Array(count);
     actions = new Int32Array(count);
+    let at = 0;
     mergeByKey(parts, (p, i) => {
-      parentRanks[held.length] = parts[p]!.parentRanks[i]!;
-      actions[held.length] = parts[p]!.actions[i]!;
-      held.push(states[starts[p]! + i]);
+      parentRanks[at] = parts[p]!.parentRanks[i]!;
+      actions[at++] = parts[p]!.actions[i]!;
+      if (p === 0) held.pushFrom(candidates, kept[i]!);
+      else held.pushFrom(handed[p - 1]!.states, i);
     });
   }
   let violation: Held['violation'] = null;
-  for (let i = 0; i < count && violation === null; i++) {
-    const broken = brokenInvariant(model, held[i]);
+  for (let i = 0; i < held.length && violation === null; i++) {
+    const broken = brokenInvariant(model, held.peek(i));
     if (broken !== undefined) violation = { index: i, property: broken };
   }
   return { parentRanks, actions, violation, visitedBytes: visited.bytes };
