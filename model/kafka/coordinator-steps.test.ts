@@ -29,6 +29,15 @@ function inFlight(s: State, from: number, to: number, message: Message, conn = 0
 const markerAnswer = (p: number): Message => response(Api.WriteTxnMarkers, { txnId: 0, error: Err.NONE, pid: PID, epoch: EPOCH, partitions: p, coordinatorEpoch: 0 });
 const produceRequest = (p: number): Message => request(Api.Produce, { txnId: 0, pid: PID, epoch: EPOCH, partitions: p, seq: 0, ghostProducer: 0, ghostTxn: 0 });
 
+describe('the coordinator\'s marker connections', () => {
+  it('one to each leader, the group coordinator of the transform app\'s __consumer_offsets partition too', () => {
+    const cfg = kafkaConfig('kafka-3.8', { app: 'consume-transform-produce', inputRecords: 1 });
+    const s = initial(cfg);
+    expect(s.partitions).toHaveLength(cfg.partitions + 1);
+    expect(s.coordinator.markerConns).toEqual(s.partitions.map(() => 0));
+  });
+});
+
 // InterBrokerSendThread times out a request it sent on a connection it still has open; the
 // completion handler then sees wasDisconnected (TransactionMarkerRequestCompletionHandler.scala).
 describe('a marker timeout closes the connection of a marker still in flight to or from that leader', () => {

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canLose, lose } from './faults.ts';
 import { connSlot, hasMessage, removeHead, reply, request, response, send } from './network.ts';
-import { type Channel, type Message, Api, LEADER_BASE, TC_NODE } from './state.ts';
+import { type Channel, type Message, Api, IDEMPOTENT_BASE, LEADER_BASE, TC_NODE } from './state.ts';
 import { initial, kafkaConfig, withProducer } from './conformance/harness.ts';
 
 const message = (seq: number): Message => request(Api.Produce, { seq });
@@ -71,6 +71,16 @@ describe('answers', () => {
     expect(reply(reconnected, { from: 0, to: LEADER_BASE, conn: 1 }, response(Api.Produce, {})).network).toHaveLength(1);
     // The coordinator's own connections are not a producer's: their answers always go.
     expect(reply(reconnected, { from: TC_NODE, to: LEADER_BASE, conn: 5 }, response(Api.WriteTxnMarkers, {})).network).toHaveLength(1);
+  });
+
+  it('to an idempotent producer on a connection it has since closed to that leader are lost too', () => {
+    const idempotent = kafkaConfig('kafka-3.5', { transactionalIds: 0, idempotentProducers: 1, partitions: 2 });
+    const s = initial(idempotent);
+    const reconnected = { ...s, idempotentProducers: [{ ...s.idempotentProducers[0]!, conns: [1, 0] }] };
+    const answer = (to: number, conn: number) => reply(reconnected, { from: IDEMPOTENT_BASE, to, conn }, response(Api.Produce, {})).network;
+    expect(answer(LEADER_BASE, 0)).toEqual([]);
+    expect(answer(LEADER_BASE, 1)).toEqual([{ from: LEADER_BASE, to: IDEMPOTENT_BASE, conn: 1, messages: [response(Api.Produce, {})] }]);
+    expect(answer(LEADER_BASE + 1, 0)).toHaveLength(1);
   });
 
   it('name the client slot of each node: the coordinator first, then each leader', () => {

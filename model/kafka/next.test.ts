@@ -6,7 +6,7 @@ import { type KafkaConfig } from './config.ts';
 import { send } from './network.ts';
 import { ActionKind, actionLabel } from './next.ts';
 import { VERIFICATION_CONN } from './partition.ts';
-import { type FaultBudget, type State, Api, Instance, LEADER_BASE, TC_NODE, TxnState } from './state.ts';
+import { type FaultBudget, type State, Api, IDEMPOTENT_BASE, Instance, LEADER_BASE, TC_NODE, TxnState } from './state.ts';
 import { P0, act, clientConfig, ready, withPartitionsAdded } from './conformance/client-support.ts';
 import { TC, handle, initial, kafkaConfig, labels, leader, request, response, take, withProducer, withProducerEntry, withTxn } from './conformance/harness.ts';
 
@@ -67,6 +67,25 @@ describe('a fault is enabled only while its budget lasts', () => {
     expect(matching(cfg, withBudget(idle, { transactionalIdExpiries: 0 }), 'transactionalIdExpiry')).toEqual([]);
   });
 
+  it('an idempotent producer\'s Produce timeout and batch expiry, each on its own budget', () => {
+    const cfg = kafkaConfig('kafka-3.8', { transactionalIds: 0, idempotentProducers: 1, recordsPerIdempotentProducer: 1, partitions: 1, faults: { ...kafkaConfig('kafka-3.8').faults, requestTimeouts: 1, batchExpiries: 1 } });
+    const s = ['I0: initProducerId', 'I0: send(p0)', 'I0: sendProduce(p0)'].reduce((t, label) => take(cfg, t, label), initial(cfg));
+    expect(matching(cfg, s, 'I0: ')).toEqual(['I0: produceTimeout(p0)', 'I0: batchExpired(p0)']);
+    expect(matching(cfg, withBudget(s, { requestTimeouts: 0 }), 'I0: ')).toEqual(['I0: batchExpired(p0)']);
+    expect(matching(cfg, withBudget(s, { batchExpiries: 0 }), 'I0: ')).toEqual(['I0: produceTimeout(p0)']);
+  });
+
+  it('a change of the finalized transaction.version, only on brokers that have version 2 and on its budget', () => {
+    const faults = { ...kafkaConfig('kafka-4.0').faults, transactionVersionChanges: 1 };
+    const tv2 = kafkaConfig('kafka-4.0', { faults });
+    expect(matching(tv2, initial(tv2), 'finalizeTransactionVersion')).toEqual(['TC: finalizeTransactionVersion(1)']);
+    expect(matching(tv2, { ...initial(tv2), transactionVersion: 1 }, 'finalizeTransactionVersion')).toEqual(['TC: finalizeTransactionVersion(2)']);
+    expect(take(tv2, initial(tv2), 'TC: finalizeTransactionVersion(1)').transactionVersion).toBe(1);
+    expect(matching(tv2, withBudget(initial(tv2), { transactionVersionChanges: 0 }), 'finalizeTransactionVersion')).toEqual([]);
+    const older = kafkaConfig('kafka-3.8', { faults });
+    expect(matching(older, initial(older), 'finalizeTransactionVersion')).toEqual([]);
+  });
+
   it('a producer-state expiry on its budget', () => {
     const cfg = kafkaConfig('kafka-3.5', { faults: { ...kafkaConfig('kafka-3.5').faults, producerStateExpiries: 1 } });
     const s = withProducerEntry(initial(cfg), 0, { pid: 5 });
@@ -104,6 +123,20 @@ describe('labels', () => {
   const cfg = kafkaConfig('kafka-3.8', { app: 'consume-transform-produce', inputRecords: 1 });
   const deliver = (from: number, to: number, conn: number, api: Api): string =>
     actionLabel(cfg, { kind: ActionKind.deliver, actor: from, target: to, conn, api });
+
+  it('an idempotent producer is I and its number', () => {
+    const idempotent = kafkaConfig('kafka-3.8', { transactionalIds: 0, idempotentProducers: 2, partitions: 1 });
+    expect(labels(idempotent, initial(idempotent)).filter((l) => l.includes('initProducerId'))).toEqual(['I0: initProducerId', 'I1: initProducerId']);
+    const answered = { ...initial(idempotent), network: send([], leader(0), IDEMPOTENT_BASE + 1, 0, response(Api.Produce, {})) };
+    expect(labels(idempotent, answered)).toContain('deliver L0→I1: Produce response');
+  });
+
+  it('a failover names each append in flight, kept or lost, in transactional.id order', () => {
+    const two = kafkaConfig('kafka-3.8', { transactionalIds: 2, coordinatorAppends: 'async', faults: { ...kafkaConfig('kafka-3.8').faults, coordinatorFailovers: 1 } });
+    let s = withTxn(withTxn(initial(two), 0, { pid: 10, epoch: 1, state: TxnState.Empty }), 1, { pid: 11, epoch: 1, state: TxnState.Empty });
+    for (const t of [0, 1]) s = handle(two, s, t, TC, request(Api.AddPartitionsToTxn, { txnId: t, pid: 10 + t, epoch: 1, partitions: 1 }));
+    expect(labels(two, s).filter((l) => l.startsWith('TC: coordinatorFailover'))).toContain('TC: coordinatorFailover(t0 kept, t1 lost)');
+  });
 
   it('the leader of the offsets partition is the group coordinator, GC', () => {
     expect(deliver(P0, LEADER_BASE + cfg.partitions, 0, Api.TxnOffsetCommit)).toBe('deliver P0.0→GC: TxnOffsetCommit');
