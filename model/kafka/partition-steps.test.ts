@@ -118,6 +118,11 @@ describe('ProducerStateManager.removeExpiredProducers: which producer id may exp
     // At a later epoch (a marker bumped it) the entry holds no batch again.
     const bumped = withProducerEntry(committed, offsets, { pid: 7, epoch: 1, lastSeqs: [] });
     expect(expiries(old, onItsWay(bumped, CLIENT, leader(offsets), produceOf(7, offsets)))).toEqual([`GC: producerStateExpiry(pid 7)`]);
+    // Only its own offset commit: another producer's at the same epoch number, or a marker, gives it none.
+    const others = withPartition(withProducerEntry(initial(old), offsets, { pid: 7, epoch: 0, lastSeqs: [] }), offsets, { log: [{ ...commit, pid: 8 }] });
+    expect(expiries(old, onItsWay(others, CLIENT, leader(offsets), produceOf(7, offsets)))).toEqual([`GC: producerStateExpiry(pid 7)`]);
+    const marked = withPartition(withProducerEntry(initial(old), offsets, { pid: 7, epoch: 0, lastSeqs: [] }), offsets, { log: [{ ...commit, kind: BatchKind.Abort, value: -1 }] });
+    expect(expiries(old, onItsWay(marked, CLIENT, leader(offsets), produceOf(7, offsets)))).toEqual([`GC: producerStateExpiry(pid 7)`]);
   });
 });
 
