@@ -81,7 +81,11 @@ describe('packed Kafka states', () => {
     for (const s of walkStates(cfg, 2, 30, seedrandom('pack'))) {
       const needed = packState(s, words);
       // One word short, or far short: the pack throws rather than return a prefix of the state.
-      for (const room of [8, needed - 1]) expect(() => packState(s, new Int32Array(room))).toThrow(RangeError);
+      for (const room of [8, needed - 1]) expect(() => packState(s, new Int32Array(room))).toThrow(new RangeError(`a Kafka state needs more than ${room} packed words`));
+      // Exactly enough is enough.
+      const exact = new Int32Array(needed);
+      expect(packState(s, exact)).toBe(needed);
+      expect(exact).toEqual(words.subarray(0, needed));
     }
   });
 });
