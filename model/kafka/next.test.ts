@@ -111,6 +111,13 @@ describe('a delivery or a loss takes the head of the channel it names', () => {
     expect(s.network.map((c) => c.from)).toEqual([TC_NODE]);
   });
 
+  it('a delivery: of two connections to the same leader, the one named', () => {
+    let network = send([], P0, leader(0), 0, request(Api.Produce, { seq: 0 }));
+    network = send(network, P0, leader(0), 1, request(Api.Produce, { seq: 0 }));
+    const s = take(cfg, { ...initial(cfg), network }, 'deliver P0.0→L0#1: Produce');
+    expect(s.network.filter((c) => c.from === P0 && c.to === leader(0)).map((c) => c.conn)).toEqual([0]);
+  });
+
   it('of two connections to the same leader, the one named', () => {
     let network = send([], P0, leader(0), 0, request(Api.Produce, { seq: 0 }));
     network = send(network, P0, leader(0), 1, request(Api.Produce, { seq: 0 }));
