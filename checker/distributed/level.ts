@@ -6,7 +6,7 @@
 // hold, the invariants are checked and the states packed for the answer (jobs.ts).
 import type { Model } from '../engine/model.ts';
 import { PACK_WORDS } from '../engine/model.ts';
-import { IntList } from '../engine/int-list.ts';
+import { IntList, eachPacked } from '../engine/int-list.ts';
 import { type Emit, brokenInvariant, stateFingerprint, successorsOf } from '../engine/search.ts';
 import { VisitedSet } from '../engine/visited.ts';
 import { levelSuccessors } from './jobs.ts';
@@ -123,9 +123,7 @@ export class LevelChunk<S> {
       fingerprints.push(this.fingerprints.get(2 * c + 1));
       keys.push(this.keys.get(2 * c));
       keys.push(this.keys.get(2 * c + 1));
-      const length = this.model.pack!(t, this.words);
-      states.push(length);
-      states.pushAll(this.words, length);
+      states.pushPacked(this.words, this.model.pack!(t, this.words));
       kept++;
     }
     this.candidates = [];
@@ -136,6 +134,6 @@ export class LevelChunk<S> {
 /** The states of packed words, each state's preceded by its length. */
 export function unpacked<S>(model: Model<S, unknown>, words: Int32Array): S[] {
   const states: S[] = [];
-  for (let at = 0; at < words.length; at += 1 + words[at]!) states.push(model.unpack!(words.subarray(at + 1, at + 1 + words[at]!)));
+  eachPacked(words, (state) => states.push(model.unpack!(state)));
   return states;
 }

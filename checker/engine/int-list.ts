@@ -23,6 +23,12 @@ export class IntList {
     this.length = at + n;
   }
 
+  /** Appends a packed state as its length, then its first `n` words (read back by eachPacked). */
+  pushPacked(words: Int32Array, n: number): void {
+    this.push(n);
+    this.pushAll(words, n);
+  }
+
   private grow(atLeast: number): void {
     const bigger = new Int32Array(Math.max(atLeast, this.items.length * 2));
     bigger.set(this.items);
@@ -57,4 +63,9 @@ export class IntList {
   take(): Int32Array {
     return this.items.slice(0, this.length);
   }
+}
+
+/** Calls `visit` with the words of each state of a list of packed states (IntList.pushPacked). */
+export function eachPacked(list: Int32Array, visit: (words: Int32Array) => void): void {
+  for (let at = 0; at < list.length; at += 1 + list[at]!) visit(list.subarray(at + 1, at + 1 + list[at]!));
 }

@@ -8,7 +8,7 @@ import { type PackedWords, brokenInvariant, stateFingerprint, successorsOf } fro
 import { VisitedSet } from '../visited.ts';
 import { FingerprintMap } from '../fingerprint-map.ts';
 import { type Reply, answerRequests } from './handle.ts';
-import { IntList } from '../int-list.ts';
+import { IntList, eachPacked } from '../int-list.ts';
 import { mergeByKey } from './merge.ts';
 import { buildModel } from './recipe.ts';
 import { type Command, type Decided, type Expanded, type Handed, type Held, RECORD, type Released, type WorkerSetup } from './protocol.ts';
@@ -164,8 +164,7 @@ function encode(from: Frontier<unknown>, indices: Int32Array): Uint8Array {
   const words = new IntList(indices.length * 8);
   for (const c of indices) {
     const state = from.wordsAt(c);
-    words.push(state.length);
-    words.pushAll(state, state.length);
+    words.pushPacked(state, state.length);
   }
   const taken = words.take();
   return new Uint8Array(taken.buffer, taken.byteOffset, taken.byteLength);
@@ -177,8 +176,7 @@ function decode(bytes: Uint8Array): Frontier<unknown> {
     for (const s of deserialize(bytes) as unknown[]) states.push(s);
     return states;
   }
-  const words = new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
-  for (let at = 0; at < words.length; at += 1 + words[at]!) states.pushWords(words.subarray(at + 1, at + 1 + words[at]!), words[at]!);
+  eachPacked(new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4), (words) => states.pushWords(words, words.length));
   return states;
 }
 
