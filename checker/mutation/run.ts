@@ -88,7 +88,13 @@ export function table(rows: readonly FileScore[]): string {
 }
 
 function main(): number {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { concurrency: { type: 'string' }, incremental: { type: 'boolean' } } });
+  let parsed;
+  try {
+    parsed = parseArgs({ allowPositionals: true, options: { concurrency: { type: 'string' }, incremental: { type: 'boolean' } } });
+  } catch (e) {
+    throw new UsageError(`npm run mutation: ${(e as Error).message}`);
+  }
+  const { values, positionals } = parsed;
   if (values.concurrency !== undefined && !/^[1-9]\d*$/.test(values.concurrency)) throw new UsageError(`npm run mutation: --concurrency ${values.concurrency}: expected a whole number from 1`);
   const chosen = selection(positionals);
   const rows: FileScore[] = [];
