@@ -13,9 +13,12 @@ import type { Progress, Result, SearchOptions } from './engine/search.ts';
 
 export const DEFAULT_WALK_DEPTH = 100;
 
-/** The one-thread search moves its waiting levels to disk past a quarter of --max-memory, or an eighth of the machine's memory. */
+/**
+ * The one-thread search keeps its two waiting levels in memory up to a quarter of --max-memory
+ * together (an eighth of the machine's memory without it), and the words past that on disk.
+ */
 function spillBytes(maxMemory: number | undefined): number {
-  return maxMemory === undefined ? Math.floor(totalmem() / 8) : Math.floor((maxMemory * 2 ** 20) / 4);
+  return maxMemory === undefined ? Math.floor(totalmem() / 16) : Math.floor((maxMemory * 2 ** 20) / 8);
 }
 
 /**

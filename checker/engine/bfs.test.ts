@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { bfs } from './bfs.ts';
-import { Frontier } from './frontier.ts';
+import { bfs, Trail } from './bfs.ts';
+import type { Pieces } from './checkpoint.ts';
+import { Frontier, Spill } from './frontier.ts';
 import type { Model, Property } from './model.ts';
 import type { Progress } from './search.ts';
 import { DEADLOCK } from './search.ts';
@@ -158,6 +159,15 @@ describe('bfs', () => {
     expect(result.distinctStates).toBeLessThan(256 * 12);
   });
 
+  it('stops before the next growth of its lists would pass --max-memory', () => {
+    let ms = 0;
+    // Resident memory stays 1 KB short of the limit: only the growth to come can pass it.
+    const justBelow = () => ({ heapUsed: 0, heapLimit: 100 * 2 ** 20, rss: 20 * 2 ** 20 - 1024 });
+    const result = bfs(endless, { deadlockAllowed: false, maxMemory: 20, memory: justBelow, now: () => (ms += 100) });
+    expect(result).toMatchObject({ status: 'incomplete', stoppedBy: 'maxMemory' });
+    expect(result.distinctStates).toBeLessThanOrEqual(257);
+  });
+
   it('stops on its own before the heap is nearly full, with no --max-memory', () => {
     let ms = 0;
     const result = bfs(endless, { deadlockAllowed: false, memory: growing({ heapUsed: 80 * 2 ** 20, rss: 0 }), now: () => (ms += 100) });
@@ -184,6 +194,29 @@ describe('the breadth-first frontier', () => {
     expect([0, 1, 4999].map((i) => frontier.take(i))).toEqual([{ at: 0 }, { at: 7 }, { at: 4999 * 7 }]);
   });
 
+  it('with a spill, keeps no more words in memory than its size and gives every state back in order', () => {
+    const spill = new Spill(4096);
+    try {
+      const frontier = new Frontier(packing(), spill);
+      let most = 0;
+      for (let at = 0; at < 50_000; at++) {
+        frontier.push({ at });
+        most = Math.max(most, frontier.bytes);
+      }
+      expect(frontier.spilledBytes).toBeGreaterThan(49_000 * 4);
+      const held = [frontier.wordsAt(0), frontier.wordsAt(1)];
+      const back = Array.from({ length: 50_000 }, (_, i) => frontier.take(i).at);
+      expect(back).toEqual(Array.from({ length: 50_000 }, (_, i) => i));
+      // A view handed out earlier still holds its state after later reads.
+      expect([...held[0]!, ...held[1]!]).toEqual([0, 1]);
+      // The words list stays within the spill's size, beside the ends (a word per state, 65,536 of room).
+      expect(most).toBeLessThanOrEqual(4096 + 65_536 * 4);
+      expect(whole(frontier.saved().words)).toEqual(Int32Array.from({ length: 50_000 }, (_, i) => i));
+    } finally {
+      spill.remove();
+    }
+  });
+
   it('keeps the objects themselves for a model that does not pack', () => {
     const frontier = new Frontier(graphModel(edges));
     const s = { at: 3 };
@@ -198,5 +231,46 @@ describe('the breadth-first frontier', () => {
     expect({ ...packed, seconds: 0, memory: undefined }).toEqual({ ...plain, seconds: 0, memory: undefined });
     expect(packed.memory!.queueBytes).toBeGreaterThan(0);
     expect(plain.memory!.queueBytes).toBe(0);
+  });
+});
+
+/** A checkpoint section's pieces, as one array. */
+function whole(section: Pieces): Int32Array {
+  const all = new Int32Array(section.length);
+  let at = 0;
+  for (const piece of section.pieces()) {
+    all.set(piece, at);
+    at += piece.length;
+  }
+  expect(at).toBe(section.length);
+  return all;
+}
+
+describe('the trail', () => {
+  it('keeps parents and actions across its pieces and gives the path back', () => {
+    const trail = new Trail();
+    const n = (1 << 20) * 2 + 5;
+    trail.set(0, -1, 3);
+    for (let id = 1; id < n; id++) trail.set(id, id - 1, id % 7);
+    expect(trail.bytes).toBe(3 * (1 << 20) * 8);
+    const { init, actions } = trail.path(n - 1);
+    expect(init).toBe(3);
+    expect(actions.length).toBe(n - 1);
+    expect(actions.slice(0, 8)).toEqual([1, 2, 3, 4, 5, 6, 0, 1]);
+    expect(actions.at(-1)).toBe((n - 1) % 7);
+    const savedParents = whole(trail.saved(n).parents);
+    const savedActions = whole(trail.saved(n).actions);
+    expect([savedParents.length, savedParents[n - 1], savedActions[1 << 20]]).toEqual([n, n - 2, (1 << 20) % 7]);
+    const again = Trail.restore(savedParents, savedActions);
+    const bytes = (a: Int32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+    expect(bytes(whole(again.saved(n).parents)).equals(bytes(savedParents))).toBe(true);
+    expect(bytes(whole(again.saved(5).actions)).equals(bytes(savedActions.subarray(0, 5)))).toBe(true);
+  });
+
+  it('grows its first piece by doubling, so a small search takes little', () => {
+    const trail = new Trail();
+    for (let id = 0; id < 5000; id++) trail.set(id, id - 1, 0);
+    expect(trail.bytes).toBe(8192 * 8);
+    expect(trail.growthBytes).toBe(16384 * 8);
   });
 });

@@ -28,26 +28,33 @@ export interface CheckpointCounters {
   readonly reducedStates: number;
 }
 
-export interface Checkpoint {
+/** A section written piece by piece, so that a large one (a spilled level) is never copied whole into memory. */
+export interface Pieces {
+  readonly length: number;
+  readonly pieces: () => Iterable<Int32Array>;
+}
+
+/** A checkpoint as read (each section one array), or as written (`Section` may be `Pieces`). */
+export interface Checkpoint<Section = Int32Array> {
   /** What the search was of (the spec and the options that shape it), compared on resume. */
   readonly identity: string;
   readonly counters: CheckpointCounters;
   /** The visited set's table, slots in place; it holds `counters.distinctStates` fingerprints. */
-  readonly visited: Int32Array;
-  readonly parents: Int32Array;
-  readonly actions: Int32Array;
-  readonly levelWords: Int32Array;
-  readonly levelEnds: Int32Array;
-  readonly nextWords: Int32Array;
-  readonly nextEnds: Int32Array;
+  readonly visited: Section;
+  readonly parents: Section;
+  readonly actions: Section;
+  readonly levelWords: Section;
+  readonly levelEnds: Section;
+  readonly nextWords: Section;
+  readonly nextEnds: Section;
   /** Partial-order reduction: the fingerprints first seen in the next level. */
-  readonly nextLevelSeen: Int32Array;
+  readonly nextLevelSeen: Section;
   readonly nextLevelSeenCount: number;
 }
 
 const SECTIONS = ['visited', 'parents', 'actions', 'levelWords', 'levelEnds', 'nextWords', 'nextEnds', 'nextLevelSeen'] as const;
 
-export function writeCheckpoint(file: string, cp: Checkpoint): void {
+export function writeCheckpoint(file: string, cp: Checkpoint<Int32Array | Pieces>): void {
   const header = {
     format: 'txcheck checkpoint',
     version: FORMAT_VERSION,
@@ -67,7 +74,10 @@ export function writeCheckpoint(file: string, cp: Checkpoint): void {
     writeSync(fd, size);
     writeSync(fd, text);
     writeSync(fd, Buffer.alloc(padding, ' '));
-    for (const s of SECTIONS) writeSync(fd, new Uint8Array(cp[s].buffer, cp[s].byteOffset, cp[s].byteLength));
+    for (const s of SECTIONS) {
+      const section = cp[s];
+      for (const piece of section instanceof Int32Array ? [section] : section.pieces()) writeSync(fd, new Uint8Array(piece.buffer, piece.byteOffset, piece.byteLength));
+    }
     fsyncSync(fd);
   } catch (e) {
     closeSync(fd);
@@ -124,7 +134,9 @@ export function readCheckpoint(file: string): Checkpoint {
   if (!validCounters(header.counters) || !isCount(header.nextLevelSeenCount)) return fail('counters', 'a damaged header');
   const total = (lengths as number[]).reduce((a, b) => a + b, 0);
   if (4 + headerLength + total * 4 !== bytes.length) fail('', `a file of ${bytes.length} bytes where its header promises ${4 + headerLength + total * 4}`);
-  const words = new Int32Array(bytes.buffer.slice(bytes.byteOffset + 4 + headerLength, bytes.byteOffset + bytes.length));
+  // A view where the sections fall on a 4-byte boundary of the buffer (they do for a file read whole), else a copy.
+  const start = bytes.byteOffset + 4 + headerLength;
+  const words = start % 4 === 0 ? new Int32Array(bytes.buffer, start, total) : new Int32Array(bytes.buffer.slice(start, start + total * 4));
   const sections: Record<string, Int32Array> = {};
   let at = 0;
   SECTIONS.forEach((s, k) => {

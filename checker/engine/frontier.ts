@@ -3,6 +3,7 @@
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Pieces } from './checkpoint.ts';
 import { IntList } from './int-list.ts';
 import { PACK_WORDS, type Model } from './model.ts';
 
@@ -40,29 +41,33 @@ export class Spill {
   }
 }
 
+/** The most a spilled level reads back from its file at a time. */
+const READ_BYTES = 16 * 2 ** 20;
+
 /**
  * The states of one level waiting to be expanded. When the model packs and unpacks its states they
  * wait as words in one growing list (a few bytes a field instead of an object each), else as the
- * objects themselves. With a `Spill`, words past its size go to a file, read back in order.
+ * objects themselves. With a `Spill`, the list never grows past the spill's size: when it is full
+ * its words go to the end of a file, which is read back in order a window at a time.
  */
 export class Frontier<S> {
   private readonly objects: (S | undefined)[] = [];
-  private words = new IntList(1 << 12);
+  private readonly words: IntList;
   /** Where each packed state's words end, counted from the level's first word (on disk or not). */
   private readonly ends = new IntList(1 << 10);
   private readonly scratch: Int32Array | undefined;
   /** Words written to the file so far; the ones in memory follow them. */
   private flushed = 0;
   private file: SpillFile | undefined;
-  /** Where each piece written to the file ends (in words): states never straddle two pieces. */
-  private readonly pieces: number[] = [];
-  private read: { start: number; end: number; words: Int32Array; piece: number } = { start: 0, end: 0, words: new Int32Array(0), piece: -1 };
+  /** The words of the file last read back, and where they start. */
+  private read = { start: 0, words: new Int32Array(0) };
 
   constructor(
     private readonly model: Model<S, unknown>,
     private readonly spill?: Spill,
   ) {
     this.scratch = model.pack !== undefined && model.unpack !== undefined ? new Int32Array(PACK_WORDS) : undefined;
+    this.words = new IntList(1 << 12, spill === undefined ? Infinity : Math.max(1, Math.floor(spill.bytes / 4)));
   }
 
   get length(): number {
@@ -72,6 +77,11 @@ export class Frontier<S> {
   /** Bytes the waiting states take in memory (the packed lists; objects are not counted). */
   get bytes(): number {
     return this.scratch === undefined ? 0 : this.words.bytes + this.ends.bytes + this.read.words.byteLength;
+  }
+
+  /** The most the lists can take at once on their next growth (the new lists, while the old ones are copied). */
+  get growthBytes(): number {
+    return this.scratch === undefined ? 0 : this.words.growthBytes + this.ends.growthBytes + (this.flushed > 0 ? this.readBytes : 0);
   }
 
   /** Bytes the waiting states take on disk. */
@@ -99,50 +109,56 @@ export class Frontier<S> {
 
   /** Adds the state whose packed words are the first `length` of `packed`. */
   pushWords(packed: Int32Array, length: number): void {
+    if (this.spill !== undefined && this.words.length > 0 && (this.words.length + length) * 4 > this.spill.bytes) this.flush();
     this.words.pushAll(packed, length);
     this.ends.push(this.flushed + this.words.length);
-    if (this.spill !== undefined && this.words.length * 4 >= this.spill.bytes) this.flush();
   }
 
-  /** Moves the words in memory to the end of the file. */
+  /** Moves the words in memory to the end of the file; the list keeps its room for the words to come. */
   private flush(): void {
     this.file ??= this.spill!.newFile();
     const words = this.words.subarray(0, this.words.length);
     writeSync(this.file.fd, new Uint8Array(words.buffer, words.byteOffset, words.byteLength), 0, words.byteLength, this.flushed * 4);
     this.flushed += words.length;
-    this.pieces.push(this.flushed);
-    this.words = new IntList(1 << 12);
+    this.words.clear();
+  }
+
+  private get readBytes(): number {
+    return Math.min(READ_BYTES, this.spill?.bytes ?? 0);
+  }
+
+  /** Words `from` to `to` of the file, into `into` at `at`. */
+  private readFile(from: number, to: number, into: Int32Array, at: number): void {
+    readSync(this.file!.fd, new Uint8Array(into.buffer, into.byteOffset + at * 4, (to - from) * 4), 0, (to - from) * 4, from * 4);
   }
 
   /** Words `from` to `to` of the level, from memory or from the file. */
   private wordsOf(from: number, to: number): Int32Array {
     if (from >= this.flushed) return this.words.subarray(from - this.flushed, to - this.flushed);
     const r = this.read;
-    if (from < r.start || to > r.end) {
-      // States are taken in order, so the piece holding `from` is this one or a later one.
-      let piece = r.piece < 0 || from < r.start ? 0 : r.piece;
-      while (this.pieces[piece]! <= from) piece++;
-      const start = piece === 0 ? 0 : this.pieces[piece - 1]!;
-      const end = this.pieces[piece]!;
-      const bytes = new Uint8Array((end - start) * 4);
-      readSync(this.file!.fd, bytes, 0, bytes.length, start * 4);
-      this.read = { start, end, words: new Int32Array(bytes.buffer), piece };
+    if (from < r.start || to > r.start + r.words.length) {
+      // A window from `from` on: states are taken in order. A fresh array, so views handed out stay whole.
+      const end = Math.min(this.flushed, from + Math.max(to - from, this.readBytes / 4));
+      const words = new Int32Array(end - from);
+      this.readFile(from, end, words, 0);
+      this.read = { start: from, words };
     }
     return this.read.words.subarray(from - this.read.start, to - this.read.start);
   }
 
-  /** The packed words and where each state's end, for a checkpoint (a model that packs only). */
-  saved(): { words: Int32Array; ends: Int32Array } {
-    const total = this.flushed + this.words.length;
-    const words = new Int32Array(total);
-    let at = 0;
-    for (let piece = 0; piece < this.pieces.length; piece++) {
-      const end = this.pieces[piece]!;
-      words.set(this.wordsOf(at, end), at);
-      at = end;
+  /** The packed words and where each state's end, for a checkpoint (a model that packs only): words on disk are read a window at a time. */
+  saved(): { words: Pieces; ends: Int32Array } {
+    return { words: { length: this.flushed + this.words.length, pieces: () => this.pieces() }, ends: this.ends.subarray(0, this.ends.length) };
+  }
+
+  private *pieces(): Iterable<Int32Array> {
+    const window = Math.max(1, Math.floor(this.readBytes / 4));
+    for (let from = 0; from < this.flushed; from += window) {
+      const words = new Int32Array(Math.min(window, this.flushed - from));
+      this.readFile(from, from + words.length, words, 0);
+      yield words;
     }
-    words.set(this.words.subarray(0, this.words.length), this.flushed);
-    return { words, ends: this.ends.subarray(0, this.ends.length) };
+    yield this.words.subarray(0, this.words.length);
   }
 
   /** A frontier holding the states a checkpoint saved. */
@@ -195,8 +211,7 @@ export class Frontier<S> {
     this.words.clear();
     this.ends.clear();
     this.flushed = 0;
-    this.pieces.length = 0;
-    this.read = { start: 0, end: 0, words: new Int32Array(0), piece: -1 };
+    this.read = { start: 0, words: new Int32Array(0) };
   }
 
   /** Lets the file go. */

@@ -4,8 +4,12 @@ export class IntList {
   private items: Int32Array;
   length = 0;
 
-  constructor(capacity = 1024) {
-    this.items = new Int32Array(capacity);
+  /** `most`: the room it grows to at most by doubling (past it, only as far as one push needs). */
+  constructor(
+    capacity = 1024,
+    private readonly most = Infinity,
+  ) {
+    this.items = new Int32Array(Math.min(capacity, most));
   }
 
   push(x: number): void {
@@ -30,9 +34,19 @@ export class IntList {
   }
 
   private grow(atLeast: number): void {
-    const bigger = new Int32Array(Math.max(atLeast, this.items.length * 2));
+    const bigger = new Int32Array(Math.max(atLeast, this.nextCapacity));
     bigger.set(this.items);
     this.items = bigger;
+  }
+
+  private get nextCapacity(): number {
+    return Math.min(this.items.length * 2, Math.max(this.most, this.items.length));
+  }
+
+  /** Bytes the next growth would allocate (0 at its most): the old items stay until it has copied them. */
+  get growthBytes(): number {
+    const next = this.nextCapacity;
+    return next > this.items.length ? next * 4 : 0;
   }
 
   /** Items `from` to `to` (exclusive), as a view that a later push may leave behind. */

@@ -179,20 +179,26 @@ class Clock {
     this.memory = options.memory ?? memoryInUse;
   }
 
-  /** Whether the search is past its memory: the --max-memory figure, or the safe share of its heap. */
-  private overMemory(now: number): boolean {
+  /**
+   * Whether the search is at its memory: the safe share of its heap, or the --max-memory figure
+   * once `reserve` (what its lists may take at their next growth) is added to what it holds.
+   */
+  private overMemory(now: number, reserve: () => number): boolean {
     if (now - this.lastMemory < MEMORY_EVERY_MS) return false;
     this.lastMemory = now;
     const m = this.memory();
-    return heapNearlyFull(m) || (this.options.maxMemory !== undefined && m.rss > this.options.maxMemory * 2 ** 20);
+    return heapNearlyFull(m) || (this.options.maxMemory !== undefined && m.rss + reserve() > this.options.maxMemory * 2 ** 20);
   }
 
   get seconds(): number {
     return (this.now() - this.start) / 1000;
   }
 
-  /** What stops the search now (the time limit, or a request to stop), if anything; reports progress when it is due. */
-  check(progress: () => Omit<Progress, 'seconds' | 'statesPerSecond'>): 'maxSeconds' | 'maxMemory' | 'signal' | undefined {
+  /**
+   * What stops the search now (the time limit, its memory, or a request to stop), if anything;
+   * reports progress when it is due. `reserve`: the bytes the search may allocate at once next.
+   */
+  check(progress: () => Omit<Progress, 'seconds' | 'statesPerSecond'>, reserve: () => number = () => 0): 'maxSeconds' | 'maxMemory' | 'signal' | undefined {
     const now = this.now();
     const { onProgress, progressEveryMs = 1000, maxSeconds, stop } = this.options;
     if (onProgress !== undefined && now - this.lastProgress >= progressEveryMs) {
@@ -202,7 +208,7 @@ class Clock {
       onProgress({ ...p, seconds, statesPerSecond: seconds > 0 ? p.statesGenerated / seconds : 0 });
     }
     if (stop !== undefined && Atomics.load(stop, 0) !== 0) return 'signal';
-    if (this.overMemory(now)) return 'maxMemory';
+    if (this.overMemory(now, reserve)) return 'maxMemory';
     return maxSeconds !== undefined && now - this.start >= maxSeconds * 1000 ? 'maxSeconds' : undefined;
   }
 }

@@ -39,6 +39,11 @@ export class VisitedSet {
     return this.table.byteLength;
   }
 
+  /** Bytes its next growth allocates, while the old table is still held. */
+  get growthBytes(): number {
+    return Math.ceil(this.capacity * GROWTH) * 2 * 4;
+  }
+
   /** Adds the fingerprint (high, low); true when it was not there before. */
   add(high: number, low: number): boolean {
     if (this.count >= this.limit) this.grow();

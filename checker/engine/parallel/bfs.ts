@@ -90,7 +90,7 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
       });
       if (distinct > maxStates) {
         // As one thread would: stop at the first state beyond the limit, with what came before it.
-        const beyond = trail.parentOf[maxStates]! - (seeding ? 0 : expandedStart);
+        const beyond = trail.parentOf(maxStates) - (seeding ? 0 : expandedStart);
         const before = found !== undefined && (found.property === DEADLOCK ? found.parentRank <= beyond : found.id < maxStates);
         // The depth counts this level only if one of its states is kept.
         if (newStart === maxStates && !seeding) run.depth--;
@@ -99,7 +99,10 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
       }
       if (found !== undefined) return finish('violation', { found });
       if (size === 0) return finish('ok', {});
-      const limit = run.clock.check(() => ({ distinctStates: distinct, statesGenerated: run.statesGenerated, queue: size, depth: run.depth }));
+      const limit = run.clock.check(
+        () => ({ distinctStates: distinct, statesGenerated: run.statesGenerated, queue: size, depth: run.depth }),
+        () => trail.growthBytes,
+      );
       if (limit !== undefined) return finish('incomplete', { stoppedBy: limit });
       seeding = false;
       expandedStart = newStart;
