@@ -329,6 +329,18 @@ describe('ProducerStateManagerTest (apache/kafka 04d5bb94, 4.1+): KAFKA-18202', 
     expect(producedVerified(cfg, r.state, P, { pid: PID, epoch: 0, seq: 0 }).error).toBe(Err.NONE);
   });
 
+  // The rule asks for sequence 0 only from a producer the leader holds no sequences for. A
+  // producer that committed under transaction version 1 at this epoch and runs version 2 after an
+  // upgrade opens its first such transaction at the same epoch, so it goes on from its last sequence.
+  it('a verified TV2 batch that goes on from the sequences held at its epoch (kafka-latest)', () => {
+    const cfg = kafkaConfig('kafka-latest');
+    const s = withProducerEntry(initial(cfg), P, { pid: PID, epoch: 0, lastSeqs: [0] });
+    const r = producedVerified(cfg, s, P, { pid: PID, epoch: 0, seq: 1 });
+    expect(verificationsSent(produce(cfg, s, P, { pid: PID, epoch: 0, seq: 1 }), P)).toHaveLength(1);
+    expect(r.error).toBe(Err.NONE);
+    expect(producerEntry(r.state, P, PID)!.lastSeqs).toEqual([0, 1]);
+  });
+
   it('testAllowNonZeroSequenceForTransactionsV1WithEmptyState (kafka-3.6)', () => {
     const cfg = kafkaConfig('kafka-3.6');
     const r = producedVerified(cfg, initial(cfg), P, { pid: PID, epoch: 0, seq: 5 });
