@@ -1,7 +1,9 @@
 // The footprints of footprints.ts, checked on states of seeded random walks of every shipped Kafka
 // spec: two enabled actions of independent classes commute and do not disable each other; an
 // action outside a disabled class's enablers leaves that class disabled; an action of a class that
-// is invisible for a property leaves that property's value as it was.
+// is invisible for a property leaves that property's value as it was, and every part of the state
+// the property reads (PROPERTY_READS) as it was. That each property reads only those parts is
+// checked on its own, by evaluating it through proxies that record what it reads.
 import seedrandom from 'seedrandom';
 import { describe, expect, it } from 'vitest';
 import { deepEqual } from '../../checker/engine/fingerprint.ts';
@@ -9,16 +11,52 @@ import { loadSpecFile } from '../../specs/load.ts';
 import { benchmarks, shippedSpecFiles } from '../../specs/shipped.ts';
 import type { KafkaConfig } from './config.ts';
 import { walkStates } from './conformance/harness.ts';
-import { kafkaIndependence } from './footprints.ts';
+import { kafkaIndependence, type PartName, PROPERTY_READS } from './footprints.ts';
 import { type Action, enabledActions, step } from './next.ts';
+import { LEADER_BASE, type State, TC_NODE } from './state.ts';
 import { kafkaProperties } from './properties.ts';
 
 const specs = shippedSpecFiles().filter((f) => f.startsWith('specs/kafka/') && !benchmarks.includes(f));
 
 
+/** Each named part as the state holds it, written here from state.ts apart from footprints.ts's part numbers. */
+const PART: Record<PartName, { readonly of: (s: State) => unknown; readonly paths: RegExp }> = {
+  producer: { of: (s) => s.producers.map((p) => [p.tm, p.pid, p.epoch, p.request]), paths: /^producers\.\*\.(tm|pid|epoch|request)(\.|$)/ },
+  producerStatus: { of: (s) => s.producers.map((p) => p.status), paths: /^producers\.\*\.status$/ },
+  producerExcuses: { of: (s) => s.producers.map((p) => p.ghostExcuses), paths: /^producers\.\*\.ghostExcuses$/ },
+  // A client notes its own decisions, answers and records in the ghost history; the coordinator
+  // notes what it did to each client transaction (prepared, fenced, expired).
+  producerHistory: { of: (s) => s.history.map((h) => [h.decision, h.told, h.recordsSent]), paths: /^history\.\*\.(decision|told|recordsSent)$/ },
+  coordinator: { of: (s) => [s.coordinator, s.history.map((h) => [h.prepared, h.fenced, h.expired])], paths: /^(coordinator(\.|$)|history\.\*\.(prepared|fenced|expired)$)/ },
+  leader: { of: (s) => s.partitions, paths: /^partitions(\.|$)/ },
+  consumer: { of: (s) => s.consumers, paths: /^consumers(\.|$)/ },
+  markersInFlight: { of: (s) => s.network.filter((ch) => ch.from === TC_NODE && ch.to >= LEADER_BASE), paths: /^network(\.|$)/ },
+};
+
+/** Reads of what never changes in a run: the lists themselves, which id a producer has, whether the app runs. */
+const FIXED = /^(producers|producers\.\*|producers\.\*\.txnId|history|history\.\*|group)$/;
+
+/** The fields `holds` reads of `s`, as paths with list positions written "*". */
+function pathsRead(holds: (s: State) => boolean, s: State): Set<string> {
+  const paths = new Set<string>();
+  const wrap = (target: object, path: string): object =>
+    new Proxy(target, {
+      get(t, key) {
+        const value: unknown = Reflect.get(t, key);
+        if (typeof key !== 'string' || typeof value === 'function' || key === 'length') return value;
+        const at = path === '' ? key : `${path}.${/^\d+$/.test(key) ? '*' : key}`;
+        paths.add(at);
+        return typeof value === 'object' && value !== null ? wrap(value, at) : value;
+      },
+    });
+  holds(wrap(s, '') as State);
+  return paths;
+}
+
 const sameAction = (a: Action, b: Action): boolean => a.kind === b.kind && a.actor === b.actor && a.target === b.target && a.conn === b.conn && a.api === b.api;
 
 let independentPairs = 0;
+let invisibleSteps = 0;
 
 describe('Kafka transition classes', () => {
   it.each(specs)('%s: independent actions commute, enablers and visibility over-approximate', (file) => {
@@ -46,15 +84,31 @@ describe('Kafka transition classes', () => {
         }
         for (const { property, independence } of perProperty) {
           if (independence.visible[classes[x]!]) continue;
+          invisibleSteps++;
           expect(property.holds(after[x]!), `${all.names[classes[x]!]} changes ${property.name}`).toBe(property.holds(s));
+          for (const part of PROPERTY_READS[property.name]!) {
+            expect(deepEqual(PART[part].of(after[x]!), PART[part].of(s)), `${all.names[classes[x]!]} changes the ${part} ${property.name} reads`).toBe(true);
+          }
         }
       }
     }
     independentPairs += pairs;
   });
 
-  it('met independent pairs on the walks, so the checks above checked something', () => {
+  it('met independent pairs and invisible steps on the walks, so the checks above checked something', () => {
     expect(independentPairs).toBeGreaterThan(1000);
+    expect(invisibleSteps).toBeGreaterThan(1000);
+  });
+
+  it.each(kafkaProperties.map((p) => [p.name, p] as const))('%s reads only the parts of the state it is said to read', (name, property) => {
+    const parts = PROPERTY_READS[name]!;
+    const unlisted = new Set<string>();
+    for (const file of specs) {
+      for (const s of walkStates(loadSpecFile(file).params as KafkaConfig, 2, 40, seedrandom(`${file}/reads`))) {
+        for (const path of pathsRead((t) => property.holds(t), s)) if (!FIXED.test(path) && !parts.some((part) => PART[part].paths.test(path))) unlisted.add(path);
+      }
+    }
+    expect([...unlisted]).toEqual([]);
   });
 
   it('declares every class an action of every shipped spec can take', () => {
@@ -63,5 +117,48 @@ describe('Kafka transition classes', () => {
       const independence = kafkaIndependence(cfg, []);
       for (const s of walkStates(cfg, 4, 40, seedrandom(`${file}/classes`))) for (const a of enabledActions(cfg, s)) expect(() => independence.classOf(a)).not.toThrow();
     }
+  });
+});
+
+// What the classes must leave independent for the reduction to reduce at all: steps of different
+// actors on disjoint state, the cases the reduction was built for. Two transactional ids, two
+// partitions and a read_committed consumer; node 1000 is the coordinator, 2000 + q the leader of q.
+describe('Kafka transition classes: steps on disjoint state are independent', () => {
+  const cfg = loadSpecFile('specs/kafka/commit-abort.json').params as KafkaConfig;
+  const two: KafkaConfig = { ...cfg, transactionalIds: 2, instancesPerId: 1, partitions: 2, consumers: { readCommitted: 1, readUncommitted: 0 } };
+  const independence = kafkaIndependence(two, ['AtomicCommit']);
+  const of = (name: string): number => {
+    const c = independence.names.indexOf(name);
+    expect(c, name).toBeGreaterThanOrEqual(0);
+    return c;
+  };
+  const dependent = (a: string, b: string): boolean => independence.dependent[of(a)]!.includes(of(b)) || independence.dependent[of(b)]!.includes(of(a));
+
+  it.each([
+    ['two producers deliver to two leaders', 'deliver/0/2000', 'deliver/1/2001'],
+    ['a consumer fetches while the coordinator handles a request', 'fetch/0/0', 'deliver/0/1000'],
+    ['two transactional ids begin their transactions', 'beginTransaction/0', 'beginTransaction/1'],
+    ['a producer sends to one leader while another leader answers a producer', 'send/0/0', 'deliver/1/2001'],
+  ])('%s', (_, a, b) => {
+    expect(dependent(a, b)).toBe(false);
+  });
+
+  it.each([
+    ['two producers deliver to one leader', 'deliver/0/2000', 'deliver/1/2000'],
+    ['a consumer fetches from the leader that appends', 'fetch/0/0', 'deliver/0/2000'],
+    ['a producer sends and then takes its own answer', 'send/0/0', 'deliver/2000/0'],
+  ])('%s: dependent', (_, a, b) => {
+    expect(dependent(a, b)).toBe(true);
+  });
+
+  it('a step at one leader cannot enable a fetch from another', () => {
+    expect(independence.enablers[of('fetch/0/1')]).not.toContain(of('deliver/0/2000'));
+    expect(independence.enablers[of('fetch/0/1')]).toContain(of('deliver/0/2001'));
+  });
+
+  it('is visible for AtomicCommit where it changes a leader, invisible where it changes only a client', () => {
+    expect(independence.visible[of('deliver/0/2000')]).toBe(true);
+    expect(independence.visible[of('beginTransaction/0')]).toBe(false);
+    expect(independence.visible[of('fetch/0/0')]).toBe(false);
   });
 });

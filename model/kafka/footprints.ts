@@ -23,8 +23,8 @@ interface Footprint {
 }
 
 /** The parts of the state every property reads (unknown properties read everything). */
-type PartName = 'producer' | 'producerStatus' | 'producerExcuses' | 'producerHistory' | 'coordinator' | 'leader' | 'consumer' | 'markersInFlight';
-const PROPERTY_READS: Readonly<Record<string, readonly PartName[]>> = {
+export type PartName = 'producer' | 'producerStatus' | 'producerExcuses' | 'producerHistory' | 'coordinator' | 'leader' | 'consumer' | 'markersInFlight';
+export const PROPERTY_READS: Readonly<Record<string, readonly PartName[]>> = {
   ReadCommittedIsolation: ['consumer', 'leader', 'producerHistory'],
   AtomicCommit: ['leader'],
   NoLostWrite: ['leader', 'producerHistory'],
