@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { checkLiveness } from '../../checker/engine/liveness.ts';
 import { parseSpec, temporalProperties } from '../../specs/load.ts';
+import type { Goal } from '../../checker/engine/model.ts';
+import type { KafkaConfig } from './config.ts';
+import { batch, initial, kafkaConfig, withPartition, withProducerEntry } from './conformance/harness.ts';
+import { kafkaLiveness } from './liveness.ts';
 import type { State } from './state.ts';
-import { BatchKind } from './state.ts';
+import { BatchKind, NO_OFFSET } from './state.ts';
 
 const defaultFairness = ['deliver', 'sendTxnRequest', 'sendProduce', 'resendTxnMarker', 'completeTransaction', 'verificationTimeout', 'fetch'];
 const all = ['TransactionsComplete', 'LsoAdvances', 'ConsumersProgress'];
@@ -85,5 +89,54 @@ describe('Kafka liveness', () => {
     const cycle = [...lasso.actions.slice(lasso.loop), lasso.loopAction];
     expect(cycle).not.toContain('TC: loadTransactions');
     expect((lasso.states[lasso.loop] as State).coordinator.loading).toBe(true);
+  });
+});
+
+// The goals on hand-built states: which records each one waits for. One partition's log holds, at
+// offset 0, client transaction 0's record (its transaction still open: the entry's first offset is
+// 0, so the LSO is 0), and after it other batches the goals must not mistake for that record.
+describe('Kafka liveness goals on hand-built states', () => {
+  const cfg = kafkaConfig('kafka-4.0', { transactionalIds: 1, instancesPerId: 2, transactionsPerInstance: 1, partitions: 1, consumers: { readCommitted: 1, readUncommitted: 0 } });
+  const goalsOf = (name: string, c: KafkaConfig = cfg) => kafkaLiveness.find((l) => l.name === name)!.goals(c) as Goal<State>[];
+  const goal = (name: string, label: string): Extract<Goal<State>, { kind: 'leadsTo' }> => {
+    const g = goalsOf(name).find((x) => x.label === label);
+    if (g?.kind !== 'leadsTo') throw new Error(`no leads-to goal ${label}`);
+    return g;
+  };
+  const open = withProducerEntry(withPartition(initial(cfg), 0, { log: [batch({ pid: 7, epoch: 0, ghostTxn: 0 })] }), 0, { pid: 7, txnFirstOffset: 0 });
+
+  it('has one LsoAdvances and one ConsumersProgress goal per partition and client transaction (both instances of the id)', () => {
+    expect(goalsOf('LsoAdvances').map((g) => g.label)).toEqual(['LsoAdvances[p0, txn 0]', 'LsoAdvances[p0, txn 1]']);
+    expect(goalsOf('ConsumersProgress').map((g) => g.label)).toEqual(['ConsumersProgress[C0, p0, txn 0]', 'ConsumersProgress[C0, p0, txn 1]']);
+  });
+
+  it("watches __consumer_offsets's LSO too when the transform app runs", () => {
+    const transform = { ...cfg, app: 'consume-transform-produce' } as KafkaConfig;
+    expect(goalsOf('LsoAdvances', transform).map((g) => g.label)).toContain('LsoAdvances[p1, txn 0]');
+  });
+
+  it('LsoAdvances waits for an open record of its own client transaction only', () => {
+    expect(goal('LsoAdvances', 'LsoAdvances[p0, txn 0]').p(open)).toBe(true);
+    expect(goal('LsoAdvances', 'LsoAdvances[p0, txn 1]').p(open)).toBe(false);
+    // Another transaction's record, a non-transactional record and a marker, all at or past the LSO, are not txn 1's.
+    const others = withPartition(open, 0, {
+      log: [batch({ pid: 7, epoch: 0, ghostTxn: 0 }), batch({ pid: 8, epoch: 0, ghostTxn: 1, transactional: false }), batch({ pid: 7, epoch: 0, kind: BatchKind.Abort, ghostTxn: 1 })],
+    });
+    expect(goal('LsoAdvances', 'LsoAdvances[p0, txn 1]').p(others)).toBe(false);
+    // Closed (no open transaction): the LSO is the high watermark.
+    const closed = withProducerEntry(open, 0, { pid: 7, txnFirstOffset: NO_OFFSET });
+    expect(goal('LsoAdvances', 'LsoAdvances[p0, txn 0]').p(closed)).toBe(false);
+  });
+
+  it('ConsumersProgress waits for a committed record until this partition and offset is delivered', () => {
+    const committed = withProducerEntry(withPartition(open, 0, { log: [batch({ pid: 7, epoch: 0, ghostTxn: 0 }), batch({ pid: 7, epoch: 0, kind: BatchKind.Commit, ghostTxn: 0 })] }), 0, { pid: 7, txnFirstOffset: NO_OFFSET });
+    const waiting = goal('ConsumersProgress', 'ConsumersProgress[C0, p0, txn 0]');
+    const delivering = (partition: number, offset: number): State => ({ ...committed, consumers: committed.consumers.map((c) => ({ ...c, delivered: [{ partition, offset, ghostTxn: 0, ghostRecord: 0 }] })) });
+    expect(waiting.p(committed)).toBe(true);
+    expect(waiting.p(delivering(0, 0))).toBe(false);
+    expect(waiting.p(delivering(1, 0))).toBe(true);
+    expect(waiting.p(delivering(0, 1))).toBe(true);
+    expect(waiting.p(open)).toBe(false);
+    expect(goal('ConsumersProgress', 'ConsumersProgress[C0, p0, txn 1]').p(committed)).toBe(false);
   });
 });
