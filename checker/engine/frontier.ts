@@ -60,7 +60,7 @@ export class Frontier<S> {
   private flushed = 0;
   private file: SpillFile | undefined;
   /** The words of the file last read back, and where they start. */
-  private read = { start: 0, words: new Int32Array(0) };
+  private read: { start: number; words: Int32Array } = { start: 0, words: new Int32Array(0) };
 
   constructor(
     private readonly model: Model<S, unknown>,
@@ -81,7 +81,7 @@ export class Frontier<S> {
 
   /** The most the lists can take at once on their next growth (the new lists, while the old ones are copied). */
   get growthBytes(): number {
-    return this.scratch === undefined ? 0 : this.words.growthBytes + this.ends.growthBytes + (this.flushed > 0 ? this.readBytes : 0);
+    return this.scratch === undefined ? 0 : this.words.growthBytes + this.ends.growthBytes + (this.flushed > 0 ? this.readWords * 4 : 0);
   }
 
   /** Bytes the waiting states take on disk. */
@@ -123,13 +123,16 @@ export class Frontier<S> {
     this.words.clear();
   }
 
-  private get readBytes(): number {
-    return Math.min(READ_BYTES, this.spill?.bytes ?? 0);
+  /** Words a spilled level reads back at a time. */
+  private get readWords(): number {
+    return Math.max(1, Math.floor(Math.min(READ_BYTES, this.spill?.bytes ?? 0) / 4));
   }
 
-  /** Words `from` to `to` of the file, into `into` at `at`. */
-  private readFile(from: number, to: number, into: Int32Array, at: number): void {
-    readSync(this.file!.fd, new Uint8Array(into.buffer, into.byteOffset + at * 4, (to - from) * 4), 0, (to - from) * 4, from * 4);
+  /** Words `from` to `to` of the file. */
+  private readFile(from: number, to: number): Int32Array {
+    const words = new Int32Array(to - from);
+    readSync(this.file!.fd, new Uint8Array(words.buffer), 0, words.byteLength, from * 4);
+    return words;
   }
 
   /** Words `from` to `to` of the level, from memory or from the file. */
@@ -138,10 +141,7 @@ export class Frontier<S> {
     const r = this.read;
     if (from < r.start || to > r.start + r.words.length) {
       // A window from `from` on: states are taken in order. A fresh array, so views handed out stay whole.
-      const end = Math.min(this.flushed, from + Math.max(to - from, this.readBytes / 4));
-      const words = new Int32Array(end - from);
-      this.readFile(from, end, words, 0);
-      this.read = { start: from, words };
+      this.read = { start: from, words: this.readFile(from, Math.min(this.flushed, from + Math.max(to - from, this.readWords))) };
     }
     return this.read.words.subarray(from - this.read.start, to - this.read.start);
   }
@@ -152,12 +152,8 @@ export class Frontier<S> {
   }
 
   private *pieces(): Iterable<Int32Array> {
-    const window = Math.max(1, Math.floor(this.readBytes / 4));
-    for (let from = 0; from < this.flushed; from += window) {
-      const words = new Int32Array(Math.min(window, this.flushed - from));
-      this.readFile(from, from + words.length, words, 0);
-      yield words;
-    }
+    const window = this.readWords;
+    for (let from = 0; from < this.flushed; from += window) yield this.readFile(from, Math.min(this.flushed, from + window));
     yield this.words.subarray(0, this.words.length);
   }
 
