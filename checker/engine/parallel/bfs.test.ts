@@ -4,7 +4,7 @@ import { buildModel, modelRecipe } from '../../../specs/build.ts';
 import { loadSpecFile, parseSpec } from '../../../specs/load.ts';
 import { bfs } from '../bfs.ts';
 import type { SearchOptions } from '../search.ts';
-import { parallelBfs } from './bfs.ts';
+import { MidLevelStop, midLevelStop, parallelBfs } from './bfs.ts';
 
 const twoPhase = (resourceManagers: number, extra: Record<string, unknown> = {}) => ({ model: 'two-phase', resourceManagers, ...extra });
 const mutant = { mutant: 'commit-without-all-prepared' };
@@ -60,5 +60,29 @@ describe('parallel breadth-first search', () => {
     const { one, two } = await onOneAndTwo({ ...loadSpecFile('specs/kafka/commit-abort.json').raw, deadlock: false });
     expect(one.violation?.property).toBe('Deadlock');
     expect(two).toEqual(one);
+  });
+});
+
+describe('the parallel search at --max-memory', () => {
+  it('watches the memory while the workers are busy, and the stop flag first', async () => {
+    let over = false;
+    const watch = midLevelStop(undefined, () => over);
+    over = true;
+    expect(await watch.promise).toEqual(new MidLevelStop('maxMemory'));
+    watch.cancel();
+    const flag = new Int32Array(new SharedArrayBuffer(4));
+    flag[0] = 1;
+    const both = midLevelStop(flag, () => true);
+    expect(await both.promise).toEqual(new MidLevelStop('signal'));
+    both.cancel();
+  });
+
+  it('stops cleanly, with the counts of the levels it merged, once the resident memory is past the limit', async () => {
+    const spec = parseSpec('spec.json', loadSpecFile('specs/kafka/commit-abort.json').raw, '');
+    const full = bfs(buildModel(spec.file, spec.raw), { deadlockAllowed: spec.deadlockAllowed });
+    const memory = () => ({ heapUsed: 0, heapLimit: 2 ** 40, rss: 2 ** 30 });
+    const result = await parallelBfs(buildModel(spec.file, spec.raw), modelRecipe(spec), { deadlockAllowed: spec.deadlockAllowed, workers: 2, maxMemory: 512, memory });
+    expect(result).toMatchObject({ status: 'incomplete', stoppedBy: 'maxMemory' });
+    expect(result.distinctStates).toBeLessThan(full.distinctStates);
   });
 });

@@ -5,7 +5,7 @@
 // not depend on the number of workers.
 import { Trail } from '../bfs.ts';
 import type { Model } from '../model.ts';
-import { DEADLOCK, SearchRun, rebuildTrace, type Limit, type Result, type SearchOptions } from '../search.ts';
+import { DEADLOCK, SearchRun, memoryInUse, rebuildTrace, type Limit, type Result, type SearchOptions } from '../search.ts';
 import { WorkerHandle } from './handle.ts';
 import { mergeByKey } from './merge.ts';
 import type { Decided, Expanded, Held, Released } from './protocol.ts';
@@ -23,13 +23,17 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
   const maxDepth = options.maxDepth ?? Infinity;
   const maxStates = options.maxStates ?? Infinity;
   const workers = Array.from({ length: n }, (_, me) => new WorkerHandle(bfsWorker, { recipe, workers: n, me, deadlockAllowed: options.deadlockAllowed }));
-  // A request to stop does not wait for the level under way: the workers are terminated, and the
-  // counts are those of the levels merged so far.
-  const stopped = stopRequested(options.stop);
-  const all = <T>(f: (w: WorkerHandle, i: number) => Promise<T>): Promise<T[] | typeof STOP> => Promise.race([Promise.all(workers.map(f)), stopped.promise]);
   const trail = new Trail();
   let distinct = 0;
   let visitedBytes = 0;
+  // A request to stop, or the resident memory (every thread's) reaching --max-memory, does not wait
+  // for the level under way: the workers are terminated, and the counts are those of the levels
+  // merged so far. The margin is the trail's next piece and the workers' visited sets growing at once.
+  const maxBytes = options.maxMemory === undefined ? undefined : options.maxMemory * 2 ** 20;
+  const memory = options.memory ?? memoryInUse;
+  const overMemory = maxBytes === undefined ? undefined : () => memory().rss + trail.growthBytes + visitedBytes * 1.5 > maxBytes;
+  const stopped = midLevelStop(options.stop, overMemory);
+  const all = <T>(f: (w: WorkerHandle, i: number) => Promise<T>): Promise<T[] | MidLevelStop> => Promise.race([Promise.all(workers.map(f)), stopped.promise]);
 
   const finish = (status: 'ok' | 'violation' | 'incomplete', extra: { found?: { property: string; id: number }; stoppedBy?: Limit }): Result => {
     const memory = { visitedBytes, traceBytes: trail.bytes };
@@ -44,7 +48,7 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
   try {
     run.statesGenerated += model.init().length;
     const seeded = await all((w) => w.request<Expanded>({ type: 'seed' }));
-    if (seeded === STOP) return finish('incomplete', { stoppedBy: 'signal' });
+    if (seeded instanceof MidLevelStop) return finish('incomplete', { stoppedBy: seeded.limit });
     let expanded: Expanded[] = seeded;
     let seeding = true;
     // The id of the first state of the level just expanded.
@@ -56,15 +60,15 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
       }
       const level = expanded;
       const decided = await all((w, to) => w.request<Decided>({ type: 'decide', inboxes: level.map((e) => e.outboxes[to]!) }, level.map((e) => e.outboxes[to]!)));
-      if (decided === STOP) return finish('incomplete', { stoppedBy: 'signal' });
+      if (decided instanceof MidLevelStop) return finish('incomplete', { stoppedBy: decided.limit });
       const give = rebalance(workers.map((_, h) => decided.reduce((k, d) => k + d.counts[h]!, 0)));
       const released = await all((w, h) => w.request<Released>({ type: 'release', winners: decided.map((d) => d.winners[h]!), give: give[h]! }, decided.map((d) => d.winners[h]!)));
-      if (released === STOP) return finish('incomplete', { stoppedBy: 'signal' });
+      if (released instanceof MidLevelStop) return finish('incomplete', { stoppedBy: released.limit });
       const held = await all((w, to) => {
         const given = released.map((r) => r.given[to]!);
         return w.request<Held>({ type: 'hold', given }, given.flatMap((g) => (g === null ? [] : [g.states, g.parentRanks, g.actions])));
       });
-      if (held === STOP) return finish('incomplete', { stoppedBy: 'signal' });
+      if (held instanceof MidLevelStop) return finish('incomplete', { stoppedBy: held.limit });
       const newStart = distinct;
       const parentBase = seeding ? 0 : expandedStart;
       const ranks = mergeRanks(held, (rank, parentRank, action) => trail.set(newStart + rank, seeding ? -1 : parentBase + parentRank, action));
@@ -108,7 +112,7 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
       expandedStart = newStart;
       const cut = run.depth >= maxDepth;
       const next = await all((w, i) => w.request<Expanded>({ type: 'expand', ranks: ranks[i]!, cut }, [ranks[i]!]));
-      if (next === STOP) return finish('incomplete', { stoppedBy: 'signal' });
+      if (next instanceof MidLevelStop) return finish('incomplete', { stoppedBy: next.limit });
       expanded = next;
       if (cut) {
         const deadlock = expanded.map((e) => e.deadlock).filter((r) => r !== -1);
@@ -122,18 +126,23 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
   }
 }
 
-const STOP = Symbol('stop');
-/** How often the coordinator looks at the stop flag while the workers are busy. */
-const STOP_POLL_MS = 50;
+/** What ended a search in the middle of a level. */
+export class MidLevelStop {
+  constructor(readonly limit: 'signal' | 'maxMemory') {}
+}
 
-/** A promise of STOP once `flag` is set, and a way to stop watching it. */
-function stopRequested(flag: Int32Array | undefined): { promise: Promise<typeof STOP>; cancel(): void } {
-  if (flag === undefined) return { promise: new Promise(() => {}), cancel: () => {} };
+/** How often the coordinator looks at the stop flag and the memory while the workers are busy. */
+const POLL_MS = 50;
+
+/** A promise of a MidLevelStop once `flag` is set or `overMemory` says so, and a way to stop watching. */
+export function midLevelStop(flag: Int32Array | undefined, overMemory: (() => boolean) | undefined): { promise: Promise<MidLevelStop>; cancel(): void } {
+  if (flag === undefined && overMemory === undefined) return { promise: new Promise(() => {}), cancel: () => {} };
   let timer: NodeJS.Timeout | undefined;
-  const promise = new Promise<typeof STOP>((resolve) => {
+  const promise = new Promise<MidLevelStop>((resolve) => {
     timer = setInterval(() => {
-      if (Atomics.load(flag, 0) !== 0) resolve(STOP);
-    }, STOP_POLL_MS);
+      if (flag !== undefined && Atomics.load(flag, 0) !== 0) resolve(new MidLevelStop('signal'));
+      else if (overMemory?.() === true) resolve(new MidLevelStop('maxMemory'));
+    }, POLL_MS);
   });
   return { promise, cancel: () => clearInterval(timer) };
 }
