@@ -3,9 +3,9 @@
 // of parent ranks and actions, and rebuilds a counterexample as the one-thread search does. The
 // ranks are the ids the one-thread search gives, so the counts, the verdict and the trace do
 // not depend on the number of workers.
-import { Trail } from '../bfs.ts';
 import type { Model } from '../model.ts';
 import { DEADLOCK, SearchRun, memoryInUse, rebuildTrace, type Limit, type Result, type SearchOptions } from '../search.ts';
+import { Trail } from '../trail.ts';
 import { WorkerHandle } from './handle.ts';
 import { mergeByKey } from './merge.ts';
 import type { Decided, Expanded, Held, Released } from './protocol.ts';
