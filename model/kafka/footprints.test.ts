@@ -120,19 +120,26 @@ describe('Kafka transition classes', () => {
   });
 });
 
-// What the classes must leave independent for the reduction to reduce at all: steps of different
-// actors on disjoint state, the cases the reduction was built for. Two transactional ids, two
-// partitions and a read_committed consumer; node 1000 is the coordinator, 2000 + q the leader of q.
+// What the classes must leave independent for the reduction to reduce at all, and what they must
+// not: steps of different actors on disjoint state are independent, steps on shared state are not.
+// Node 1000 is the coordinator, 2000 + q the leader of partition q (with the transform app, the
+// last one leads __consumer_offsets). Each case builds its classes anew: they are built on first
+// use, and a case that only read another case's classes would not run the code it tests.
 describe('Kafka transition classes: steps on disjoint state are independent', () => {
-  const cfg = loadSpecFile('specs/kafka/commit-abort.json').params as KafkaConfig;
-  const two: KafkaConfig = { ...cfg, transactionalIds: 2, instancesPerId: 1, partitions: 2, consumers: { readCommitted: 1, readUncommitted: 0 } };
-  const independence = kafkaIndependence(two, ['AtomicCommit']);
-  const of = (name: string): number => {
-    const c = independence.names.indexOf(name);
-    expect(c, name).toBeGreaterThanOrEqual(0);
-    return c;
+  const base = loadSpecFile('specs/kafka/commit-abort.json').params as KafkaConfig;
+  const two: KafkaConfig = { ...base, transactionalIds: 2, instancesPerId: 1, partitions: 2, consumers: { readCommitted: 1, readUncommitted: 0 } };
+  // consume-transform-produce, two instances of one transactional.id, one data partition.
+  const transform: KafkaConfig = { ...base, app: 'consume-transform-produce', transactionalIds: 1, instancesPerId: 2, partitions: 1 };
+  const classes = (cfg: KafkaConfig) => {
+    const independence = kafkaIndependence(cfg, ['AtomicCommit']);
+    const of = (name: string): number => {
+      const c = independence.names.indexOf(name);
+      expect(c, name).toBeGreaterThanOrEqual(0);
+      return c;
+    };
+    const dependent = (a: string, b: string): boolean => independence.dependent[of(a)]!.includes(of(b)) || independence.dependent[of(b)]!.includes(of(a));
+    return { independence, of, dependent };
   };
-  const dependent = (a: string, b: string): boolean => independence.dependent[of(a)]!.includes(of(b)) || independence.dependent[of(b)]!.includes(of(a));
 
   it.each([
     ['two producers deliver to two leaders', 'deliver/0/2000', 'deliver/1/2001'],
@@ -140,7 +147,7 @@ describe('Kafka transition classes: steps on disjoint state are independent', ()
     ['two transactional ids begin their transactions', 'beginTransaction/0', 'beginTransaction/1'],
     ['a producer sends to one leader while another leader answers a producer', 'send/0/0', 'deliver/1/2001'],
   ])('%s', (_, a, b) => {
-    expect(dependent(a, b)).toBe(false);
+    expect(classes(two).dependent(a, b)).toBe(false);
   });
 
   it.each([
@@ -148,15 +155,32 @@ describe('Kafka transition classes: steps on disjoint state are independent', ()
     ['a consumer fetches from the leader that appends', 'fetch/0/0', 'deliver/0/2000'],
     ['a producer sends and then takes its own answer', 'send/0/0', 'deliver/2000/0'],
   ])('%s: dependent', (_, a, b) => {
-    expect(dependent(a, b)).toBe(true);
+    expect(classes(two).dependent(a, b)).toBe(true);
+  });
+
+  it.each([
+    // KIP-447: a member that joins moves the group to a new generation, which the group
+    // coordinator checks a TxnOffsetCommit against.
+    ['a new instance joins the group while the other commits offsets', 'initTransactions/1', 'deliver/0/2001'],
+    // The committed offsets a client fetches are what the group coordinator appends.
+    ['a client fetches the committed offsets the group coordinator appends', 'fetchOffsets/0', 'deliver/1/2001'],
+  ])('with the transform app, %s: dependent', (_, a, b) => {
+    expect(classes(transform).dependent(a, b)).toBe(true);
+  });
+
+  it('with the transform app, the group coordinator can enable a fetch of committed offsets', () => {
+    const { independence, of } = classes(transform);
+    expect(independence.enablers[of('fetchOffsets/0')]).toContain(of('deliver/1/2001'));
   });
 
   it('a step at one leader cannot enable a fetch from another', () => {
+    const { independence, of } = classes(two);
     expect(independence.enablers[of('fetch/0/1')]).not.toContain(of('deliver/0/2000'));
     expect(independence.enablers[of('fetch/0/1')]).toContain(of('deliver/0/2001'));
   });
 
   it('is visible for AtomicCommit where it changes a leader, invisible where it changes only a client', () => {
+    const { independence, of } = classes(two);
     expect(independence.visible[of('deliver/0/2000')]).toBe(true);
     expect(independence.visible[of('beginTransaction/0')]).toBe(false);
     expect(independence.visible[of('fetch/0/0')]).toBe(false);
