@@ -31,9 +31,10 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
   // merged so far. The margin is the trail's next piece and the workers' visited sets growing at once.
   const maxBytes = options.maxMemory === undefined ? undefined : options.maxMemory * 2 ** 20;
   const memory = options.memory ?? memoryInUse;
-  // Not before the initial states are merged: a run always reports at least them, as on one thread.
-  let merged = false;
-  const overMemory = maxBytes === undefined ? undefined : () => merged && memory().rss + trail.growthBytes + visitedBytes * 1.5 > maxBytes;
+  // Whether the level under way is the initial states. The memory is not watched then: a run
+  // always reports at least them, as on one thread.
+  let seeding = true;
+  const overMemory = maxBytes === undefined ? undefined : () => !seeding && memory().rss + trail.growthBytes + visitedBytes * 1.5 > maxBytes;
   const stopped = midLevelStop(options.stop, overMemory);
   const all = <T>(f: (w: WorkerHandle, i: number) => Promise<T>): Promise<T[] | MidLevelStop> => Promise.race([Promise.all(workers.map(f)), stopped.promise]);
 
@@ -52,7 +53,6 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
     const seeded = await all((w) => w.request<Expanded>({ type: 'seed' }));
     if (seeded instanceof MidLevelStop) return finish('incomplete', { stoppedBy: seeded.limit });
     let expanded: Expanded[] = seeded;
-    let seeding = true;
     // The id of the first state of the level just expanded.
     let expandedStart = 0;
     for (;;) {
@@ -111,7 +111,6 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
       );
       if (limit !== undefined) return finish('incomplete', { stoppedBy: limit });
       seeding = false;
-      merged = true;
       expandedStart = newStart;
       const cut = run.depth >= maxDepth;
       const next = await all((w, i) => w.request<Expanded>({ type: 'expand', ranks: ranks[i]!, cut }, [ranks[i]!]));
