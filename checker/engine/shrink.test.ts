@@ -16,7 +16,7 @@ const toy: Model<S, string> = {
   label: (l) => l,
   kind: (l) => l,
   actionKinds: labels,
-  invariants: [{ name: 'CBelowTwo', holds: (s) => s.c < 2 }],
+  invariants: [{ name: 'CBelowTwo', description: 'c stays below 2', holds: (s) => s.c < 2 }],
 };
 const violated = (s: S) => s.c >= 2 && s.b >= 1;
 const init = toy.init()[0]!;
