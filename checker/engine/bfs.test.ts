@@ -85,6 +85,30 @@ describe('bfs', () => {
     expect(result.violation?.trace).toEqual({ states: [{ at: 0 }], actions: [] });
   });
 
+  it('stops at a violation in an initial state without expanding it', () => {
+    expect(bfs(graphModel(diamond, [notAt(0)]), { deadlockAllowed: false }).statesGenerated).toBe(1);
+  });
+
+  it('reports the depth of the level a stop ends in: the violating state, or the last level it kept states of', () => {
+    // Levels: {0}, {1, 2}, {3, 4}, {5}.
+    expect(bfs(graphModel(diamond, [notAt(3)]), { deadlockAllowed: false }).depth).toBe(2);
+    expect(bfs(graphModel(diamond, [notAt(5)]), { deadlockAllowed: false }).depth).toBe(3);
+    // The fourth state (3) is kept while level 1 is expanded; 4 is over the limit.
+    expect(bfs(graphModel(diamond), { deadlockAllowed: false, maxStates: 4 }).depth).toBe(2);
+    expect(bfs(graphModel(diamond), { deadlockAllowed: false, maxStates: 3 }).depth).toBe(1);
+  });
+
+  it('stops at maxStates among the initial states', () => {
+    const result = bfs(graphModel(diamond, [], [0, 1, 2]), { deadlockAllowed: false, maxStates: 2 });
+    expect(result).toMatchObject({ status: 'incomplete', stoppedBy: 'maxStates', distinctStates: 2, depth: 0 });
+  });
+
+  it('refuses a checkpoint or a resume for a model that does not pack its states', () => {
+    const file = 'never-written.ckpt';
+    expect(() => bfs(graphModel(diamond), { deadlockAllowed: false, checkpoint: { file, everySeconds: 1, identity: 'x' } })).toThrow('checkpoints need a model that packs and unpacks its states');
+    expect(() => bfs(graphModel(diamond), { deadlockAllowed: false, resume: { file, identity: 'x' } })).toThrow('checkpoints need a model that packs and unpacks its states');
+  });
+
   it('reports a reachable state without actions as a deadlock, unless deadlock is allowed', () => {
     const edges = { 0: [1, 2], 1: [0], 2: [3] };
     const result = bfs(graphModel(edges), { deadlockAllowed: false });

@@ -90,6 +90,10 @@ describe('checkpoint and resume', () => {
     expect(readCheckpoint(early).counters.distinctStates).toBeLessThan(whole.distinctStates);
     const resumed = bfs(model, { deadlockAllowed: true, resume: { file: early, identity } });
     expect(outcome(resumed)).toEqual(outcome(whole));
+    // The time of the runs before the checkpoint counts (it was taken on the simulated clock, seconds in).
+    const before = readCheckpoint(early).counters.seconds;
+    expect(before).toBeGreaterThanOrEqual(1);
+    expect(resumed.seconds).toBeGreaterThanOrEqual(before);
     // Only the checkpoint itself is left: no temporary file.
     expect(readdirSync(dir).filter((f) => f.includes('.tmp'))).toEqual([]);
   });

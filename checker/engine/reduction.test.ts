@@ -128,5 +128,19 @@ describe('stubborn sets', () => {
   it('refuses relations that name a class out of range', () => {
     const model = countersModel([1, 1]);
     expect(() => new StubbornSets({ ...model.independence!, dependent: [[5], []] })).toThrow(/class 5 out of range/);
+    for (const bad of [2, -1, 0.5]) {
+      expect(() => new StubbornSets({ ...model.independence!, dependent: [[bad], []] })).toThrow(`independence: class ${bad} out of range 0..1`);
+      expect(() => new StubbornSets({ ...model.independence!, enablers: [[], [bad]] })).toThrow(`independence: class ${bad} out of range 0..1`);
+    }
+    expect(() => new StubbornSets(model.independence!)).not.toThrow();
+  });
+
+  it('refuses relations without one entry per class', () => {
+    const model = countersModel([1, 1]);
+    const { dependent, enablers, visible } = model.independence!;
+    const expected = 'independence: expected 2 entries in dependent, enablers and visible';
+    expect(() => new StubbornSets({ ...model.independence!, dependent: [...dependent, []] })).toThrow(expected);
+    expect(() => new StubbornSets({ ...model.independence!, enablers: enablers.slice(1) })).toThrow(expected);
+    expect(() => new StubbornSets({ ...model.independence!, visible: [...visible, false] })).toThrow(expected);
   });
 });
