@@ -147,3 +147,75 @@ describe('levels spilled to disk', () => {
     expect(outcome(result)).toEqual(outcome(whole));
   });
 });
+
+// A small checkpoint written directly, then read back whole, cut or with its header edited.
+describe('the checkpoint file', () => {
+  const counters: CheckpointCounters = { distinctStates: 3, statesGenerated: 4, depth: 1, levelStartId: 1, nextIndex: 0, queueBytes: 8, seconds: 0, coverage: [2, 0], found: null, overLimit: false, cutOffByDepth: false, reducedStates: 0 };
+  const words = (...n: number[]) => Int32Array.from(n);
+  const small = (id: string) => ({
+    identity: id,
+    counters,
+    visited: words(1, 2, 3, 4),
+    parents: words(-1, 0, 0),
+    actions: words(0, 0, 1),
+    levelWords: words(7),
+    levelEnds: words(1),
+    nextWords: words(8, 9),
+    nextEnds: words(1, 2),
+    nextLevelSeen: words(),
+    nextLevelSeenCount: 0,
+  });
+  const file = join(dir, 'small.ckpt');
+  const refused = (bytes: Uint8Array) => {
+    writeFileSync(file, bytes);
+    return () => readCheckpoint(file);
+  };
+  /** The file with its JSON header edited (the magic line, the size and the padding written anew). */
+  const withHeader = (edit: (h: Record<string, unknown>) => void): Buffer => {
+    writeCheckpoint(file, small('x'));
+    const bytes = readFileSync(file);
+    const size = bytes.readUInt32LE(0);
+    const magic = 'TXCHECK-CHECKPOINT\n';
+    const header = JSON.parse(bytes.subarray(4 + magic.length, 4 + size).toString('utf8'));
+    edit(header);
+    let text = `${magic}${JSON.stringify(header)}\n`;
+    text += ' '.repeat((4 - ((text.length + 4) % 4)) % 4);
+    const prefix = Buffer.alloc(4);
+    prefix.writeUInt32LE(text.length);
+    return Buffer.concat([prefix, Buffer.from(text), bytes.subarray(4 + size)]);
+  };
+
+  it('reads back what it wrote, whatever the length of its header (and so of its padding)', () => {
+    for (const id of ['a', 'ab', 'abc', 'abcd']) {
+      writeCheckpoint(file, small(id));
+      const read = readCheckpoint(file);
+      expect(read).toEqual(small(id));
+    }
+  });
+
+  it('refuses a file cut inside its header, or where its sections should start, naming what is wrong', () => {
+    writeCheckpoint(file, small('x'));
+    const whole = readFileSync(file);
+    const size = whole.readUInt32LE(0);
+    const prefix = (n: number) => whole.subarray(0, n);
+    expect(refused(prefix(4 + 'TXCHECK-CHECKPOINT\n'.length))).toThrow(`${file}: header: expected a checkpoint file written by --checkpoint, got a truncated file`);
+    expect(refused(prefix(4 + 'TXCHECK-CHECKPOINT\n'.length - 1))).toThrow(`${file}: (top level): expected a checkpoint file written by --checkpoint, got a file of another kind`);
+    expect(refused(prefix(size + 3))).toThrow(/header: expected .*, got a truncated file/);
+    expect(refused(prefix(size + 4))).toThrow(`${file}: (top level): expected a checkpoint file written by --checkpoint, got a file of ${size + 4} bytes where its header promises ${whole.length}`);
+  });
+
+  it('refuses a header that is not JSON, of another version, or with damaged lengths or counters', () => {
+    const damaged = withHeader(() => {});
+    damaged.write('x', 4 + 'TXCHECK-CHECKPOINT\n'.length);
+    expect(refused(damaged)).toThrow(`${file}: header: expected a checkpoint file written by --checkpoint, got a damaged header`);
+    expect(refused(withHeader((h) => (h.version = 2)))).toThrow(`${file}: version: expected a checkpoint file written by --checkpoint, got version 2 (this txcheck reads version 1)`);
+    for (const lengths of [[4, 3, 3, 1, 1, 2, 2], [4, 3, 3, 1, 1, 2, 2, -0.5], [4, 3, 3, 1, 1, 2, 2, -1], 'none']) {
+      expect(refused(withHeader((h) => (h.lengths = lengths))), JSON.stringify(lengths)).toThrow(`${file}: lengths: expected a checkpoint file written by --checkpoint, got a damaged header`);
+    }
+    for (const edit of [{ counters: null }, { counters: 'none' }, { counters: { ...counters, cutOffByDepth: 1 } }, { counters: { ...counters, seconds: '1' } }, { nextLevelSeenCount: -1 }]) {
+      expect(refused(withHeader((h) => Object.assign(h, edit))), JSON.stringify(edit)).toThrow(`${file}: counters: expected a checkpoint file written by --checkpoint, got a damaged header`);
+    }
+    const found = { ...counters, found: { property: 'Deadlock', id: 2 } };
+    expect(refused(withHeader((h) => (h.counters = found)))().counters).toEqual(found);
+  });
+});
