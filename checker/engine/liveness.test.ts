@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Fairness, type TemporalProperty, checkLiveness, unfairOnCycle } from './liveness.ts';
 import type { Goal } from './model.ts';
@@ -192,5 +193,76 @@ describe('memory of the state graph', () => {
     expect(over).toMatchObject({ status: 'incomplete', stoppedBy: 'maxMemory' });
     const under = checkLiveness(chain, [goal], { fairness: [], maxMemory: 100, memory: use(99 * 2 ** 20) });
     expect(under.status).not.toBe('incomplete');
+  });
+});
+
+// The oracle: on small random graphs, a fair cycle found by brute force. A goal P ~> Q fails when
+// a reachable state where P holds and Q does not reaches, through states where Q does not hold,
+// a state without successors or a set of such states that is strongly connected by its inner
+// edges and fair: each weakly fair class (each action, per action) enabled in all its states is
+// taken by an inner edge. Taking every inner edge is the best a cycle can do, so sets suffice.
+describe('liveness against a brute-force search for fair cycles', () => {
+  const kinds = ['a', 'b', 'c'];
+  const graph = fc.record({
+    // Few nodes and many edges, so that cycles, exits and classes enabled everywhere are common.
+    nodes: fc.integer({ min: 1, max: 5 }),
+    edges: fc.array(fc.tuple(fc.nat({ max: 4 }), fc.nat({ max: 4 }), fc.constantFrom(...kinds)), { minLength: 1, maxLength: 10 }),
+    fairness: fc.array(fc.record({ kinds: fc.subarray(kinds, { minLength: 1 }), perAction: fc.boolean() }), { maxLength: 2 }),
+    p: fc.nat({ max: 63 }),
+    q: fc.nat({ max: 63 }),
+    leadsTo: fc.boolean(),
+  });
+
+  function violatedByBruteForce(nodes: number, edges: readonly Edge[], fairness: readonly Fairness[], p: (v: number) => boolean, q: (v: number) => boolean): boolean {
+    const out = (v: number) => edges.filter(([from]) => from === v);
+    const labelOf = (e: Edge) => `${e[2]} ${e[0]}->${e[1]}`;
+    const reach = (from: readonly number[], through: (v: number) => boolean): Set<number> => {
+      const seen = new Set(from);
+      for (const v of seen) for (const [, to] of out(v)) if (through(to)) seen.add(to);
+      return seen;
+    };
+    const fairSet = (members: readonly number[]): boolean => {
+      const inside = new Set(members);
+      const inner = edges.filter(([from, to]) => inside.has(from) && inside.has(to));
+      if (inner.length === 0 || members.some((v) => reach([v], (w) => inside.has(w)).size !== members.length)) return false;
+      if (members.some((v) => !inner.some(([from, to]) => from === v && inside.has(to)))) return false;
+      return fairness.every((f) => {
+        const ofClass = (e: Edge) => f.kinds.includes(e[2]);
+        if (!f.perAction) return members.some((v) => !out(v).some(ofClass)) || inner.some(ofClass);
+        const labels = new Set(edges.filter(ofClass).map(labelOf));
+        return [...labels].every((l) => members.some((v) => !out(v).some((e) => labelOf(e) === l)) || inner.some((e) => labelOf(e) === l));
+      });
+    };
+    const notQ = Array.from({ length: nodes }, (_, v) => v).filter((v) => !q(v));
+    const fairStates = new Set(notQ.filter((v) => out(v).length === 0));
+    for (let mask = 1; mask < 1 << notQ.length; mask++) {
+      const members = notQ.filter((_, i) => (mask & (1 << i)) !== 0);
+      if (fairSet(members)) for (const v of members) fairStates.add(v);
+    }
+    const reachable = reach([0], () => true);
+    const triggers = [...reachable].filter((v) => p(v) && !q(v));
+    return [...reach(triggers, (w) => !q(w))].some((v) => fairStates.has(v));
+  }
+
+  it('finds a lasso exactly when a fair cycle exists, and the lasso replays as a fair counterexample', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'txcheck-lasso-oracle-'));
+    fc.assert(
+      fc.property(graph, ({ nodes, edges: raw, fairness, p: pMask, q: qMask, leadsTo: isLeadsTo }) => {
+        const edges: Edge[] = raw.map(([from, to, kind]) => [from % nodes, to % nodes, kind]);
+        const inSet = (mask: number) => (v: number) => (mask & (1 << v)) !== 0;
+        const goal: Goal<Node> = isLeadsTo ? { kind: 'leadsTo', label: 'P~>Q', p: (s) => inSet(pMask)(s.at), q: (s) => inSet(qMask)(s.at) } : { kind: 'eventually', label: '<>Q', q: (s) => inSet(qMask)(s.at) };
+        const model = graphModel(edges, kinds);
+        const live = [property(goal)];
+        const result = checkLiveness(model, live, { fairness });
+        const expected = violatedByBruteForce(nodes, edges, fairness, isLeadsTo ? inSet(pMask) : (v) => v === 0, inSet(qMask));
+        expect(result.status).toBe(expected ? 'violation' : 'ok');
+        const lasso = result.verdicts[0]!.lasso;
+        if (lasso === undefined) return;
+        const path = join(dir, 'lasso.itf.json');
+        writeTraceFile(path, model, lasso, { spec: { model: 'graph' }, specFile: 'graph.json', strategy: 'bfs', property: 'Live', description: 'd' });
+        expect(replay(model, readTraceFile(path), { properties: live, fairness }).reproduced).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
