@@ -166,6 +166,8 @@ describe('the checkpoint file', () => {
     nextLevelSeenCount: 0,
   });
   const file = join(dir, 'small.ckpt');
+  // The file's first line, after its 4-byte header size.
+  const magic = 'TXCHECK-CHECKPOINT\n';
   const refused = (bytes: Uint8Array) => {
     writeFileSync(file, bytes);
     return () => readCheckpoint(file);
@@ -175,7 +177,6 @@ describe('the checkpoint file', () => {
     writeCheckpoint(file, small('x'));
     const bytes = readFileSync(file);
     const size = bytes.readUInt32LE(0);
-    const magic = 'TXCHECK-CHECKPOINT\n';
     const header = JSON.parse(bytes.subarray(4 + magic.length, 4 + size).toString('utf8'));
     edit(header);
     let text = `${magic}${JSON.stringify(header)}\n`;
@@ -198,15 +199,15 @@ describe('the checkpoint file', () => {
     const whole = readFileSync(file);
     const size = whole.readUInt32LE(0);
     const prefix = (n: number) => whole.subarray(0, n);
-    expect(refused(prefix(4 + 'TXCHECK-CHECKPOINT\n'.length))).toThrow(`${file}: header: expected a checkpoint file written by --checkpoint, got a truncated file`);
-    expect(refused(prefix(4 + 'TXCHECK-CHECKPOINT\n'.length - 1))).toThrow(`${file}: (top level): expected a checkpoint file written by --checkpoint, got a file of another kind`);
+    expect(refused(prefix(4 + magic.length))).toThrow(`${file}: header: expected a checkpoint file written by --checkpoint, got a truncated file`);
+    expect(refused(prefix(4 + magic.length - 1))).toThrow(`${file}: (top level): expected a checkpoint file written by --checkpoint, got a file of another kind`);
     expect(refused(prefix(size + 3))).toThrow(/header: expected .*, got a truncated file/);
     expect(refused(prefix(size + 4))).toThrow(`${file}: (top level): expected a checkpoint file written by --checkpoint, got a file of ${size + 4} bytes where its header promises ${whole.length}`);
   });
 
   it('refuses a header that is not JSON, of another version, or with damaged lengths or counters', () => {
     const damaged = withHeader(() => {});
-    damaged.write('x', 4 + 'TXCHECK-CHECKPOINT\n'.length);
+    damaged.write('x', 4 + magic.length);
     expect(refused(damaged)).toThrow(`${file}: header: expected a checkpoint file written by --checkpoint, got a damaged header`);
     expect(refused(withHeader((h) => (h.version = 2)))).toThrow(`${file}: version: expected a checkpoint file written by --checkpoint, got version 2 (this txcheck reads version 1)`);
     for (const lengths of [[4, 3, 3, 1, 1, 2, 2], [4, 3, 3, 1, 1, 2, 2, -0.5], [4, 3, 3, 1, 1, 2, 2, -1], 'none']) {

@@ -11,7 +11,7 @@ import type { KafkaConfig } from './config.ts';
 import type { Action } from './next.ts';
 import { packState } from './pack.ts';
 import { kafkaProperties } from './properties.ts';
-import { type ClientBatch, type IdempotentBatch, type Request, type State, Api, TC_NODE, TxnState } from './state.ts';
+import { type Request, type State, Api, TC_NODE, TxnState } from './state.ts';
 import { batch, initial, kafkaConfig, leader, request, withCoordinator, withPartition, withProducer, withTxn } from './conformance/harness.ts';
 import { compareStates, kafkaCanonical, permutations, renamePartitions, renameTransactionalIds } from './symmetry.ts';
 
@@ -163,13 +163,13 @@ describe('renamePartitions on a hand-built state', () => {
     request: { api: Api.AddPartitionsToTxn, partitions: 0b101, commit: false },
     nextSeq: [3, 5, 0],
     conns: [9, 1, 2, 0, 7],
-    batches: [{ partition: 0, seq: 3, status: 0, retried: false, value: 1, ghostRecord: 0 } as ClientBatch],
+    batches: [{ partition: 0, seq: 3, status: 0, retried: false, value: 1, ghostRecord: 0 }],
   });
-  s = { ...s, idempotentProducers: [{ ...s.idempotentProducers[0]!, sequences: [{ pid: 5, epoch: 0, nextSeq: 2, lastAcked: 1 }, s.idempotentProducers[0]!.sequences[1]!, s.idempotentProducers[0]!.sequences[2]!], conns: [4, 0, 6], batches: [{ partition: 2, status: 0, pid: 5, epoch: 0, seq: 0, retried: false, record: 0 } as IdempotentBatch] }] };
+  s = { ...s, idempotentProducers: [{ ...s.idempotentProducers[0]!, sequences: [{ pid: 5, epoch: 0, nextSeq: 2, lastAcked: 1 }, s.idempotentProducers[0]!.sequences[1]!, s.idempotentProducers[0]!.sequences[2]!], conns: [4, 0, 6], batches: [{ partition: 2, status: 0, pid: 5, epoch: 0, seq: 0, retried: false, record: 0 }] }] };
   s = withTxn(s, 0, { pid: 0, epoch: 0, state: TxnState.Ongoing, partitions: 0b011 });
   s = withCoordinator(s, { markerConns: [2, 0, 1] });
-  s = withPartition(s, 0, { log: [batch({ pid: 0, epoch: 0 })], held: [{ request: produce, from: 0, conn: 0 } as never] });
-  s = { ...s, consumers: [{ ...s.consumers[0]!, position: [1, 0, 0], delivered: [{ partition: 0, offset: 0, ghostTxn: 0 } as never] }] };
+  s = withPartition(s, 0, { log: [batch({ pid: 0, epoch: 0 })], held: [{ guard: 0, request: produce, from: 0, conn: 0 }] });
+  s = { ...s, consumers: [{ ...s.consumers[0]!, position: [1, 0, 0], delivered: [{ partition: 0, offset: 0, ghostTxn: 0, ghostRecord: 0 }] }] };
   s = { ...s, network: [{ from: 0, to: TC_NODE, conn: 0, messages: [addPartitions] }, { from: 0, to: leader(0), conn: 1, messages: [produce] }, { from: 0, to: leader(2), conn: 0, messages: [{ ...produce, partitions: 2 }] }] };
   const r = renamePartitions(s, perm);
 
