@@ -11,9 +11,9 @@ import type { KafkaConfig } from './config.ts';
 import type { Action } from './next.ts';
 import { packState } from './pack.ts';
 import { kafkaProperties } from './properties.ts';
-import { type Request, type State, Api, TC_NODE, TxnState } from './state.ts';
-import { batch, initial, kafkaConfig, leader, request, withCoordinator, withPartition, withProducer, withTxn } from './conformance/harness.ts';
-import { compareStates, kafkaCanonical, permutations, renamePartitions, renameTransactionalIds } from './symmetry.ts';
+import { type Request, type State, Api, BatchKind, IDEMPOTENT_BASE, TC_NODE, TxnState } from './state.ts';
+import { batch, initial, kafkaConfig, leader, request, response, withCoordinator, withPartition, withProducer, withTxn } from './conformance/harness.ts';
+import { candidateOrders, compareStates, kafkaCanonical, permutations, renamePartitions, renameTransactionalIds } from './symmetry.ts';
 
 // States told apart by their packed words (pack.test.ts: equal words, equal states).
 const words = new Int32Array(1 << 14);
@@ -250,5 +250,337 @@ describe('renameTransactionalIds on a hand-built state', () => {
 
   it('is undone by itself, a swap', () => {
     expect(key(renameTransactionalIds(cfg, r, perm))).toBe(key(s));
+  });
+});
+
+// One place at a time: a state that names data partition 0 in a single field, so a renaming that
+// skips a part of the state whenever another part names no partition shows here.
+describe('renamePartitions, one place at a time', () => {
+  const cfg = kafkaConfig('kafka-4.0', { partitions: 3, transactionalIds: 2, idempotentProducers: 1, consumers: { readCommitted: 1, readUncommitted: 0 } });
+  const perm = [1, 2, 0];
+  const s0 = initial(cfg);
+  const idem = s0.idempotentProducers[0]!;
+  const noSequence = idem.sequences[0]!;
+  const md = { pid: 0, epoch: 0, lastEpoch: -1, state: TxnState.Ongoing, pendingState: -1, partitions: 0b001, ghostTxn: -1, hasFailedEpochFence: false, prevPid: -1, nextPid: -1, transactionVersion: 2 };
+  const cases: { place: string; state: State; read: (s: State) => unknown; renamed: unknown }[] = [
+    { place: "a producer's pending partitions", state: withProducer(s0, 0, { pendingAdd: 0b001 }), read: (s) => s.producers[0]!.pendingAdd, renamed: 0b010 },
+    // AddOffsetsToTxn names the offsets partition (past the data partitions) in a bitmask.
+    { place: "a producer's request slot", state: withProducer(s0, 0, { request: { api: Api.AddOffsetsToTxn, partitions: 0b1001, commit: false } }), read: (s) => s.producers[0]!.request?.partitions, renamed: 0b1010 },
+    { place: "a producer's sequences", state: withProducer(s0, 0, { nextSeq: [3, 0, 0] }), read: (s) => s.producers[0]!.nextSeq, renamed: [0, 3, 0] },
+    { place: "a producer's connections", state: withProducer(s0, 0, { conns: [0, 1, 0, 0, 0] }), read: (s) => s.producers[0]!.conns, renamed: [0, 0, 1, 0, 0] },
+    { place: "a producer's batches", state: withProducer(s0, 1, { batches: [{ partition: 0, seq: 0, status: 0, retried: false, value: 1, ghostRecord: 0 }] }), read: (s) => s.producers[1]!.batches.map((b) => b.partition), renamed: [1] },
+    { place: "an idempotent producer's sequences", state: { ...s0, idempotentProducers: [{ ...idem, sequences: [{ pid: 5, epoch: 0, nextSeq: 1, lastAcked: 0 }, noSequence, noSequence] }] }, read: (s) => s.idempotentProducers[0]!.sequences.map((q) => q.pid), renamed: [-1, 5, -1] },
+    { place: "an idempotent producer's connections", state: { ...s0, idempotentProducers: [{ ...idem, conns: [1, 0, 0] }] }, read: (s) => s.idempotentProducers[0]!.conns, renamed: [0, 1, 0] },
+    { place: "an idempotent producer's batches", state: { ...s0, idempotentProducers: [{ ...idem, batches: [{ partition: 0, status: 0, pid: 5, epoch: 0, seq: 0, retried: false, record: 0 }] }] }, read: (s) => s.idempotentProducers[0]!.batches.map((b) => b.partition), renamed: [1] },
+    { place: "the coordinator's marker connections", state: withCoordinator(s0, { markerConns: [1, 0, 0] }), read: (s) => s.coordinator.markerConns, renamed: [0, 1, 0] },
+    { place: "the coordinator's memory alone", state: withCoordinator(s0, { metadata: [md, null] }), read: (s) => s.coordinator.metadata[0]!.partitions, renamed: 0b010 },
+    { place: "the coordinator's log alone", state: withCoordinator(s0, { log: [{ ...withTxn(s0, 0, {}).coordinator.log[0]!, partitions: 0b001 }, null] }), read: (s) => s.coordinator.log[0]!.partitions, renamed: 0b010 },
+    { place: "a consumer's position", state: { ...s0, consumers: [{ ...s0.consumers[0]!, position: [2, 0, 0] }] }, read: (s) => s.consumers[0]!.position, renamed: [0, 2, 0] },
+    { place: "a consumer's deliveries", state: { ...s0, consumers: [{ ...s0.consumers[0]!, delivered: [{ partition: 0, offset: 0, ghostTxn: -1, ghostRecord: -1 }] }] }, read: (s) => s.consumers[0]!.delivered.map((d) => d.partition), renamed: [1] },
+  ];
+  for (const { place, state, read, renamed } of cases) {
+    it(`renames ${place}`, () => {
+      expect(read(renamePartitions(state, perm))).toEqual(renamed);
+      expect(read(renamePartitions(renamePartitions(state, perm), [2, 0, 1]))).toEqual(read(state));
+    });
+  }
+
+  it("renames a coordinator's appends in flight: the leader asking, the transition, the request and its answer", () => {
+    // Transaction version 2: leader 0 adds its partition for a verified Produce; a timeout abort has no request.
+    const fromLeader = { txnId: 0, transit: md, epochFence: false, request: request(Api.AddPartitionsToTxn, { txnId: 0, pid: 0, epoch: 0, partitions: 0b001 }), response: response(Api.AddPartitionsToTxn, { txnId: 0, partitions: 0b001 }), from: leader(0), conn: 0 };
+    const timeout = { txnId: 1, transit: { ...md, partitions: 0b100 }, epochFence: true, request: null, response: null, from: TC_NODE, conn: 0 };
+    const r = renamePartitions(withCoordinator(s0, { appends: [fromLeader, timeout] }), perm);
+    expect(r.coordinator.appends.map((a) => [a.from, a.transit.partitions, a.request?.partitions ?? null, a.response?.partitions ?? null])).toEqual([
+      [leader(1), 0b010, 0b010, 0b010],
+      [TC_NODE, 0b001, null, null],
+    ]);
+  });
+
+  it('renames the leaders in the network, keeps the other nodes, and sorts the channels by (from, to, connection)', () => {
+    const marker = request(Api.WriteTxnMarkers, { txnId: 0, pid: 0, epoch: 0, partitions: 0, commit: true });
+    const markerAnswer = response(Api.WriteTxnMarkers, { txnId: 0, partitions: 2 });
+    const commit = request(Api.TxnOffsetCommit, { txnId: 0, pid: 0, epoch: 0, partitions: 3 });
+    const network = [
+      { from: 0, to: leader(0), conn: 0, messages: [request(Api.Produce, { txnId: 0, pid: 0, epoch: 0, partitions: 0 })] },
+      { from: 0, to: leader(0), conn: 1, messages: [request(Api.Produce, { txnId: 0, pid: 0, epoch: 0, partitions: 0, seq: 1 })] },
+      { from: 0, to: leader(3), conn: 0, messages: [commit] },
+      { from: 1, to: leader(2), conn: 0, messages: [request(Api.Produce, { txnId: 0, pid: 1, epoch: 0, partitions: 2 })] },
+      { from: TC_NODE, to: leader(0), conn: 0, messages: [marker] },
+      { from: leader(2), to: TC_NODE, conn: 0, messages: [markerAnswer] },
+    ];
+    const r = renamePartitions({ ...s0, network }, perm);
+    expect(r.network.map((ch) => [ch.from, ch.to, ch.conn, ch.messages[0]!.partitions])).toEqual([
+      [0, leader(1), 0, 1],
+      [0, leader(1), 1, 1],
+      [0, leader(3), 0, 3],
+      [1, leader(0), 0, 0],
+      [TC_NODE, leader(1), 0, 1],
+      [leader(0), TC_NODE, 0, 0],
+    ]);
+  });
+
+  it('shares what it leaves alone: a state naming no partition is renamed part for part into itself', () => {
+    // The coordinator knows a transactional.id whose transaction holds no partition.
+    const s = withTxn(s0, 0, {});
+    const r = renamePartitions(s, perm);
+    r.producers.forEach((p, i) => expect(p).toBe(s.producers[i]));
+    expect(r.idempotentProducers[0]).toBe(idem);
+    expect(r.coordinator).toBe(s.coordinator);
+    expect(r.consumers[0]).toBe(s.consumers[0]);
+    s.partitions.forEach((part, p) => expect(r.partitions[perm[p]!]).toBe(part));
+    expect(key(r)).toBe(key(s));
+  });
+});
+
+describe('renameTransactionalIds where a message, a leader or a consumer names an id', () => {
+  const cfg = kafkaConfig('kafka-4.0', { transactionalIds: 2, partitions: 1, transactionsPerInstance: 2, idempotentProducers: 1, consumers: { readCommitted: 1, readUncommitted: 0 } });
+  const swap = [1, 0];
+  const s0 = initial(cfg);
+  // Client transaction 1 of id 0 is client transaction 3 once id 0 is id 1.
+  const produce = request(Api.Produce, { txnId: 0, pid: 0, epoch: 0, partitions: 0, ghostProducer: 0, ghostTxn: 1 });
+  const idempotentProduce = request(Api.Produce, { pid: 5, epoch: 0, partitions: 0, ghostTxn: 0 });
+
+  it("renames a marker's id and client transaction, a response's id, and the producer a channel ends at; an idempotent producer's messages stay", () => {
+    const marker = request(Api.WriteTxnMarkers, { txnId: 0, pid: 0, epoch: 0, partitions: 0, commit: true, ghostTxn: 1 });
+    const network = [
+      { from: TC_NODE, to: 0, conn: 0, messages: [response(Api.EndTxn, { txnId: 0 })] },
+      { from: TC_NODE, to: leader(0), conn: 0, messages: [marker] },
+      { from: IDEMPOTENT_BASE, to: leader(0), conn: 0, messages: [idempotentProduce] },
+      { from: leader(0), to: IDEMPOTENT_BASE, conn: 0, messages: [response(Api.Produce, { pid: 5, partitions: 0 })] },
+    ];
+    const r = renameTransactionalIds(cfg, { ...s0, network }, swap);
+    expect(r.network.map((ch) => [ch.from, ch.to])).toEqual([
+      [TC_NODE, 1],
+      [TC_NODE, leader(0)],
+      [leader(0), IDEMPOTENT_BASE],
+      [IDEMPOTENT_BASE, leader(0)],
+    ]);
+    expect(r.network[0]!.messages[0]).toEqual(response(Api.EndTxn, { txnId: 1 }));
+    expect([r.network[1]!.messages[0]!.txnId, (r.network[1]!.messages[0] as Request).ghostTxn]).toEqual([1, 3]);
+    expect(r.network[2]!.messages[0]).toEqual(network[3]!.messages[0]);
+    expect(r.network[3]!.messages[0]).toEqual(idempotentProduce);
+  });
+
+  it("renames an InitProducerId's client transaction when it is one past the instance's last (none begun yet)", () => {
+    // Producer 0 has begun both of its transactions: its next InitProducerId names transaction 2, its own.
+    const init = request(Api.InitProducerId, { txnId: 0, ghostProducer: 0, ghostTxn: 2 });
+    const r = renameTransactionalIds(cfg, { ...s0, network: [{ from: 0, to: TC_NODE, conn: 0, messages: [init] }] }, swap);
+    expect(r.network.map((ch) => [ch.from, (ch.messages[0] as Request).ghostProducer, (ch.messages[0] as Request).ghostTxn])).toEqual([[1, 1, 4]]);
+  });
+
+  it('renames the producer and the ids of a Produce a leader holds', () => {
+    const s = withPartition(s0, 0, { held: [{ guard: 0, request: produce, from: 0, conn: 0 }] });
+    const held = renameTransactionalIds(cfg, s, swap).partitions[0]!.held[0]!;
+    expect([held.from, held.request.txnId, held.request.ghostProducer, held.request.ghostTxn]).toEqual([1, 1, 1, 3]);
+  });
+
+  it("renames the client transaction of a transactional record a consumer read, and keeps an idempotent one's", () => {
+    let s = withPartition(s0, 0, { log: [batch({ pid: 0, epoch: 0, ghostTxn: 1, ghostRecord: 0 }), batch({ pid: 5, epoch: 0, transactional: false, ghostTxn: 0, ghostRecord: 0 })] });
+    s = { ...s, consumers: [{ ...s.consumers[0]!, position: [2], delivered: [{ partition: 0, offset: 0, ghostTxn: 1, ghostRecord: 0 }, { partition: 0, offset: 1, ghostTxn: 0, ghostRecord: 0 }] }] };
+    const r = renameTransactionalIds(cfg, s, swap);
+    expect(r.partitions[0]!.log.map((b) => b.ghostTxn)).toEqual([3, 0]);
+    expect(r.consumers[0]!.delivered.map((d) => d.ghostTxn)).toEqual([3, 0]);
+  });
+
+  it('moves the appends in flight with their ids, keeps them sorted by id, and renames the instance each answers', () => {
+    const md = withTxn(s0, 0, { state: TxnState.Ongoing, ghostTxn: 1 }).coordinator.metadata[0]!;
+    const endTxn = request(Api.EndTxn, { txnId: 0, pid: 0, epoch: 0, commit: true, ghostProducer: 0, ghostTxn: 1 });
+    const appends = [
+      { txnId: 0, transit: md, epochFence: false, request: endTxn, response: response(Api.EndTxn, { txnId: 0 }), from: 0, conn: 0 },
+      { txnId: 1, transit: { ...md, ghostTxn: -1 }, epochFence: true, request: null, response: null, from: TC_NODE, conn: 0 },
+    ];
+    const r = renameTransactionalIds(cfg, withCoordinator(s0, { appends }), swap);
+    expect(r.coordinator.appends.map((a) => [a.txnId, a.from, a.transit.ghostTxn, a.request?.txnId ?? null, a.request?.ghostTxn ?? null, a.response?.txnId ?? null])).toEqual([
+      [0, TC_NODE, -1, null, null, null],
+      [1, 1, 3, 1, 3, 1],
+    ]);
+  });
+});
+
+// The signatures decide which renamings canonical tries: a field they leave out makes two
+// partitions (or ids) that differ only there tie, and canonical then tries both orders. Each case
+// starts from a state where partitions 0 and 1 (ids 0 and 1) are alike and changes one field of
+// the first: they must no longer tie.
+describe('candidate orders: the fields that tell partitions and transactional.ids apart', () => {
+  const cfg = kafkaConfig('kafka-4.0', { partitions: 3, transactionalIds: 3, idempotentProducers: 1, consumers: { readCommitted: 1, readUncommitted: 0 } });
+  const s0 = initial(cfg);
+  const produceTo = (p: number) => request(Api.Produce, { txnId: 0, pid: 0, epoch: 0, partitions: p });
+  const alikePartition = {
+    log: [batch({ pid: 0, epoch: 0 })],
+    producers: [{ pid: 0, epoch: 0, lastSeqs: [0], coordinatorEpoch: -1, txnFirstOffset: 0 }],
+    verifications: [{ pid: 0, epoch: 0, guard: 0, lowestSeq: 0 }],
+    held: [{ guard: 0, from: 0, conn: 0, request: produceTo(0) }],
+    nextGuard: 1,
+  };
+  const clientBatch = (partition: number) => ({ partition, seq: 0, status: 0 as const, retried: false, value: -1, ghostRecord: 0 });
+  const idemBatch = (partition: number) => ({ partition, status: 0 as const, pid: 5, epoch: 0, seq: 0, retried: false, record: 0 });
+  const sequences = { pid: 5, epoch: 0, nextSeq: 1, lastAcked: 0 };
+  const idem = s0.idempotentProducers[0]!;
+  let alike = withPartition(withPartition(s0, 0, alikePartition), 1, { ...alikePartition, held: [{ ...alikePartition.held[0]!, request: produceTo(1) }] });
+  alike = withProducer(alike, 0, { added: 0b011, pendingAdd: 0b011, nextSeq: [1, 1, 0], conns: [0, 1, 1, 0, 0], batches: [clientBatch(0), clientBatch(1)] });
+  alike = { ...alike, idempotentProducers: [{ ...idem, sequences: [sequences, sequences, idem.sequences[2]!], conns: [1, 1, 0], batches: [idemBatch(0), idemBatch(1)] }] };
+  alike = withTxn(alike, 0, { state: TxnState.Ongoing, partitions: 0b011 });
+  alike = { ...alike, consumers: [{ ...alike.consumers[0]!, position: [1, 1, 0], delivered: [{ partition: 0, offset: 0, ghostTxn: -1, ghostRecord: -1 }, { partition: 1, offset: 0, ghostTxn: -1, ghostRecord: -1 }] }] };
+  alike = {
+    ...alike,
+    network: [
+      { from: 0, to: leader(0), conn: 0, messages: [produceTo(0)] },
+      { from: 0, to: leader(1), conn: 0, messages: [produceTo(1)] },
+      { from: leader(0), to: TC_NODE, conn: 0, messages: [request(Api.AddPartitionsToTxn, { txnId: 0, pid: 0, epoch: 0, partitions: 0b001 })] },
+      { from: leader(1), to: TC_NODE, conn: 0, messages: [request(Api.AddPartitionsToTxn, { txnId: 0, pid: 0, epoch: 0, partitions: 0b010 })] },
+    ],
+  };
+  const partition0 = (fields: object) => (s: State) => withPartition(s, 0, fields);
+  const logBatch0 = (fields: object) => partition0({ log: [{ ...alikePartition.log[0]!, ...fields }] });
+  const producer0 = (fields: object) => (s: State) => withProducer(s, 0, fields);
+  const idem0 = (fields: object) => (s: State) => ({ ...s, idempotentProducers: [{ ...s.idempotentProducers[0]!, ...fields }] });
+  const channel = (i: number, fields: object) => (s: State) => ({ ...s, network: s.network.map((ch, j) => (j === i ? { ...ch, ...fields } : ch)) });
+  const partitionCases: [string, (s: State) => State][] = [
+    ['the log length', partition0({ log: [alikePartition.log[0]!, alikePartition.log[0]!] })],
+    ["a batch's kind", logBatch0({ kind: BatchKind.Commit })],
+    ["a batch's producer id", logBatch0({ pid: 1 })],
+    ["a batch's epoch", logBatch0({ epoch: 1 })],
+    ["a batch's sequence", logBatch0({ seq: 1 })],
+    ["a batch's client transaction", logBatch0({ ghostTxn: 1 })],
+    ["a batch's record", logBatch0({ ghostRecord: 1 })],
+    ["a producer entry's id", partition0({ producers: [{ ...alikePartition.producers[0]!, pid: 1 }] })],
+    ["a producer entry's epoch", partition0({ producers: [{ ...alikePartition.producers[0]!, epoch: 1 }] })],
+    ["a producer entry's first offset", partition0({ producers: [{ ...alikePartition.producers[0]!, txnFirstOffset: -1 }] })],
+    ['the verification entries', partition0({ verifications: [] })],
+    ['the held requests', partition0({ held: [] })],
+    ['the next guard', partition0({ nextGuard: 2 })],
+    ['a producer adding it', producer0({ added: 0b010 })],
+    ['a producer about to add it', producer0({ pendingAdd: 0b010 })],
+    ["a producer's sequence", producer0({ nextSeq: [2, 1, 0] })],
+    ["a producer's connection", producer0({ conns: [0, 2, 1, 0, 0] })],
+    ["a producer batch's status", producer0({ batches: [{ ...clientBatch(0), status: 1 }, clientBatch(1)] })],
+    ["a producer batch's sequence", producer0({ batches: [{ ...clientBatch(0), seq: 1 }, clientBatch(1)] })],
+    ["an idempotent producer's epoch there", idem0({ sequences: [{ ...sequences, epoch: 1 }, sequences, idem.sequences[2]!] })],
+    ["an idempotent producer's next sequence there", idem0({ sequences: [{ ...sequences, nextSeq: 2 }, sequences, idem.sequences[2]!] })],
+    ["an idempotent producer's last acknowledged sequence there", idem0({ sequences: [{ ...sequences, lastAcked: 1 }, sequences, idem.sequences[2]!] })],
+    ["an idempotent producer's connection", idem0({ conns: [2, 1, 0] })],
+    ["an idempotent batch's status", idem0({ batches: [{ ...idemBatch(0), status: 1 }, idemBatch(1)] })],
+    ["an idempotent batch's sequence", idem0({ batches: [{ ...idemBatch(0), seq: 1 }, idemBatch(1)] })],
+    ["an idempotent batch's record", idem0({ batches: [{ ...idemBatch(0), record: 1 }, idemBatch(1)] })],
+    ["the coordinator's memory", (s) => withCoordinator(s, { metadata: s.coordinator.metadata.map((md, t) => (t === 0 ? { ...md!, partitions: 0b010 } : md)) })],
+    ["the coordinator's log", (s) => withCoordinator(s, { log: s.coordinator.log.map((r, t) => (t === 0 ? { ...r!, partitions: 0b010 } : r)) })],
+    ['which transactional.id holds it', (s) => withTxn(withTxn(s, 0, { state: TxnState.Ongoing, partitions: 0b010 }), 1, { pid: 1, state: TxnState.Ongoing, partitions: 0b001 })],
+    ["a consumer's position", (s) => ({ ...s, consumers: [{ ...s.consumers[0]!, position: [2, 1, 0] }] })],
+    ["a consumer's delivery", (s) => ({ ...s, consumers: [{ ...s.consumers[0]!, delivered: [{ ...s.consumers[0]!.delivered[0]!, offset: 1 }, s.consumers[0]!.delivered[1]!] }] })],
+    ['the connection a request reaches it on', channel(0, { conn: 1 })],
+    ['who sends to it', channel(0, { from: 1 })],
+    ['how many messages reach it', channel(0, { messages: [produceTo(0), produceTo(0)] })],
+    ['which api reaches it', channel(0, { messages: [request(Api.WriteTxnMarkers, { txnId: 0, pid: 0, epoch: 0, partitions: 0 })] })],
+    ['an answer for a request', channel(0, { messages: [{ ...produceTo(0), response: true }] })],
+    ['the connection its requests leave on', channel(2, { conn: 1 })],
+    ['where its requests go', channel(2, { to: 1 })],
+    ['how many partitions a message from it names', channel(2, { messages: [request(Api.AddPartitionsToTxn, { txnId: 0, pid: 0, epoch: 0, partitions: 0b011 })] })],
+  ];
+
+  it('ties partitions 0 and 1 when they are alike', () => {
+    expect(candidateOrders(cfg, alike).partitions).toHaveLength(2);
+  });
+  for (const [field, change] of partitionCases) {
+    it(`tells partitions apart by ${field}`, () => {
+      const changed = change(alike);
+      expect(key(changed)).not.toBe(key(alike));
+      expect(candidateOrders(cfg, changed).partitions).toEqual([expect.any(Array)]);
+    });
+  }
+
+  // Ids 0 and 1 alike (the same producer id too, which the signature reads), with one instance
+  // each and a client transaction under way; id 2 as it starts.
+  let alikeIds = s0;
+  for (const t of [0, 1]) {
+    alikeIds = withTxn(alikeIds, t, { pid: 0, state: TxnState.Ongoing, pendingState: TxnState.PrepareCommit, partitions: 1 << t });
+    alikeIds = withProducer(alikeIds, t, { status: 1, tm: 2, pid: 0, epoch: 0, txnsBegun: 1, recordsSent: 1 });
+  }
+  alikeIds = { ...alikeIds, history: alikeIds.history.map((h, c) => (c === 0 || c === 2 ? { ...h, recordsSent: 1 } : h)) };
+  const md0 = (fields: object) => (s: State) => withCoordinator(s, { metadata: s.coordinator.metadata.map((md, t) => (t === 0 ? { ...md!, ...fields } : md)) });
+  const log0 = (fields: object) => (s: State) => withCoordinator(s, { log: s.coordinator.log.map((r, t) => (t === 0 ? { ...r!, ...fields } : r)) });
+  const instance0 = (fields: object) => (s: State) => withProducer(s, 0, fields);
+  const history0 = (fields: object) => (s: State) => ({ ...s, history: s.history.map((h, c) => (c === 0 ? { ...h, ...fields } : h)) });
+  const idCases: [string, (s: State) => State][] = [
+    ["the coordinator's memory of it", (s) => withCoordinator(s, { metadata: s.coordinator.metadata.map((md, t) => (t === 0 ? null : md)) })],
+    ["the coordinator's producer id for it", md0({ pid: 1 })],
+    ["the coordinator's epoch for it", md0({ epoch: 1 })],
+    ["its transaction's state", md0({ state: TxnState.PrepareCommit })],
+    ["its transaction's pending state", md0({ pendingState: -1 })],
+    ["how many partitions its transaction holds", md0({ partitions: 0b011 })],
+    ['its last log record', (s) => withCoordinator(s, { log: s.coordinator.log.map((r, t) => (t === 0 ? null : r)) })],
+    ["its log record's producer id", log0({ pid: 1 })],
+    ["its log record's epoch", log0({ epoch: 1 })],
+    ["its log record's state", log0({ state: TxnState.PrepareCommit })],
+    ["how many partitions its log record holds", log0({ partitions: 0b011 })],
+    ["its instance's status", instance0({ status: 2 })],
+    ["its instance's client state", instance0({ tm: 3 })],
+    ["its instance's producer id", instance0({ pid: 1 })],
+    ["its instance's epoch", instance0({ epoch: 1 })],
+    ["its instance's transactions begun", instance0({ txnsBegun: 2 })],
+    ["its instance's records sent", instance0({ recordsSent: 2 })],
+    ["its client transaction's decision", history0({ decision: 1 })],
+    ["what its client transaction was told", history0({ told: 1 })],
+    ["its client transaction's records", history0({ recordsSent: 2 })],
+  ];
+
+  it('ties transactional.ids 0 and 1 when they are alike', () => {
+    expect(candidateOrders(cfg, alikeIds).transactionalIds).toHaveLength(2);
+  });
+  for (const [field, change] of idCases) {
+    it(`tells transactional.ids apart by ${field}`, () => {
+      const changed = change(alikeIds);
+      expect(key(changed)).not.toBe(key(alikeIds));
+      expect(candidateOrders(cfg, changed).transactionalIds).toEqual([expect.any(Array)]);
+    });
+  }
+});
+
+// States where two partitions tie on their signatures but differ in what the signatures leave
+// out: canonical must try both orders, which it does only while both count as touched.
+describe('canonical on partitions that tie', () => {
+  const cfg = kafkaConfig('kafka-4.0', { partitions: 3, idempotentProducers: 1, consumers: { readCommitted: 1, readUncommitted: 0 } });
+  const s0 = initial(cfg);
+  const idem = s0.idempotentProducers[0]!;
+  const all = permutations([0, 1, 2]);
+  const verification = (pid: number) => ({ pid, epoch: 0, guard: 0, lowestSeq: 0 });
+  // Partitions 0 and 1 hold verification entries of two producer ids (the signature counts them);
+  // partition 2 is named in every other place a partition is marked touched.
+  const tiedByVerifications = withPartition(withPartition(s0, 0, { verifications: [verification(0)] }), 1, { verifications: [verification(1)] });
+  let namedEverywhere = withProducer(tiedByVerifications, 0, { nextSeq: [0, 0, 1], conns: [0, 0, 0, 1, 0], batches: [{ partition: 2, seq: 0, status: 0, retried: false, value: -1, ghostRecord: 0 }] });
+  namedEverywhere = { ...namedEverywhere, idempotentProducers: [{ ...idem, sequences: [idem.sequences[0]!, idem.sequences[1]!, { pid: 5, epoch: 0, nextSeq: 1, lastAcked: 0 }], conns: [0, 0, 1], batches: [{ partition: 2, status: 0, pid: 5, epoch: 0, seq: 0, retried: false, record: 0 }] }] };
+  namedEverywhere = withTxn(namedEverywhere, 0, { state: TxnState.Ongoing, partitions: 0b100 });
+  namedEverywhere = { ...namedEverywhere, consumers: [{ ...namedEverywhere.consumers[0]!, position: [0, 0, 1], delivered: [{ partition: 2, offset: 0, ghostTxn: -1, ghostRecord: -1 }] }] };
+  namedEverywhere = {
+    ...namedEverywhere,
+    network: [
+      { from: 0, to: leader(2), conn: 0, messages: [request(Api.Produce, { txnId: 0, pid: 0, epoch: 0, partitions: 2 })] },
+      { from: leader(2), to: TC_NODE, conn: 0, messages: [request(Api.AddPartitionsToTxn, { txnId: 0, pid: 0, epoch: 0, partitions: 0b100 })] },
+    ],
+  };
+  // Partitions 0 and 1 have sequences of two producer ids at one epoch (the signature reads the epoch and sequences).
+  const sequencesOf = (pid: number) => ({ pid, epoch: 0, nextSeq: 0, lastAcked: -1 });
+  const tiedBySequences = { ...s0, idempotentProducers: [{ ...idem, sequences: [sequencesOf(5), sequencesOf(6), idem.sequences[2]!] }] };
+  const cases: [string, State][] = [
+    ['verification entries', tiedByVerifications],
+    ['verification entries, with partition 2 named in every other place', namedEverywhere],
+    ["an idempotent producer's sequences", tiedBySequences],
+  ];
+
+  for (const [tiedBy, s] of cases) {
+    it(`gives every renaming one representative when partitions tie on ${tiedBy}`, () => {
+      expect(candidateOrders(cfg, s).partitions.length).toBeGreaterThan(1);
+      const canonical = kafkaCanonical(cfg);
+      const representative = key(canonical(s));
+      for (const perm of all) expect(key(canonical(renamePartitions(s, perm)))).toBe(representative);
+    });
+  }
+
+  it('forgets the last state between calls: the representative of a state is its own, whatever came before', () => {
+    const canonical = kafkaCanonical(cfg);
+    const representatives = cases.map(([, s]) => key(kafkaCanonical(cfg)(s)));
+    for (let i = 0; i < cases.length; i++) for (let j = 0; j < cases.length; j++) {
+      canonical(cases[i]![1]);
+      expect(key(canonical(cases[j]![1]))).toBe(representatives[j]);
+    }
   });
 });

@@ -45,7 +45,7 @@ import {
 export type Renaming = readonly number[];
 
 function renameIndex(perm: Renaming, p: number): number {
-  return p >= 0 && p < perm.length ? perm[p]! : p;
+  return p < perm.length ? perm[p]! : p;
 }
 
 function renameMask(perm: Renaming, mask: number): number {
@@ -179,7 +179,7 @@ interface IdRenaming {
 function idRenaming(cfg: KafkaConfig, perm: Renaming): IdRenaming {
   const instances = cfg.instancesPerId;
   const perInstance = cfg.transactionsPerInstance;
-  const txnId = (t: number): number => (t >= 0 && t < perm.length ? perm[t]! : t);
+  const txnId = (t: number): number => perm[t]!;
   const producer = (i: number): number => (i < 0 ? i : txnId(Math.floor(i / instances)) * instances + (i % instances));
   const clientTxn = (c: number): number => (c < 0 ? c : producer(Math.floor(c / perInstance)) * perInstance + (c % perInstance));
   const clientTxnOf = (i: number, c: number): number => producer(i) * perInstance + (c - i * perInstance);
@@ -354,7 +354,7 @@ function signatures(s: State, partitions: number): { sig: number[]; touched: num
   for (const ch of s.network) {
     const from = ch.from - LEADER_BASE;
     const to = ch.to - LEADER_BASE;
-    let h = 0;
+    let h = 0x811c9dc5;
     // A message's one partition is the leader's own; a set is told by its size only.
     for (const m of ch.messages) {
       h = mix(mix(h, m.api), (m.response ? 1 : 0) + 2 * (partitionsKind(m.api) === 1 ? popcount(m.partitions) : 0));
@@ -424,6 +424,18 @@ function sortedOrders(items: readonly number[], { sig: key, touched }: { sig: re
     i = j;
   }
   return orders;
+}
+
+/**
+ * The orders canonical tries for `s`, of its data partitions and of its transactional.ids: those
+ * that sort their signatures. A field the signatures leave out shows as a tie, and as more orders.
+ */
+export function candidateOrders(cfg: KafkaConfig, s: State): { partitions: number[][]; transactionalIds: number[][] } {
+  const ids = Array.from({ length: cfg.transactionalIds }, (_, t) => t);
+  return {
+    partitions: sortedOrders(Array.from({ length: cfg.partitions }, (_, p) => p), signatures(s, cfg.partitions)),
+    transactionalIds: sortedOrders(ids, { sig: idSignatures(cfg, s), touched: (1 << cfg.transactionalIds) - 1 }),
+  };
 }
 
 export function permutations<T>(items: readonly T[]): T[][] {
