@@ -560,7 +560,18 @@ describe('canonical on partitions that tie', () => {
   // Partitions 0 and 1 have sequences of two producer ids at one epoch (the signature reads the epoch and sequences).
   const sequencesOf = (pid: number) => ({ pid, epoch: 0, nextSeq: 0, lastAcked: -1 });
   const tiedBySequences = { ...s0, idempotentProducers: [{ ...idem, sequences: [sequencesOf(5), sequencesOf(6), idem.sequences[2]!] }] };
+  // Partitions 0 and 1 hold one batch each, of two input records (the signature does not read a
+  // record's value), and one thing more: a producer entry, a verification entry, a held request or
+  // a guard handed out. A partition holds something when any of its counts is not zero.
+  const tiedByValues = (more: object) => {
+    const holding = (value: number) => ({ log: [batch({ pid: 0, epoch: 0, value })], ...more });
+    return withPartition(withPartition(s0, 0, holding(0)), 1, holding(1));
+  };
   const cases: [string, State][] = [
+    ['the values of their batches, beside a producer entry', tiedByValues({ producers: [{ pid: 0, epoch: 0, lastSeqs: [0], coordinatorEpoch: -1, txnFirstOffset: 0 }] })],
+    ['the values of their batches, beside a verification entry', tiedByValues({ verifications: [verification(0)] })],
+    ['the values of their batches, beside a held request', tiedByValues({ held: [{ guard: 0, from: 0, conn: 0, request: request(Api.Produce, { txnId: 0, pid: 0, epoch: 0, partitions: 0 }) }] })],
+    ['the values of their batches, beside a guard handed out', tiedByValues({ nextGuard: 1 })],
     ['verification entries', tiedByVerifications],
     ['verification entries, with partition 2 named in every other place', namedEverywhere],
     ["an idempotent producer's sequences", tiedBySequences],
