@@ -261,7 +261,7 @@ describe('renamePartitions, one place at a time', () => {
   const s0 = initial(cfg);
   const idem = s0.idempotentProducers[0]!;
   const noSequence = idem.sequences[0]!;
-  const md = { pid: 0, epoch: 0, lastEpoch: -1, state: TxnState.Ongoing, pendingState: -1, partitions: 0b001, ghostTxn: -1, hasFailedEpochFence: false, prevPid: -1, nextPid: -1, transactionVersion: 2 };
+  const md = withTxn(s0, 0, { state: TxnState.Ongoing, partitions: 0b001 }).coordinator.metadata[0]!;
   const cases: { place: string; state: State; read: (s: State) => unknown; renamed: unknown }[] = [
     { place: "a producer's pending partitions", state: withProducer(s0, 0, { pendingAdd: 0b001 }), read: (s) => s.producers[0]!.pendingAdd, renamed: 0b010 },
     // AddOffsetsToTxn names the offsets partition (past the data partitions) in a bitmask.
@@ -431,6 +431,8 @@ describe('candidate orders: the fields that tell partitions and transactional.id
     ],
   };
   const partition0 = (fields: object) => (s: State) => withPartition(s, 0, fields);
+  const md0 = (fields: object) => (s: State) => withCoordinator(s, { metadata: s.coordinator.metadata.map((md, t) => (t === 0 ? { ...md!, ...fields } : md)) });
+  const log0 = (fields: object) => (s: State) => withCoordinator(s, { log: s.coordinator.log.map((r, t) => (t === 0 ? { ...r!, ...fields } : r)) });
   const logBatch0 = (fields: object) => partition0({ log: [{ ...alikePartition.log[0]!, ...fields }] });
   const producer0 = (fields: object) => (s: State) => withProducer(s, 0, fields);
   const idem0 = (fields: object) => (s: State) => ({ ...s, idempotentProducers: [{ ...s.idempotentProducers[0]!, ...fields }] });
@@ -462,8 +464,8 @@ describe('candidate orders: the fields that tell partitions and transactional.id
     ["an idempotent batch's status", idem0({ batches: [{ ...idemBatch(0), status: 1 }, idemBatch(1)] })],
     ["an idempotent batch's sequence", idem0({ batches: [{ ...idemBatch(0), seq: 1 }, idemBatch(1)] })],
     ["an idempotent batch's record", idem0({ batches: [{ ...idemBatch(0), record: 1 }, idemBatch(1)] })],
-    ["the coordinator's memory", (s) => withCoordinator(s, { metadata: s.coordinator.metadata.map((md, t) => (t === 0 ? { ...md!, partitions: 0b010 } : md)) })],
-    ["the coordinator's log", (s) => withCoordinator(s, { log: s.coordinator.log.map((r, t) => (t === 0 ? { ...r!, partitions: 0b010 } : r)) })],
+    ["the coordinator's memory", md0({ partitions: 0b010 })],
+    ["the coordinator's log", log0({ partitions: 0b010 })],
     ['which transactional.id holds it', (s) => withTxn(withTxn(s, 0, { state: TxnState.Ongoing, partitions: 0b010 }), 1, { pid: 1, state: TxnState.Ongoing, partitions: 0b001 })],
     ["a consumer's position", (s) => ({ ...s, consumers: [{ ...s.consumers[0]!, position: [2, 1, 0] }] })],
     ["a consumer's delivery", (s) => ({ ...s, consumers: [{ ...s.consumers[0]!, delivered: [{ ...s.consumers[0]!.delivered[0]!, offset: 1 }, s.consumers[0]!.delivered[1]!] }] })],
@@ -494,10 +496,9 @@ describe('candidate orders: the fields that tell partitions and transactional.id
   for (const t of [0, 1]) {
     alikeIds = withTxn(alikeIds, t, { pid: 0, state: TxnState.Ongoing, pendingState: TxnState.PrepareCommit, partitions: 1 << t });
     alikeIds = withProducer(alikeIds, t, { status: 1, tm: 2, pid: 0, epoch: 0, txnsBegun: 1, recordsSent: 1 });
+    const first = t * cfg.transactionsPerInstance;
+    alikeIds = { ...alikeIds, history: alikeIds.history.map((h, c) => (c === first ? { ...h, recordsSent: 1 } : h)) };
   }
-  alikeIds = { ...alikeIds, history: alikeIds.history.map((h, c) => (c === 0 || c === 2 ? { ...h, recordsSent: 1 } : h)) };
-  const md0 = (fields: object) => (s: State) => withCoordinator(s, { metadata: s.coordinator.metadata.map((md, t) => (t === 0 ? { ...md!, ...fields } : md)) });
-  const log0 = (fields: object) => (s: State) => withCoordinator(s, { log: s.coordinator.log.map((r, t) => (t === 0 ? { ...r!, ...fields } : r)) });
   const instance0 = (fields: object) => (s: State) => withProducer(s, 0, fields);
   const history0 = (fields: object) => (s: State) => ({ ...s, history: s.history.map((h, c) => (c === 0 ? { ...h, ...fields } : h)) });
   const idCases: [string, (s: State) => State][] = [

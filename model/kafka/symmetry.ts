@@ -426,15 +426,24 @@ function sortedOrders(items: readonly number[], { sig: key, touched }: { sig: re
   return orders;
 }
 
+/** The orders of the data partitions `indices` that sort their signatures in `s`. */
+function partitionOrders(s: State, indices: readonly number[]): number[][] {
+  return sortedOrders(indices, signatures(s, indices.length));
+}
+
+/** The orders of the transactional.ids `ids` that sort their signatures in `s` (every id counts as touched). */
+function idOrders(cfg: KafkaConfig, s: State, ids: readonly number[]): number[][] {
+  return sortedOrders(ids, { sig: idSignatures(cfg, s), touched: (1 << ids.length) - 1 });
+}
+
 /**
- * The orders canonical tries for `s`, of its data partitions and of its transactional.ids: those
- * that sort their signatures. A field the signatures leave out shows as a tie, and as more orders.
+ * The orders canonical tries for `s`, of its data partitions and of its transactional.ids. A field
+ * the signatures leave out shows as a tie, and as more orders.
  */
 export function candidateOrders(cfg: KafkaConfig, s: State): { partitions: number[][]; transactionalIds: number[][] } {
-  const ids = Array.from({ length: cfg.transactionalIds }, (_, t) => t);
   return {
-    partitions: sortedOrders(Array.from({ length: cfg.partitions }, (_, p) => p), signatures(s, cfg.partitions)),
-    transactionalIds: sortedOrders(ids, { sig: idSignatures(cfg, s), touched: (1 << cfg.transactionalIds) - 1 }),
+    partitions: partitionOrders(s, Array.from({ length: cfg.partitions }, (_, p) => p)),
+    transactionalIds: idOrders(cfg, s, Array.from({ length: cfg.transactionalIds }, (_, t) => t)),
   };
 }
 
@@ -452,7 +461,6 @@ export function kafkaCanonical(cfg: KafkaConfig, bySignature = true): (s: State)
   const byPartitions = partitionCanonical(cfg, bySignature);
   if (cfg.transactionalIds <= 1) return byPartitions;
   const ids = Array.from({ length: cfg.transactionalIds }, (_, t) => t);
-  const everyId = (1 << cfg.transactionalIds) - 1;
   const allOrders = permutations(ids);
   const least = new Least();
   const renamedIds = (s: State, order: readonly number[]): State => {
@@ -461,7 +469,7 @@ export function kafkaCanonical(cfg: KafkaConfig, bySignature = true): (s: State)
   };
   return (s) => {
     // As for partitions: only the renamings that sort the transactional.ids by signature are candidates.
-    const orders = bySignature ? sortedOrders(ids, { sig: idSignatures(cfg, s), touched: everyId }) : allOrders;
+    const orders = bySignature ? idOrders(cfg, s, ids) : allOrders;
     if (orders.length === 1) return byPartitions(renamedIds(s, orders[0]!));
     least.reset();
     for (const order of orders) least.offer(byPartitions(renamedIds(s, order)));
@@ -477,7 +485,7 @@ function partitionCanonical(cfg: KafkaConfig, bySignature: boolean): (s: State) 
   const least = new Least();
   return (s) => {
     // An order lists the old partitions in their new places: order[q] becomes partition q.
-    const orders = bySignature ? sortedOrders(indices, signatures(s, partitions)) : all;
+    const orders = bySignature ? partitionOrders(s, indices) : all;
     if (orders.length === 1) return renamedBy(s, orders[0]!);
     least.reset();
     for (const order of orders) least.offer(renamedBy(s, order));
