@@ -1,6 +1,15 @@
 // The txcheck command line. `main` takes its arguments and output channels as parameters so
 // tests can run it in-process; the entry guard at the bottom wires it to the real process.
-import { type Stats, closeSync, lstatSync, mkdirSync, openSync, realpathSync, rmSync, statSync } from 'node:fs';
+import {
+  type Stats,
+  closeSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,7 +17,14 @@ import { parseArgs } from 'node:util';
 import { sourceDigest } from './distributed/digest.ts';
 import { Fields, InputError } from './engine/input.ts';
 import { modelOf } from '../specs/build.ts';
-import { loadSpecFile, parseSpec, readRunOptions, temporalProperties, type RunOptions, type Spec } from '../specs/load.ts';
+import {
+  loadSpecFile,
+  parseSpec,
+  readRunOptions,
+  temporalProperties,
+  type RunOptions,
+  type Spec,
+} from '../specs/load.ts';
 import { compareCommand, mutantsCommand } from './compare.ts';
 import { DEFAULT_WALK_DEPTH, explore } from './explore.ts';
 import { type RunningExplorer, startExplorer } from './explorer/server.ts';
@@ -16,14 +32,30 @@ import { explorerSource } from './explorer/source.ts';
 import { listText } from './list.ts';
 import { type Lasso, type LivenessResult, checkLiveness, describeFairness } from './engine/liveness.ts';
 import type { Model } from './engine/model.ts';
-import { DEADLOCK, HEAP_SHARE, type Limit, type Progress, type Result, type SearchOptions, type Trace } from './engine/search.ts';
+import {
+  DEADLOCK,
+  HEAP_SHARE,
+  type Limit,
+  type Progress,
+  type Result,
+  type SearchOptions,
+  type Trace,
+} from './engine/search.ts';
 import { renderHtml } from './report/html.ts';
 import { renderMermaid } from './report/mermaid.ts';
 import { type Report, buildReport } from './report/report.ts';
 import { renderText } from './report/text.ts';
 import { shrink, violates } from './engine/shrink.ts';
 import { TOOL } from './version.ts';
-import { type TraceFile, initialStateOf, readTraceFile, replay, stateView, traceText, writeFileAtomic } from './engine/trace.ts';
+import {
+  type TraceFile,
+  initialStateOf,
+  readTraceFile,
+  replay,
+  stateView,
+  traceText,
+  writeFileAtomic,
+} from './engine/trace.ts';
 
 export interface Io {
   out(text: string): void;
@@ -143,7 +175,13 @@ type Flags = ReturnType<typeof parseCommandLine>['values'];
 
 function parseCommandLine(argv: readonly string[]) {
   // parseArgs takes "--seed -1" for two options; a negative number is the option's value (and is then refused by range).
-  const args = argv.flatMap((arg, i) => (/^-\d/.test(arg) && /^--[\w-]+$/.test(argv[i - 1] ?? '') ? [] : /^--[\w-]+$/.test(arg) && /^-\d/.test(argv[i + 1] ?? '') ? [`${arg}=${argv[i + 1]}`] : [arg]));
+  const args = argv.flatMap((arg, i) =>
+    /^-\d/.test(arg) && /^--[\w-]+$/.test(argv[i - 1] ?? '')
+      ? []
+      : /^--[\w-]+$/.test(arg) && /^-\d/.test(argv[i + 1] ?? '')
+        ? [`${arg}=${argv[i + 1]}`]
+        : [arg],
+  );
   let parsed;
   try {
     parsed = parseArgs({ args, options: optionSpecs, allowPositionals: true, strict: true, tokens: true });
@@ -153,12 +191,23 @@ function parseCommandLine(argv: readonly string[]) {
     if ((e as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
       throw new InputError(COMMAND_LINE, option, 'a known option (see txcheck --help)');
     }
-    throw new InputError(COMMAND_LINE, option, 'an option used as txcheck --help shows', JSON.stringify(message));
+    throw new InputError(
+      COMMAND_LINE,
+      option,
+      'an option used as txcheck --help shows',
+      JSON.stringify(message),
+    );
   }
   // A repeated option would silently override the first.
   const names = parsed.tokens.flatMap((t) => (t.kind === 'option' ? [t.name] : []));
   const repeated = names.find((name, i) => names.indexOf(name) !== i);
-  if (repeated !== undefined) throw new InputError(COMMAND_LINE, `--${repeated}`, 'each option at most once', `${names.filter((n) => n === repeated).length} times`);
+  if (repeated !== undefined)
+    throw new InputError(
+      COMMAND_LINE,
+      `--${repeated}`,
+      'each option at most once',
+      `${names.filter((n) => n === repeated).length} times`,
+    );
   return parsed;
 }
 
@@ -176,9 +225,12 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       return ExitCode.Ok;
     }
     if (command === 'worker') {
-      if (positionals.length > 1) throw new InputError(COMMAND_LINE, positionals[1]!, 'nothing after worker (see txcheck --help)');
+      if (positionals.length > 1)
+        throw new InputError(COMMAND_LINE, positionals[1]!, 'nothing after worker (see txcheck --help)');
       rejectOtherFlags(command, ['redis', 'workers', 'lock-seconds'], flags);
-      return await (await distributed()).workerCommand(flags.redis, workersOption(flags), flags['lock-seconds'], io);
+      return await (
+        await distributed()
+      ).workerCommand(flags.redis, workersOption(flags), flags['lock-seconds'], io);
     }
     if (command === 'compare' || command === 'mutants') {
       rejectOtherFlags(command, variantsFlags[command], flags);
@@ -187,10 +239,25 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const spec = commands.find((c) => c.name === command);
     if (spec === undefined) {
       const names = [...commands.map((c) => c.name), 'compare', 'mutants', 'worker'].join(', ');
-      throw new InputError(COMMAND_LINE, 'command', `${names} or list (see txcheck --help)`, command === undefined ? 'nothing' : JSON.stringify(command));
+      throw new InputError(
+        COMMAND_LINE,
+        'command',
+        `${names} or list (see txcheck --help)`,
+        command === undefined ? 'nothing' : JSON.stringify(command),
+      );
     }
-    if (file === undefined) throw new InputError(COMMAND_LINE, spec.name, spec.name === 'check' ? 'a spec file' : spec.name === 'explore' ? 'a spec or trace file' : 'a trace file');
-    if (extra.length > 0) throw new InputError(COMMAND_LINE, extra[0]!, 'nothing more after the file (see txcheck --help)');
+    if (file === undefined)
+      throw new InputError(
+        COMMAND_LINE,
+        spec.name,
+        spec.name === 'check'
+          ? 'a spec file'
+          : spec.name === 'explore'
+            ? 'a spec or trace file'
+            : 'a trace file',
+      );
+    if (extra.length > 0)
+      throw new InputError(COMMAND_LINE, extra[0]!, 'nothing more after the file (see txcheck --help)');
     rejectOtherFlags(spec.name, spec.flags, flags);
     return await spec.run(file, flags, io);
   } catch (e) {
@@ -225,31 +292,55 @@ const variantsFlags: Record<'compare' | 'mutants', readonly (keyof Flags)[]> = {
 
 /** Refuses an option that `command` does not take (--debug goes with every command). */
 function rejectOtherFlags(command: string, allowed: readonly (keyof Flags)[], flags: Flags): void {
-  const other = Object.keys(flags).find((name) => name !== 'debug' && !(allowed as readonly string[]).includes(name));
-  if (other !== undefined) throw new InputError(COMMAND_LINE, `--${other}`, `no such option for ${command} (only ${allowed.map((f) => `--${f}`).join(', ')})`);
-  if (flags.json === true && flags.markdown === true) throw new InputError(COMMAND_LINE, '--markdown', 'either --markdown or --json, not both');
+  const other = Object.keys(flags).find(
+    (name) => name !== 'debug' && !(allowed as readonly string[]).includes(name),
+  );
+  if (other !== undefined)
+    throw new InputError(
+      COMMAND_LINE,
+      `--${other}`,
+      `no such option for ${command} (only ${allowed.map((f) => `--${f}`).join(', ')})`,
+    );
+  if (flags.json === true && flags.markdown === true)
+    throw new InputError(COMMAND_LINE, '--markdown', 'either --markdown or --json, not both');
 }
 
-function variantsCommand(command: 'compare' | 'mutants', files: readonly string[], flags: Flags, io: Io): number {
+function variantsCommand(
+  command: 'compare' | 'mutants',
+  files: readonly string[],
+  flags: Flags,
+  io: Io,
+): number {
   if (files.length === 0) throw new InputError(COMMAND_LINE, command, 'a spec file');
-  if (command === 'compare' && files.length > 1) throw new InputError(COMMAND_LINE, files[1]!, 'one spec file for compare');
+  if (command === 'compare' && files.length > 1)
+    throw new InputError(COMMAND_LINE, files[1]!, 'one spec file for compare');
   const specs = files.map((file) => ({ file, raw: loadSpecFile(file).raw }));
   const options = runOptions(loadSpecFile(files[0]!), flags);
   const limits = { maxStates: options.maxStates, maxSeconds: options.maxSeconds };
   const format = flags.json === true ? 'json' : flags.markdown === true ? 'markdown' : 'text';
   if (command === 'mutants') return mutantsCommand(specs, limits, format, io);
-  if (flags.variants === undefined) throw new InputError(COMMAND_LINE, '--variants', 'a comma-separated list of variants (see txcheck list)');
+  if (flags.variants === undefined)
+    throw new InputError(COMMAND_LINE, '--variants', 'a comma-separated list of variants (see txcheck list)');
   return compareCommand(files[0]!, specs[0]!.raw, flags.variants.split(','), limits, format, io);
 }
 
 /** String flags that say how to run or where to write, read elsewhere. */
-const NOT_RUN_OPTIONS: ReadonlySet<string> = new Set(['out', 'variants', 'workers', 'redis', 'checkpoint', 'checkpoint-every', 'resume']);
+const NOT_RUN_OPTIONS: ReadonlySet<string> = new Set([
+  'out',
+  'variants',
+  'workers',
+  'redis',
+  'checkpoint',
+  'checkpoint-every',
+  'resume',
+]);
 
 /** The spec's run options overridden by the flags, with the built-in defaults below both. */
 function runOptions(spec: Spec, flags: Flags): RunOptions {
   const given: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(flags)) {
-    if (typeof value === 'string' && !NOT_RUN_OPTIONS.has(name)) given[`--${name}`] = /^-?\d+$/.test(value) ? Number(value) : value;
+    if (typeof value === 'string' && !NOT_RUN_OPTIONS.has(name))
+      given[`--${name}`] = /^-?\d+$/.test(value) ? Number(value) : value;
   }
   const fields = new Fields(COMMAND_LINE, given);
   const fromFlags = readRunOptions(fields, (o) => o.flag);
@@ -261,26 +352,59 @@ function runOptions(spec: Spec, flags: Flags): RunOptions {
 const MAX_WORKERS = 256;
 
 /** How a checked search is saved and taken up again: --checkpoint, --checkpoint-every and --resume. */
-function checkpointOptions(spec: Spec, model: Model<unknown, unknown>, flags: Flags, options: RunOptions): Pick<SearchOptions, 'checkpoint' | 'resume'> {
+function checkpointOptions(
+  spec: Spec,
+  model: Model<unknown, unknown>,
+  flags: Flags,
+  options: RunOptions,
+): Pick<SearchOptions, 'checkpoint' | 'resume'> {
   const file = flags.checkpoint ?? flags.resume;
-  if (flags['checkpoint-every'] !== undefined && file === undefined) throw new InputError(COMMAND_LINE, '--checkpoint-every', 'a --checkpoint FILE to write to');
+  if (flags['checkpoint-every'] !== undefined && file === undefined)
+    throw new InputError(COMMAND_LINE, '--checkpoint-every', 'a --checkpoint FILE to write to');
   if (file === undefined) return {};
   const flag = flags.checkpoint === undefined ? '--resume' : '--checkpoint';
-  if (options.strategy === 'random') throw new InputError(COMMAND_LINE, flag, 'the breadth-first search (random walks are rerun from their seed instead)', '--strategy random');
-  if (model.pack === undefined || model.unpack === undefined) throw new InputError(COMMAND_LINE, flag, `a model that packs its states (model ${spec.entry.name} does not)`);
+  if (options.strategy === 'random')
+    throw new InputError(
+      COMMAND_LINE,
+      flag,
+      'the breadth-first search (random walks are rerun from their seed instead)',
+      '--strategy random',
+    );
+  if (model.pack === undefined || model.unpack === undefined)
+    throw new InputError(
+      COMMAND_LINE,
+      flag,
+      `a model that packs its states (model ${spec.entry.name} does not)`,
+    );
   const every = flags['checkpoint-every'];
-  const everySeconds = every === undefined ? DEFAULT_CHECKPOINT_SECONDS : new Fields(COMMAND_LINE, { '--checkpoint-every': /^-?\d+$/.test(every) ? Number(every) : every }).int('--checkpoint-every', 1, 86_400);
+  const everySeconds =
+    every === undefined
+      ? DEFAULT_CHECKPOINT_SECONDS
+      : new Fields(COMMAND_LINE, { '--checkpoint-every': /^-?\d+$/.test(every) ? Number(every) : every }).int(
+          '--checkpoint-every',
+          1,
+          86_400,
+        );
   // What decides the search a checkpoint belongs to: the spec as written, the depth bound, and the
   // code that builds and packs the states (a changed model would read the saved words wrongly).
-  const code = sourceDigest(fileURLToPath(new URL('..', import.meta.url)), ['model', 'specs', 'checker/engine']);
+  const code = sourceDigest(fileURLToPath(new URL('..', import.meta.url)), [
+    'model',
+    'specs',
+    'checker/engine',
+  ]);
   const identity = JSON.stringify({ tool: TOOL, code, spec: spec.raw, maxDepth: options.maxDepth ?? null });
-  return { checkpoint: { file, everySeconds, identity }, ...(flags.resume === undefined ? {} : { resume: { file: flags.resume, identity } }) };
+  return {
+    checkpoint: { file, everySeconds, identity },
+    ...(flags.resume === undefined ? {} : { resume: { file: flags.resume, identity } }),
+  };
 }
 
 /** --workers: a run option, not a spec field, since it says how to search and not what. */
 function workersOption(flags: Flags): number {
   if (flags.workers === undefined) return availableParallelism();
-  const fields = new Fields(COMMAND_LINE, { '--workers': /^-?\d+$/.test(flags.workers) ? Number(flags.workers) : flags.workers });
+  const fields = new Fields(COMMAND_LINE, {
+    '--workers': /^-?\d+$/.test(flags.workers) ? Number(flags.workers) : flags.workers,
+  });
   return fields.int('--workers', 1, MAX_WORKERS);
 }
 
@@ -292,33 +416,61 @@ async function check(file: string, flags: Flags, io: Io): Promise<number> {
   // The proviso of the reduction reads the depths of one search, and a checkpoint saves one search: they run on one thread.
   let workers = spec.reduction || saving.checkpoint !== undefined ? 1 : workersOption(flags);
   if (spec.liveness.length > 0 && options.strategy === 'random') {
-    throw new InputError(COMMAND_LINE, '--strategy', '"bfs": the spec checks liveness, which needs the whole state graph', '"random"');
+    throw new InputError(
+      COMMAND_LINE,
+      '--strategy',
+      '"bfs": the spec checks liveness, which needs the whole state graph',
+      '"random"',
+    );
   }
   if (spec.reduction && options.strategy === 'random') {
-    throw new InputError(COMMAND_LINE, '--strategy', '"bfs": the spec asks for partial-order reduction, which the breadth-first search applies', '"random"');
+    throw new InputError(
+      COMMAND_LINE,
+      '--strategy',
+      '"bfs": the spec asks for partial-order reduction, which the breadth-first search applies',
+      '"random"',
+    );
   }
-  const checkpointFlag = flags.checkpoint !== undefined ? '--checkpoint' : flags.resume !== undefined ? '--resume' : undefined;
-  const given = { workers: flags.workers !== undefined, ...(checkpointFlag === undefined ? {} : { checkpoint: checkpointFlag }) };
-  const onRedis = flags.redis === undefined ? undefined : await (await distributed()).distributedCheck(spec, options, flags.redis, given);
+  const checkpointFlag =
+    flags.checkpoint !== undefined ? '--checkpoint' : flags.resume !== undefined ? '--resume' : undefined;
+  const given = {
+    workers: flags.workers !== undefined,
+    ...(checkpointFlag === undefined ? {} : { checkpoint: checkpointFlag }),
+  };
+  const onRedis =
+    flags.redis === undefined
+      ? undefined
+      : await (await distributed()).distributedCheck(spec, options, flags.redis, given);
   if (flags.out === undefined) checkOutputFolder(`out/${spec.name}.*.itf.json`, 'out', true);
   else checkOutput(flags.out);
   const progress = new ProgressLine(io);
   const onProgress = io.errIsTTY ? progress.show : undefined;
   let result: Result;
-  if (onRedis === undefined) result = await explore(spec, model, options, workers, onProgress, io.stop?.flag, saving);
+  if (onRedis === undefined)
+    result = await explore(spec, model, options, workers, onProgress, io.stop?.flag, saving);
   else ({ result, workers } = await onRedis(model, progress.say, onProgress, io.stop?.flag));
   progress.clear();
   // Liveness is checked once every invariant holds in every reachable state.
   const live =
     result.status === 'ok' && spec.liveness.length > 0
-      ? checkLiveness(model, temporalProperties(spec), { fairness: spec.fairness, maxStates: options.maxStates, maxSeconds: options.maxSeconds, maxMemory: options.maxMemory })
+      ? checkLiveness(model, temporalProperties(spec), {
+          fairness: spec.fairness,
+          maxStates: options.maxStates,
+          maxSeconds: options.maxSeconds,
+          maxMemory: options.maxMemory,
+        })
       : undefined;
 
   const baseMeta = { tool: TOOL, spec: spec.raw, specFile: spec.file, strategy: options.strategy };
   const written: string[] = [];
   const write = (property: string, trace: Trace | Lasso, description: string, extra: object = {}): string => {
     const defaultFile = `out/${spec.name}.${property}.itf.json`;
-    const path = flags.out === undefined ? defaultFile : written.length === 0 ? flags.out : flags.out.replace(/(\.itf)?\.json$/, '') + `.${property}.itf.json`;
+    const path =
+      flags.out === undefined
+        ? defaultFile
+        : written.length === 0
+          ? flags.out
+          : flags.out.replace(/(\.itf)?\.json$/, '') + `.${property}.itf.json`;
     writeOutput(path, traceText(model, trace, { ...baseMeta, ...extra, property, description }));
     written.push(path);
     return path;
@@ -329,31 +481,64 @@ async function check(file: string, flags: Flags, io: Io): Promise<number> {
   if (result.violation !== undefined && flags.shrink === true) {
     const { property, trace } = result.violation;
     shrunkFrom = trace.actions.length;
-    result = { ...result, violation: { ...result.violation, trace: shrink(model, trace.states[0], trace.actions, violates(model, property)).trace } };
+    result = {
+      ...result,
+      violation: {
+        ...result.violation,
+        trace: shrink(model, trace.states[0], trace.actions, violates(model, property)).trace,
+      },
+    };
   }
   if (result.violation !== undefined) {
     const { property, trace, walk } = result.violation;
     const random = options.strategy === 'random' ? { seed: options.seed, walk } : {};
     const shrunk = shrunkFrom === undefined ? {} : { shrunkFrom };
     const how = `${shrunkFrom === undefined ? '' : `shrunk from ${shrunkFrom} steps, `}${options.strategy} search of ${spec.file}`;
-    traceFile = write(property, trace, `${property} violated after ${trace.actions.length} steps (${how})`, { ...random, ...shrunk });
+    traceFile = write(property, trace, `${property} violated after ${trace.actions.length} steps (${how})`, {
+      ...random,
+      ...shrunk,
+    });
   }
   const lassoFiles = new Map<string, string>();
   for (const { property, lasso } of live?.verdicts ?? []) {
     if (lasso === undefined) continue;
-    const cycle = lasso.loopAction === undefined ? 'stutters forever' : `repeats a cycle of ${lasso.states.length - lasso.loop} steps`;
-    lassoFiles.set(property, write(property, lasso, `${lasso.goal} fails on a fair run: after ${lasso.loop} steps it ${cycle} (${spec.file})`));
+    const cycle =
+      lasso.loopAction === undefined
+        ? 'stutters forever'
+        : `repeats a cycle of ${lasso.states.length - lasso.loop} steps`;
+    lassoFiles.set(
+      property,
+      write(
+        property,
+        lasso,
+        `${lasso.goal} fails on a fair run: after ${lasso.loop} steps it ${cycle} (${spec.file})`,
+      ),
+    );
   }
 
   const signal = io.stop?.received;
   // A search stopped between two states (time, memory, a signal) left a checkpoint to go on from.
-  const saved = saving.checkpoint !== undefined && result.status === 'incomplete' && result.stoppedBy !== 'maxStates' && result.stoppedBy !== 'maxDepth' ? saving.checkpoint.file : undefined;
+  const saved =
+    saving.checkpoint !== undefined &&
+    result.status === 'incomplete' &&
+    result.stoppedBy !== 'maxStates' &&
+    result.stoppedBy !== 'maxDepth'
+      ? saving.checkpoint.file
+      : undefined;
   if (flags.json === true) {
-    const extra = { ...(signal === undefined ? {} : { signal }), ...(saved === undefined ? {} : { checkpoint: saved }) };
-    io.out(`${JSON.stringify({ ...(jsonSummary(spec, result, options, workers, traceFile, live, lassoFiles, shrunkFrom) as object), ...extra })}\n`);
+    const extra = {
+      ...(signal === undefined ? {} : { signal }),
+      ...(saved === undefined ? {} : { checkpoint: saved }),
+    };
+    io.out(
+      `${JSON.stringify({ ...(jsonSummary(spec, result, options, workers, traceFile, live, lassoFiles, shrunkFrom) as object), ...extra })}\n`,
+    );
   } else {
-    io.out(textSummary(spec, options, workers, model, result, traceFile, live, lassoFiles, shrunkFrom, signal));
-    if (saved !== undefined) io.out(`Checkpoint written to ${saved}; go on with: txcheck check ${spec.file} --resume ${saved}\n`);
+    io.out(
+      textSummary(spec, options, workers, model, result, traceFile, live, lassoFiles, shrunkFrom, signal),
+    );
+    if (saved !== undefined)
+      io.out(`Checkpoint written to ${saved}; go on with: txcheck check ${spec.file} --resume ${saved}\n`);
   }
   const status = overallStatus(result, live);
   return status === 'ok' ? ExitCode.Ok : status === 'violation' ? ExitCode.Violation : ExitCode.Incomplete;
@@ -381,7 +566,9 @@ function livenessJson(spec: Spec, live: LivenessResult, files: ReadonlyMap<strin
       name: property,
       goals,
       status: lasso === undefined ? 'holds' : 'violated',
-      ...(lasso === undefined ? {} : { goal: lasso.goal, length: lassoLength(lasso), loop: lasso.loop, traceFile: files.get(property) }),
+      ...(lasso === undefined
+        ? {}
+        : { goal: lasso.goal, length: lassoLength(lasso), loop: lasso.loop, traceFile: files.get(property) }),
     })),
   };
 }
@@ -425,7 +612,15 @@ function jsonSummary(
         }),
     ...(lasso?.lasso === undefined
       ? {}
-      : { violation: { property: lasso.property, goal: lasso.lasso.goal, length: lassoLength(lasso.lasso), loop: lasso.lasso.loop, traceFile: lassoFiles.get(lasso.property) } }),
+      : {
+          violation: {
+            property: lasso.property,
+            goal: lasso.lasso.goal,
+            length: lassoLength(lasso.lasso),
+            loop: lasso.lasso.loop,
+            traceFile: lassoFiles.get(lasso.property),
+          },
+        }),
     ...(live === undefined ? {} : { liveness: livenessJson(spec, live, lassoFiles) }),
   };
 }
@@ -502,9 +697,14 @@ function textSummary(
   const reduced = spec.reduction ? ', partial-order reduction' : '';
   const searched = `${options.strategy === 'random' ? `random walks, seed ${options.seed}` : 'breadth-first'}${reduced}${threads}`;
   lines.push(`${TOOL}: ${spec.file} (model ${spec.entry.name}, ${searched})`);
-  lines.push(`Checking ${spec.properties.join(', ') || 'no invariants'}; deadlock ${spec.deadlockAllowed ? 'allowed' : 'reported'}.`);
+  lines.push(
+    `Checking ${spec.properties.join(', ') || 'no invariants'}; deadlock ${spec.deadlockAllowed ? 'allowed' : 'reported'}.`,
+  );
   if (spec.liveness.length > 0) {
-    const fairness = spec.fairness.length === 0 ? 'no fairness at all' : `weak fairness of ${spec.fairness.map(describeFairness).join('; ')}`;
+    const fairness =
+      spec.fairness.length === 0
+        ? 'no fairness at all'
+        : `weak fairness of ${spec.fairness.map(describeFairness).join('; ')}`;
     lines.push(`Then liveness: ${spec.liveness.join(', ')}, under ${fairness}.`);
   }
   const perSecond = result.seconds > 0 ? ` (${count(result.statesGenerated / result.seconds)} states/s)` : '';
@@ -514,7 +714,8 @@ function textSummary(
   );
   lines.push('Coverage (successors computed per action):');
   const width = Math.max(...Object.keys(result.coverage.fired).map((k) => k.length));
-  for (const [kind, n] of Object.entries(result.coverage.fired)) lines.push(`  ${kind.padEnd(width)}  ${count(n).padStart(12)}`);
+  for (const [kind, n] of Object.entries(result.coverage.fired))
+    lines.push(`  ${kind.padEnd(width)}  ${count(n).padStart(12)}`);
   lines.push(`  never fired: ${result.coverage.neverFired.join(', ') || 'none'}`);
 
   if (result.status === 'ok' && live !== undefined) {
@@ -544,38 +745,60 @@ function textSummary(
     const { property, trace, walk } = result.violation!;
     const where = walk === undefined ? '' : ` in walk ${walk}`;
     const shrunk = shrunkFrom === undefined ? '' : ` (shrunk from ${shrunkFrom})`;
-    lines.push(`Result: violation. ${property} is violated after ${trace.actions.length} steps${shrunk}${where}:`);
+    lines.push(
+      `Result: violation. ${property} is violated after ${trace.actions.length} steps${shrunk}${where}:`,
+    );
     lines.push(...traceLines(model, trace, property));
     lines.push(written(traceFile!));
   }
-  if (result.status !== 'ok' && spec.liveness.length > 0) lines.push('Liveness was not checked: it needs every invariant to hold in every reachable state first.');
+  if (result.status !== 'ok' && spec.liveness.length > 0)
+    lines.push('Liveness was not checked: it needs every invariant to hold in every reachable state first.');
   return `${lines.join('\n')}\n`;
 }
 
 /** npx finds the command in a clone, in a project that installed it, and installed globally. */
-const written = (traceFile: string): string => `Trace written to ${traceFile}; replay it with: npx txcheck replay ${traceFile}`;
+const written = (traceFile: string): string =>
+  `Trace written to ${traceFile}; replay it with: npx txcheck replay ${traceFile}`;
 
-function livenessLines(spec: Spec, model: Model<unknown, unknown>, result: Result, live: LivenessResult, files: ReadonlyMap<string, string>): string[] {
-  const lines = [`Liveness: state graph of ${count(live.states)} states and ${count(live.edges)} edges, ${live.seconds.toFixed(2)} s, ${(live.bytes / 2 ** 20).toFixed(1)} MiB.`];
+function livenessLines(
+  spec: Spec,
+  model: Model<unknown, unknown>,
+  result: Result,
+  live: LivenessResult,
+  files: ReadonlyMap<string, string>,
+): string[] {
+  const lines = [
+    `Liveness: state graph of ${count(live.states)} states and ${count(live.edges)} edges, ${live.seconds.toFixed(2)} s, ${(live.bytes / 2 ** 20).toFixed(1)} MiB.`,
+  ];
   if (live.status === 'incomplete') {
     lines.push(`Result: incomplete. The liveness check stopped at ${live.stoppedBy}; no liveness verdict.`);
     return lines;
   }
   const width = Math.max(...live.verdicts.map((v) => v.property.length));
   for (const { property, goals, lasso } of live.verdicts) {
-    const verdict = lasso === undefined ? `holds (${goals} goal${goals === 1 ? '' : 's'})` : `fails: ${lasso.goal}, trace ${files.get(property)}`;
+    const verdict =
+      lasso === undefined
+        ? `holds (${goals} goal${goals === 1 ? '' : 's'})`
+        : `fails: ${lasso.goal}, trace ${files.get(property)}`;
     lines.push(`  ${property.padEnd(width)}  ${verdict}`);
   }
   const failed = live.verdicts.find((v) => v.lasso !== undefined);
   if (failed === undefined) {
-    const invariants = spec.properties.length === 0 ? 'No invariant is checked' : `${spec.properties.join(' and ')} hold${spec.properties.length === 1 ? 's' : ''}`;
-    lines.push(`Result: ok. ${invariants} in all ${count(result.distinctStates)} reachable states, and ${spec.liveness.join(' and ')} on every fair run.`);
+    const invariants =
+      spec.properties.length === 0
+        ? 'No invariant is checked'
+        : `${spec.properties.join(' and ')} hold${spec.properties.length === 1 ? 's' : ''}`;
+    lines.push(
+      `Result: ok. ${invariants} in all ${count(result.distinctStates)} reachable states, and ${spec.liveness.join(' and ')} on every fair run.`,
+    );
     return lines;
   }
   const lasso = failed.lasso!;
   const goal = `${lasso.goal}${lasso.goal === failed.property ? '' : ` (${failed.property})`}`;
   const run = spec.fairness.length === 0 ? 'a run (no fairness assumed)' : 'a fair run';
-  lines.push(`Result: violation. ${goal} fails on ${run}: ${lasso.loop} steps to a cycle that it repeats forever:`);
+  lines.push(
+    `Result: violation. ${goal} fails on ${run}: ${lasso.loop} steps to a cycle that it repeats forever:`,
+  );
   lines.push(...traceLines(model, lasso, failed.property));
   const file = files.get(failed.property);
   lines.push(written(file!));
@@ -593,9 +816,12 @@ function traceLines(model: Model<unknown, unknown>, trace: Trace | Lasso, proper
   trace.states.forEach((s, step) => {
     const vars = stateView(model, s);
     const notes: string[] = [];
-    if (step === lasso?.trigger) notes.push(`${lasso.goal}: its trigger holds; its goal never does from here on`);
+    if (step === lasso?.trigger)
+      notes.push(`${lasso.goal}: its trigger holds; its goal never does from here on`);
     if (step === lasso?.loop) notes.push('the cycle starts here');
-    lines.push(`  step ${step}: ${step === 0 ? '(initial state)' : trace.actions[step - 1]}${notes.length === 0 ? '' : `   [${notes.join('; ')}]`}`);
+    lines.push(
+      `  step ${step}: ${step === 0 ? '(initial state)' : trace.actions[step - 1]}${notes.length === 0 ? '' : `   [${notes.join('; ')}]`}`,
+    );
     for (const [name, value] of Object.entries(vars)) {
       const shown = JSON.stringify(value);
       if (shown !== JSON.stringify(before[name])) lines.push(`    ${name} = ${shown}`);
@@ -622,10 +848,15 @@ function loadTrace(file: string): { trace: TraceFile; spec: Spec; model: Model<u
 
 function replayCommand(file: string, flags: Flags, io: Io): number {
   const { trace, spec, model } = loadTrace(file);
-  const { reproduced, message } = replay(model, trace, { properties: temporalProperties(spec), fairness: spec.fairness });
+  const { reproduced, message } = replay(model, trace, {
+    properties: temporalProperties(spec),
+    fairness: spec.fairness,
+  });
   const loop = trace.loop === undefined ? {} : { loop: trace.loop };
   if (flags.json === true) {
-    io.out(`${JSON.stringify({ status: reproduced ? 'reproduced' : 'diverged', property: trace.meta.property, steps: trace.actions.length, ...loop, message })}\n`);
+    io.out(
+      `${JSON.stringify({ status: reproduced ? 'reproduced' : 'diverged', property: trace.meta.property, steps: trace.actions.length, ...loop, message })}\n`,
+    );
   } else {
     const cycle = trace.loop === undefined ? '' : `, cycle from step ${trace.loop}`;
     io.out(`${TOOL}: replay ${file} (model ${spec.entry.name}, ${trace.actions.length} steps${cycle})\n`);
@@ -642,13 +873,18 @@ const formats = ['text', 'mermaid', 'json'] as const;
  */
 function reportOf(file: string, io: Io): Report | undefined {
   const { trace, spec, model } = loadTrace(file);
-  const { reproduced, message, views } = replay(model, trace, { properties: temporalProperties(spec), fairness: spec.fairness });
+  const { reproduced, message, views } = replay(model, trace, {
+    properties: temporalProperties(spec),
+    fairness: spec.fairness,
+  });
   if (!reproduced) {
     io.err(`${file}: the trace does not replay against its model, so it is not shown: ${message}\n`);
     return undefined;
   }
   const { meta } = trace;
-  const known = [...spec.entry.properties, ...(spec.entry.liveness ?? [])].find((p) => p.name === meta.property);
+  const known = [...spec.entry.properties, ...(spec.entry.liveness ?? [])].find(
+    (p) => p.name === meta.property,
+  );
   const last = trace.states.length - 1;
   const cycle =
     trace.loop === undefined
@@ -671,10 +907,19 @@ function reportOf(file: string, io: Io): Report | undefined {
 }
 
 function showCommand(file: string, flags: Flags, io: Io): number {
-  const format = new Fields(COMMAND_LINE, flags.format === undefined ? {} : { '--format': flags.format }).oneOf('--format', formats, 'text');
+  const format = new Fields(
+    COMMAND_LINE,
+    flags.format === undefined ? {} : { '--format': flags.format },
+  ).oneOf('--format', formats, 'text');
   const report = reportOf(file, io);
   if (report === undefined) return ExitCode.Violation;
-  io.out(format === 'text' ? renderText(report) : format === 'mermaid' ? renderMermaid(report) : `${JSON.stringify(report, null, 2)}\n`);
+  io.out(
+    format === 'text'
+      ? renderText(report)
+      : format === 'mermaid'
+        ? renderMermaid(report)
+        : `${JSON.stringify(report, null, 2)}\n`,
+  );
   return ExitCode.Ok;
 }
 
@@ -697,7 +942,12 @@ function fileKind(stat: Stats): string {
 function checkOutput(file: string): void {
   const existing = lstatOrUndefined(file);
   if (existing !== undefined && !existing.isFile()) {
-    throw new InputError(file, '--out', 'a regular file or a new name in an existing folder', fileKind(existing));
+    throw new InputError(
+      file,
+      '--out',
+      'a regular file or a new name in an existing folder',
+      fileKind(existing),
+    );
   }
   checkOutputFolder(file, dirname(file), false);
 }
@@ -718,13 +968,21 @@ function checkOutputFolder(file: string, folder: string, make: boolean): void {
   try {
     parent = statSync(folder);
   } catch (e) {
-    if (errorCode(e) !== 'ENOENT' && errorCode(e) !== 'ENOTDIR') refuse('a new name in an existing folder', `${errorCode(e)} for ${folder}`);
+    if (errorCode(e) !== 'ENOENT' && errorCode(e) !== 'ENOTDIR')
+      refuse('a new name in an existing folder', `${errorCode(e)} for ${folder}`);
   }
   if (parent === undefined) {
     const above = ancestorFile(folder);
-    refuse('a new name in an existing folder', above === undefined ? `no folder ${folder}` : `${above}, which is a file`);
+    refuse(
+      'a new name in an existing folder',
+      above === undefined ? `no folder ${folder}` : `${above}, which is a file`,
+    );
   }
-  if (!parent!.isDirectory()) refuse('a new name in an existing folder', `${folder}, which is ${parent!.isFile() ? 'a file' : fileKind(parent!)}`);
+  if (!parent!.isDirectory())
+    refuse(
+      'a new name in an existing folder',
+      `${folder}, which is ${parent!.isFile() ? 'a file' : fileKind(parent!)}`,
+    );
   // Creating a file is the only test that holds for every user, root included.
   const probe = join(folder, `.txcheck-${process.pid}.probe`);
   try {
@@ -769,7 +1027,9 @@ function reportCommand(file: string, flags: Flags, io: Io): number {
   const report = reportOf(file, io);
   if (report === undefined) return ExitCode.Violation;
   writeOutput(out, renderHtml(report));
-  io.out(`${TOOL}: report of ${file} (${report.steps.length - 1} steps, ${report.property}) written to ${out}\n`);
+  io.out(
+    `${TOOL}: report of ${file} (${report.steps.length - 1} steps, ${report.property}) written to ${out}\n`,
+  );
   return ExitCode.Ok;
 }
 
@@ -777,22 +1037,36 @@ function shrinkCommand(file: string, flags: Flags, io: Io): number {
   const { trace, model } = loadTrace(file);
   const out = flags.out ?? file.replace(/(\.shrunk)?(\.itf)?\.json$/, '.shrunk.itf.json');
   checkOutput(out);
-  if (trace.loop !== undefined) throw new InputError(file, 'loop', 'a counterexample without a cycle: a lasso (liveness) trace cannot lose steps and keep its cycle');
+  if (trace.loop !== undefined)
+    throw new InputError(
+      file,
+      'loop',
+      'a counterexample without a cycle: a lasso (liveness) trace cannot lose steps and keep its cycle',
+    );
   const { reproduced, message } = replay(model, trace);
   if (!reproduced) {
     io.err(`${file}: the trace does not replay against its model, so it is not shrunk: ${message}\n`);
     return ExitCode.Violation;
   }
   const { meta } = trace;
-  const { trace: shrunk, tried } = shrink(model, initialStateOf(model, trace)!, trace.actions, violates(model, meta.property));
+  const { trace: shrunk, tried } = shrink(
+    model,
+    initialStateOf(model, trace)!,
+    trace.actions,
+    violates(model, meta.property),
+  );
   const [before, after] = [trace.actions.length, shrunk.actions.length];
   const original = meta.shrunkFrom ?? before;
   const description = `${meta.property} violated after ${after} steps (shrunk from ${original} steps, ${meta.strategy} search of ${meta.specFile})`;
   writeOutput(out, traceText(model, shrunk, { tool: TOOL, ...meta, description, shrunkFrom: original }));
   if (flags.json === true) {
-    io.out(`${JSON.stringify({ status: 'shrunk', property: meta.property, before, after, tried, traceFile: out })}\n`);
+    io.out(
+      `${JSON.stringify({ status: 'shrunk', property: meta.property, before, after, tried, traceFile: out })}\n`,
+    );
   } else {
-    io.out(`${TOOL}: shrink ${file} (${meta.property})\nShrunk from ${before} to ${after} steps (${tried} candidates re-executed); written to ${out}\n`);
+    io.out(
+      `${TOOL}: shrink ${file} (${meta.property})\nShrunk from ${before} to ${after} steps (${tried} candidates re-executed); written to ${out}\n`,
+    );
   }
   return ExitCode.Ok;
 }
@@ -805,7 +1079,27 @@ interface Command {
 }
 
 const commands: readonly Command[] = [
-  { name: 'check', flags: ['strategy', 'seed', 'walks', 'max-depth', 'max-states', 'max-seconds', 'max-memory', 'checkpoint', 'checkpoint-every', 'resume', 'workers', 'redis', 'out', 'json', 'shrink'], run: check },
+  {
+    name: 'check',
+    flags: [
+      'strategy',
+      'seed',
+      'walks',
+      'max-depth',
+      'max-states',
+      'max-seconds',
+      'max-memory',
+      'checkpoint',
+      'checkpoint-every',
+      'resume',
+      'workers',
+      'redis',
+      'out',
+      'json',
+      'shrink',
+    ],
+    run: check,
+  },
   { name: 'replay', flags: ['json'], run: replayCommand },
   { name: 'show', flags: ['format'], run: showCommand },
   { name: 'report', flags: ['out'], run: reportCommand },
@@ -817,7 +1111,14 @@ const DEFAULT_EXPLORER_PORT = 8421;
 
 /** Serves the explorer until the process is interrupted; saved traces go to out/. */
 async function exploreCommand(file: string, flags: Flags, io: Io): Promise<number> {
-  const fields = new Fields(COMMAND_LINE, { '--port': flags.port === undefined ? DEFAULT_EXPLORER_PORT : /^-?\d+$/.test(flags.port) ? Number(flags.port) : flags.port });
+  const fields = new Fields(COMMAND_LINE, {
+    '--port':
+      flags.port === undefined
+        ? DEFAULT_EXPLORER_PORT
+        : /^-?\d+$/.test(flags.port)
+          ? Number(flags.port)
+          : flags.port,
+  });
   const port = fields.int('--port', 1, 65535);
   const source = explorerSource(file, 'out');
   mkdirSync('out', { recursive: true });
@@ -825,7 +1126,12 @@ async function exploreCommand(file: string, flags: Flags, io: Io): Promise<numbe
   try {
     running = await startExplorer(source, port);
   } catch (e) {
-    throw new InputError(COMMAND_LINE, '--port', 'a free port on 127.0.0.1', (e as NodeJS.ErrnoException).code ?? String(e));
+    throw new InputError(
+      COMMAND_LINE,
+      '--port',
+      'a free port on 127.0.0.1',
+      (e as NodeJS.ErrnoException).code ?? String(e),
+    );
   }
   io.out(`${TOOL}: exploring ${file} at ${running.url} (Ctrl-C stops it; saved traces go to out/)\n`);
   await new Promise<void>((resolve) => {
@@ -840,7 +1146,9 @@ async function exploreCommand(file: string, flags: Flags, io: Io): Promise<numbe
 export async function runProcess(): Promise<void> {
   // What escapes main (an error raised outside any command) is still one line and exit 4.
   const crash = (e: unknown): void => {
-    process.stderr.write(`${internalErrorLine(e)}\n${process.argv.includes('--debug') ? `${stackOf(e)}\n` : ''}`);
+    process.stderr.write(
+      `${internalErrorLine(e)}\n${process.argv.includes('--debug') ? `${stackOf(e)}\n` : ''}`,
+    );
     process.exit(ExitCode.Internal);
   };
   process.on('uncaughtException', crash);

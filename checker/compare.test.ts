@@ -14,7 +14,13 @@ async function run(args: string[]): Promise<{ code: number; out: string; err: st
 
 describe('compare', () => {
   it('prints one markdown row per variant with a verdict per property', async () => {
-    const { code, out } = await run(['compare', 'specs/kafka/hanging-transaction.json', '--variants', 'kafka-3.5,kafka-3.6', '--markdown']);
+    const { code, out } = await run([
+      'compare',
+      'specs/kafka/hanging-transaction.json',
+      '--variants',
+      'kafka-3.5,kafka-3.6',
+      '--markdown',
+    ]);
     expect(code).toBe(0);
     const lines = out.trim().split('\n');
     expect(lines[0]).toMatch(/^\| variant \| NoHangingTransaction \|/);
@@ -23,10 +29,22 @@ describe('compare', () => {
   });
 
   it.each([
-    [['compare', 'specs/kafka/hanging-transaction.json', '--variants', 'kafka-9'], /command line: --variants: expected names from kafka-0\.11/],
-    [['compare', 'specs/kafka/hanging-transaction.json'], /command line: --variants: expected a comma-separated list/],
-    [['compare', 'specs/two-phase/tp3.json', '--variants', 'x'], /specs\/two-phase\/tp3\.json: model: expected a model with variants/],
-    [['mutants', 'specs/kafka/commit-abort.json', 'specs/two-phase/tp3.json'], /specs\/two-phase\/tp3\.json: model: expected the model of the first spec/],
+    [
+      ['compare', 'specs/kafka/hanging-transaction.json', '--variants', 'kafka-9'],
+      /command line: --variants: expected names from kafka-0\.11/,
+    ],
+    [
+      ['compare', 'specs/kafka/hanging-transaction.json'],
+      /command line: --variants: expected a comma-separated list/,
+    ],
+    [
+      ['compare', 'specs/two-phase/tp3.json', '--variants', 'x'],
+      /specs\/two-phase\/tp3\.json: model: expected a model with variants/,
+    ],
+    [
+      ['mutants', 'specs/kafka/commit-abort.json', 'specs/two-phase/tp3.json'],
+      /specs\/two-phase\/tp3\.json: model: expected the model of the first spec/,
+    ],
   ])('bad input %j gives one line and exit 2', async (args, message) => {
     const { code, err } = await run(args);
     expect(code).toBe(2);
@@ -56,7 +74,18 @@ describe('list', () => {
   it('names every generation, property, mutant and shipped spec', async () => {
     const { code, out } = await run(['list']);
     expect(code).toBe(0);
-    for (const name of ['kafka-0.11', 'kafka-3.5', 'kafka-3.6', 'kafka-4.0', 'kafka-latest', 'verification', 'tv2', 'NoHangingTransaction', 'mutantReadPastLso', 'specs/kafka/delayed-produce.json']) {
+    for (const name of [
+      'kafka-0.11',
+      'kafka-3.5',
+      'kafka-3.6',
+      'kafka-4.0',
+      'kafka-latest',
+      'verification',
+      'tv2',
+      'NoHangingTransaction',
+      'mutantReadPastLso',
+      'specs/kafka/delayed-produce.json',
+    ]) {
       expect(out).toContain(name);
     }
   });

@@ -7,7 +7,10 @@ import { type Spec, parseSpec } from '../specs/load.ts';
 import { bfs } from './engine/bfs.ts';
 import { DEADLOCK } from './engine/search.ts';
 
-export type Verdict = { readonly status: 'holds' } | { readonly status: 'violated'; readonly length: number } | { readonly status: 'incomplete' };
+export type Verdict =
+  | { readonly status: 'holds' }
+  | { readonly status: 'violated'; readonly length: number }
+  | { readonly status: 'incomplete' };
 
 export interface Verdicts {
   readonly variant: string;
@@ -28,7 +31,12 @@ export interface Limits {
  * violated property is set aside and the search starts again, so each violation reported is
  * that property's shortest counterexample.
  */
-export function verdictsOf(file: string, raw: Readonly<Record<string, unknown>>, limits: Limits, variant: string): Verdicts {
+export function verdictsOf(
+  file: string,
+  raw: Readonly<Record<string, unknown>>,
+  limits: Limits,
+  variant: string,
+): Verdicts {
   const first = parseSpec(file, raw, '');
   const properties: Record<string, Verdict> = {};
   let remaining = [...first.properties];
@@ -56,11 +64,19 @@ export function verdictsOf(file: string, raw: Readonly<Record<string, unknown>>,
   return { variant, properties, distinctStates, seconds };
 }
 
-export function compareVariants(file: string, raw: Readonly<Record<string, unknown>>, variants: readonly string[], limits: Limits): Verdicts[] {
+export function compareVariants(
+  file: string,
+  raw: Readonly<Record<string, unknown>>,
+  variants: readonly string[],
+  limits: Limits,
+): Verdicts[] {
   const spec = parseSpec(file, raw, '');
   const known = spec.entry.variants?.map((v) => v.name) ?? [];
-  if (spec.entry.withVariant === undefined || known.length === 0) throw new InputError(file, 'model', `a model with variants (${spec.entry.name} has none)`);
-  for (const v of variants) if (!known.includes(v)) throw new InputError('command line', '--variants', `names from ${known.join(', ')}`, JSON.stringify(v));
+  if (spec.entry.withVariant === undefined || known.length === 0)
+    throw new InputError(file, 'model', `a model with variants (${spec.entry.name} has none)`);
+  for (const v of variants)
+    if (!known.includes(v))
+      throw new InputError('command line', '--variants', `names from ${known.join(', ')}`, JSON.stringify(v));
   return variants.map((v) => verdictsOf(file, spec.entry.withVariant!(raw, v), limits, v));
 }
 
@@ -74,16 +90,23 @@ export interface MutantRow {
  * Every mutant of the specs' model against the specs, in order, until one kills it: a property
  * that holds on the spec as written is violated with the mutant applied.
  */
-export function killMatrix(specs: readonly { file: string; raw: Readonly<Record<string, unknown>> }[], limits: Limits): MutantRow[] {
+export function killMatrix(
+  specs: readonly { file: string; raw: Readonly<Record<string, unknown>> }[],
+  limits: Limits,
+): MutantRow[] {
   const entry = parseSpec(specs[0]!.file, specs[0]!.raw, '').entry;
   for (const { file, raw } of specs) {
-    if (parseSpec(file, raw, '').entry !== entry) throw new InputError(file, 'model', `the model of the first spec, ${entry.name}`);
+    if (parseSpec(file, raw, '').entry !== entry)
+      throw new InputError(file, 'model', `the model of the first spec, ${entry.name}`);
   }
   const mutants = entry.mutants ?? [];
-  if (entry.withMutant === undefined || mutants.length === 0) throw new InputError(specs[0]!.file, 'model', `a model with mutants (${entry.name} has none)`);
+  if (entry.withMutant === undefined || mutants.length === 0)
+    throw new InputError(specs[0]!.file, 'model', `a model with mutants (${entry.name} has none)`);
   const holding = specs.map(({ file, raw }) => {
     const baseline = verdictsOf(file, raw, limits, 'baseline');
-    return Object.keys(baseline.properties).filter((p) => p !== DEADLOCK && baseline.properties[p]!.status === 'holds');
+    return Object.keys(baseline.properties).filter(
+      (p) => p !== DEADLOCK && baseline.properties[p]!.status === 'holds',
+    );
   });
   return mutants.map(({ name }) => {
     for (const [i, { file, raw }] of specs.entries()) {
@@ -91,7 +114,11 @@ export function killMatrix(specs: readonly { file: string; raw: Readonly<Record<
       const spec = parseSpec(file, { ...entry.withMutant!(raw, name), properties: holding[i] }, '');
       const result = bfs(modelOf(spec), { deadlockAllowed: true, ...limits });
       const violation = result.violation;
-      if (violation !== undefined) return { mutant: name, killedBy: { property: violation.property, spec: file, length: violation.trace.actions.length } };
+      if (violation !== undefined)
+        return {
+          mutant: name,
+          killedBy: { property: violation.property, spec: file, length: violation.trace.actions.length },
+        };
     }
     return { mutant: name, killedBy: null };
   });
@@ -103,13 +130,21 @@ function verdictText(v: Verdict | undefined): string {
 }
 
 /** One table as aligned text or as markdown. */
-export function table(header: readonly string[], rows: readonly (readonly string[])[], markdown: boolean): string {
+export function table(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+  markdown: boolean,
+): string {
   if (markdown) {
     const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
     return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n') + '\n';
   }
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)].join('\n') + '\n';
 }
 
@@ -126,7 +161,9 @@ export function compareTable(results: readonly Verdicts[], markdown: boolean): s
 
 export function killTable(rows: readonly MutantRow[], markdown: boolean): string {
   const cells = rows.map((r) =>
-    r.killedBy === null ? [r.mutant, 'SURVIVED', '-', '-', '-'] : [r.mutant, 'killed', r.killedBy.property, String(r.killedBy.length), r.killedBy.spec],
+    r.killedBy === null
+      ? [r.mutant, 'SURVIVED', '-', '-', '-']
+      : [r.mutant, 'killed', r.killedBy.property, String(r.killedBy.length), r.killedBy.spec],
   );
   return table(['mutant', 'verdict', 'property', 'trace length', 'spec'], cells, markdown);
 }
@@ -136,20 +173,34 @@ export interface CommandIo {
   out(text: string): void;
 }
 
-export function compareCommand(file: string, raw: Readonly<Record<string, unknown>>, variants: readonly string[], limits: Limits, format: 'text' | 'markdown' | 'json', io: CommandIo): number {
+export function compareCommand(
+  file: string,
+  raw: Readonly<Record<string, unknown>>,
+  variants: readonly string[],
+  limits: Limits,
+  format: 'text' | 'markdown' | 'json',
+  io: CommandIo,
+): number {
   const results = compareVariants(file, raw, variants, limits);
   if (format === 'json') io.out(`${JSON.stringify({ spec: file, variants: results })}\n`);
   else io.out(`${format === 'markdown' ? '' : `${file}\n`}${compareTable(results, format === 'markdown')}`);
   return results.some((r) => Object.values(r.properties).some((v) => v.status === 'incomplete')) ? 3 : 0;
 }
 
-export function mutantsCommand(specs: readonly { file: string; raw: Readonly<Record<string, unknown>> }[], limits: Limits, format: 'text' | 'markdown' | 'json', io: CommandIo): number {
+export function mutantsCommand(
+  specs: readonly { file: string; raw: Readonly<Record<string, unknown>> }[],
+  limits: Limits,
+  format: 'text' | 'markdown' | 'json',
+  io: CommandIo,
+): number {
   const rows = killMatrix(specs, limits);
   const survivors = rows.filter((r) => r.killedBy === null).map((r) => r.mutant);
-  if (format === 'json') io.out(`${JSON.stringify({ specs: specs.map((s) => s.file), mutants: rows, survivors })}\n`);
+  if (format === 'json')
+    io.out(`${JSON.stringify({ specs: specs.map((s) => s.file), mutants: rows, survivors })}\n`);
   else {
     io.out(killTable(rows, format === 'markdown'));
-    if (format === 'text') io.out(survivors.length === 0 ? `Every mutant is killed.\n` : `Survived: ${survivors.join(', ')}.\n`);
+    if (format === 'text')
+      io.out(survivors.length === 0 ? `Every mutant is killed.\n` : `Survived: ${survivors.join(', ')}.\n`);
   }
   return survivors.length === 0 ? 0 : 1;
 }

@@ -24,11 +24,14 @@ export type CountTable = Record<string, Record<string, Count>>;
 
 /** The rows of the table: each shipped spec with each generation of its model. */
 export function rows(): { file: string; variant: string }[] {
-  return shippedSpecFiles().filter((f) => !benchmarks.includes(f)).flatMap((file) => {
-    const spec = loadSpecFile(join(projectRoot, file));
-    const variants = spec.entry.withVariant === undefined ? [] : (spec.entry.variants ?? []).map((v) => v.name);
-    return variants.length === 0 ? [{ file, variant: '' }] : variants.map((variant) => ({ file, variant }));
-  });
+  return shippedSpecFiles()
+    .filter((f) => !benchmarks.includes(f))
+    .flatMap((file) => {
+      const spec = loadSpecFile(join(projectRoot, file));
+      const variants =
+        spec.entry.withVariant === undefined ? [] : (spec.entry.variants ?? []).map((v) => v.name);
+      return variants.length === 0 ? [{ file, variant: '' }] : variants.map((variant) => ({ file, variant }));
+    });
 }
 
 /** One breadth-first run of the spec (under `variant`), on this thread. */
@@ -36,8 +39,20 @@ export function count(file: string, variant: string): Count {
   const spec = loadSpecFile(join(projectRoot, file));
   const raw = variant === '' ? spec.raw : spec.entry.withVariant!(spec.raw, variant);
   const run = parseSpec(file, raw, '');
-  const result = bfs(modelOf(run), { deadlockAllowed: run.deadlockAllowed, maxStates: run.defaults.maxStates, maxDepth: run.defaults.maxDepth });
-  return { distinctStates: result.distinctStates, result: result.status === 'violation' ? result.violation!.property : result.status === 'ok' ? 'holds' : 'incomplete' };
+  const result = bfs(modelOf(run), {
+    deadlockAllowed: run.deadlockAllowed,
+    maxStates: run.defaults.maxStates,
+    maxDepth: run.defaults.maxDepth,
+  });
+  return {
+    distinctStates: result.distinctStates,
+    result:
+      result.status === 'violation'
+        ? result.violation!.property
+        : result.status === 'ok'
+          ? 'holds'
+          : 'incomplete',
+  };
 }
 
 export function readCounts(): CountTable {
@@ -54,7 +69,10 @@ async function main(argv: string[]): Promise<number> {
     (table[file] ??= {})[variant] = now;
     const before = recorded[file]?.[variant];
     const line = `${file} ${variant || '(as written)'}: ${now.distinctStates} states, ${now.result}`;
-    if (!write && JSON.stringify(before) !== JSON.stringify(now)) differences.push(`${line} (table: ${before === undefined ? 'no row' : `${before.distinctStates} states, ${before.result}`})`);
+    if (!write && JSON.stringify(before) !== JSON.stringify(now))
+      differences.push(
+        `${line} (table: ${before === undefined ? 'no row' : `${before.distinctStates} states, ${before.result}`})`,
+      );
     process.stdout.write(`${line}\n`);
   }
   if (write) {
@@ -62,7 +80,11 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`Written: ${countsFile}\n`);
     return 0;
   }
-  process.stdout.write(differences.length === 0 ? 'Every count matches the table.\n' : `Differences from the table:\n${differences.join('\n')}\n`);
+  process.stdout.write(
+    differences.length === 0
+      ? 'Every count matches the table.\n'
+      : `Differences from the table:\n${differences.join('\n')}\n`,
+  );
   return differences.length === 0 ? 0 : 1;
 }
 

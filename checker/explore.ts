@@ -44,9 +44,19 @@ export async function explore(
     spillBytes: spillBytes(options.maxMemory),
   };
   const randomOptions = { ...searchOptions, maxDepth: options.maxDepth ?? DEFAULT_WALK_DEPTH };
-  if (stop !== undefined) return searchOffThread(modelRecipe(spec), options.strategy, workers, options.strategy === 'bfs' ? searchOptions : randomOptions);
+  if (stop !== undefined)
+    return searchOffThread(
+      modelRecipe(spec),
+      options.strategy,
+      workers,
+      options.strategy === 'bfs' ? searchOptions : randomOptions,
+    );
   if (options.strategy === 'bfs') {
-    return workers === 1 ? bfs(model, searchOptions) : parallelBfs(model, modelRecipe(spec), { ...searchOptions, workers });
+    return workers === 1
+      ? bfs(model, searchOptions)
+      : parallelBfs(model, modelRecipe(spec), { ...searchOptions, workers });
   }
-  return workers === 1 ? randomSearch(model, randomOptions) : swarmSearch(model, modelRecipe(spec), { ...randomOptions, workers });
+  return workers === 1
+    ? randomSearch(model, randomOptions)
+    : swarmSearch(model, modelRecipe(spec), { ...randomOptions, workers });
 }

@@ -10,7 +10,11 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 
 type Imports = ReadonlyMap<string, readonly string[]>;
 
-const importPatterns = [/^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'/gms, /^\s*import\s+'([^']+)'/gm, /import\(\s*'([^']+)'\s*\)/g];
+const importPatterns = [
+  /^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'/gms,
+  /^\s*import\s+'([^']+)'/gm,
+  /import\(\s*'([^']+)'\s*\)/g,
+];
 /** A module started on a worker thread, named by its URL. */
 const spawnPattern = /new URL\(\s*'([^']+\.(?:ts|mjs))'\s*,\s*import\.meta\.url\)/g;
 
@@ -34,7 +38,9 @@ function projectGraph(spawns: boolean): Imports {
     const text = readFileSync(join(root, file), 'utf8');
     graph.set(
       file,
-      specifiers(text, spawns).map((s) => (s.startsWith('.') ? relative(root, resolve(root, dirname(file), s)) : s)),
+      specifiers(text, spawns).map((s) =>
+        s.startsWith('.') ? relative(root, resolve(root, dirname(file), s)) : s,
+      ),
     );
   }
   return graph;
@@ -84,19 +90,26 @@ const MODEL_MAY_USE = ['checker/engine/model.ts', 'checker/report/renderer.ts'];
 export function layerViolation(from: string, to: string): string | undefined {
   const bare = !/^(checker|model|specs|traces)\//.test(to);
   if (from.startsWith(ENGINE)) {
-    if (bare) return to.startsWith('node:') || ENGINE_PACKAGES.includes(to) ? undefined : 'the engine uses Node built-ins and the card packages only';
+    if (bare)
+      return to.startsWith('node:') || ENGINE_PACKAGES.includes(to)
+        ? undefined
+        : 'the engine uses Node built-ins and the card packages only';
     return to.startsWith(ENGINE) ? undefined : 'the engine imports nothing outside checker/engine/';
   }
   const model = /^model\/[^/]+\//.exec(from)?.[0];
   if (model !== undefined) {
     if (bare) return 'a model does no I/O and uses no package';
-    return to.startsWith(model) || MODEL_MAY_USE.includes(to) ? undefined : `a model imports only itself and ${MODEL_MAY_USE.join(', ')}`;
+    return to.startsWith(model) || MODEL_MAY_USE.includes(to)
+      ? undefined
+      : `a model imports only itself and ${MODEL_MAY_USE.join(', ')}`;
   }
   if (from.startsWith('specs/')) {
-    if (to.startsWith('checker/') && !to.startsWith(ENGINE) && to !== 'checker/report/renderer.ts') return 'the spec layer uses the engine, not the tools built on it';
+    if (to.startsWith('checker/') && !to.startsWith(ENGINE) && to !== 'checker/report/renderer.ts')
+      return 'the spec layer uses the engine, not the tools built on it';
     return undefined;
   }
-  if (from.startsWith('checker/') && to.startsWith('model/')) return 'the tools reach models through specs/, never directly';
+  if (from.startsWith('checker/') && to.startsWith('model/'))
+    return 'the tools reach models through specs/, never directly';
   return undefined;
 }
 
@@ -116,15 +129,22 @@ describe('layers', () => {
   });
 
   it('keeps every import within the layers', () => {
-    const wrong = [...graph, ...workers].flatMap(([from, tos]) => tos.flatMap((to) => {
-      const why = layerViolation(from, to);
-      return why === undefined ? [] : [`${from} → ${to}: ${why}`];
-    }));
+    const wrong = [...graph, ...workers].flatMap(([from, tos]) =>
+      tos.flatMap((to) => {
+        const why = layerViolation(from, to);
+        return why === undefined ? [] : [`${from} → ${to}: ${why}`];
+      }),
+    );
     expect(wrong).toEqual([]);
   });
 
   it('would catch a cycle and a wrong import', () => {
-    const circle = new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts']], ['c.ts', ['a.ts']], ['d.ts', ['a.ts']]]);
+    const circle = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts']],
+      ['d.ts', ['a.ts']],
+    ]);
     expect(cycles(circle)).toEqual([['a.ts', 'b.ts', 'c.ts']]);
     expect(cycles(new Map([['a.ts', ['a.ts']]]))).toEqual([['a.ts']]);
     expect(layerViolation('checker/engine/bfs.ts', 'specs/load.ts')).toBeDefined();
@@ -136,7 +156,11 @@ describe('layers', () => {
     expect(layerViolation('specs/load.ts', 'checker/cli.ts')).toBeDefined();
     expect(layerViolation('checker/cli.ts', 'model/kafka/index.ts')).toBeDefined();
     expect(layerViolation('model/kafka/render.ts', 'checker/report/renderer.ts')).toBeUndefined();
-    expect(specifiers("import type { A } from './a.ts';\nexport { b } from '../b.ts';\nconst w = new URL('./w.ts', import.meta.url);")).toEqual(['./a.ts', '../b.ts']);
+    expect(
+      specifiers(
+        "import type { A } from './a.ts';\nexport { b } from '../b.ts';\nconst w = new URL('./w.ts', import.meta.url);",
+      ),
+    ).toEqual(['./a.ts', '../b.ts']);
     expect(specifiers("const w = new URL('./w.ts', import.meta.url);", true)).toEqual(['./w.ts']);
   });
 });

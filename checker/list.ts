@@ -16,7 +16,10 @@ function shippedSpecs(): PropertyInfo[] {
     const spec = readJsonFile(join(projectRoot, f));
     const text = isPlainObject(spec) && typeof spec.description === 'string' ? spec.description : '';
     const expect = isPlainObject(spec) && typeof spec.expect === 'string' ? ` [expects ${spec.expect}]` : '';
-    return { name: relative(process.cwd(), join(projectRoot, f)), description: `${text.split('. ')[0]!.replace(/\.$/, '')}${expect}` };
+    return {
+      name: relative(process.cwd(), join(projectRoot, f)),
+      description: `${text.split('. ')[0]!.replace(/\.$/, '')}${expect}`,
+    };
   });
 }
 
@@ -24,7 +27,9 @@ export function listText(): string {
   const lines = section('Models', models);
   for (const m of models) {
     lines.push('', ...section(`${m.name}: generations ("variant")`, m.variants));
-    lines.push(...section(`${m.name}: switches ("variant": { "enable": [...], "disable": [...] })`, m.switches));
+    lines.push(
+      ...section(`${m.name}: switches ("variant": { "enable": [...], "disable": [...] })`, m.switches),
+    );
     lines.push(...section(`${m.name}: properties`, m.properties));
     lines.push(...section(`${m.name}: liveness properties`, m.liveness));
     lines.push(...section(`${m.name}: mutants`, m.mutants));

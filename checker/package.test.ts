@@ -25,7 +25,9 @@ function txcheck(...args: string[]): SpawnSyncReturns<string> {
 let packed: string[] = [];
 
 beforeAll(() => {
-  const [pack] = JSON.parse(npm(['pack', '--json', '--pack-destination', dir], root)) as [{ filename: string; files: { path: string }[] }];
+  const [pack] = JSON.parse(npm(['pack', '--json', '--pack-destination', dir], root)) as [
+    { filename: string; files: { path: string }[] },
+  ];
   packed = pack.files.map((f) => f.path);
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), '{ "private": true }\n');
@@ -34,7 +36,15 @@ beforeAll(() => {
 
 describe('the installed package', () => {
   it('holds the build, the specs and the traces, and no sources or tests', () => {
-    expect(packed).toEqual(expect.arrayContaining(['checker/bin.mjs', 'dist/checker/cli.js', 'dist/checker/engine/parallel/worker.js', 'specs/kafka/commit-abort.json', 'traces/kafka-3.5-hanging-transaction.itf.json']));
+    expect(packed).toEqual(
+      expect.arrayContaining([
+        'checker/bin.mjs',
+        'dist/checker/cli.js',
+        'dist/checker/engine/parallel/worker.js',
+        'specs/kafka/commit-abort.json',
+        'traces/kafka-3.5-hanging-transaction.itf.json',
+      ]),
+    );
     expect(packed.filter((f) => f.endsWith('.ts') || f.includes('.test.'))).toEqual([]);
     expect(existsSync(join(app, 'node_modules/tsx'))).toBe(false);
   });
@@ -42,20 +52,47 @@ describe('the installed package', () => {
   it('npx txcheck --help lists every command', () => {
     const help = txcheck('--help');
     expect(help.status).toBe(0);
-    for (const command of ['check', 'replay', 'show', 'report', 'shrink', 'compare', 'mutants', 'explore', 'list']) expect(help.stdout).toContain(`txcheck ${command} `);
+    for (const command of [
+      'check',
+      'replay',
+      'show',
+      'report',
+      'shrink',
+      'compare',
+      'mutants',
+      'explore',
+      'list',
+    ])
+      expect(help.stdout).toContain(`txcheck ${command} `);
   });
 
   it('checks a shipped spec on worker threads with the reviewed count', () => {
     const spec = 'specs/kafka/commit-abort.json';
     const generation = (JSON.parse(readFileSync(join(root, spec), 'utf8')) as { variant: string }).variant;
-    const expected = (JSON.parse(readFileSync(join(root, 'specs/counts.json'), 'utf8')) as Record<string, Record<string, { distinctStates: number }>>)[spec]![generation]!;
+    const expected = (
+      JSON.parse(readFileSync(join(root, 'specs/counts.json'), 'utf8')) as Record<
+        string,
+        Record<string, { distinctStates: number }>
+      >
+    )[spec]![generation]!;
     const run = txcheck('check', join(installed, spec), '--workers', '2', '--json');
     expect(run.status).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'ok', distinctStates: expected.distinctStates, workers: 2 });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      status: 'ok',
+      distinctStates: expected.distinctStates,
+      workers: 2,
+    });
   });
 
   it('finds a shipped violation by random walks on workers, and the trace replays', () => {
-    const run = txcheck('check', join(installed, 'specs/two-phase/tp3-commit-early-random.json'), '--workers', '2', '-o', 'early.itf.json');
+    const run = txcheck(
+      'check',
+      join(installed, 'specs/two-phase/tp3-commit-early-random.json'),
+      '--workers',
+      '2',
+      '-o',
+      'early.itf.json',
+    );
     expect(run.status).toBe(1);
     expect(run.stdout).toContain('Result: violation. TCConsistent');
     expect(run.stdout).toContain('replay it with: npx txcheck replay early.itf.json');
@@ -76,10 +113,15 @@ export const overrides = {
   },
 };
 `;
-    const example = JSON.parse(readFileSync(join(app, installed, 'specs/kafka/examples/lenient-produce.json'), 'utf8')) as { variant: object; expect: string };
+    const example = JSON.parse(
+      readFileSync(join(app, installed, 'specs/kafka/examples/lenient-produce.json'), 'utf8'),
+    ) as { variant: object; expect: string };
     const variant = (file: string): string => {
       writeFileSync(join(app, file), lenient);
-      writeFileSync(join(app, `${file}.json`), JSON.stringify({ ...example, variant: { ...example.variant, overrides: file } }));
+      writeFileSync(
+        join(app, `${file}.json`),
+        JSON.stringify({ ...example, variant: { ...example.variant, overrides: file } }),
+      );
       return `${file}.json`;
     };
     const js = txcheck('check', variant('lenient.mjs'), '--workers', '1', '--json');
@@ -87,6 +129,8 @@ export const overrides = {
     expect(JSON.parse(js.stdout).violation.property).toBe(example.expect);
     const ts = txcheck('check', variant('lenient.ts'), '--workers', '1');
     expect(ts.status).toBe(2);
-    expect(ts.stderr).toMatch(/^lenient\.ts\.json: variant\.overrides: expected a variant file that loads, got lenient\.ts: a TypeScript variant file needs tsx .*\n$/);
+    expect(ts.stderr).toMatch(
+      /^lenient\.ts\.json: variant\.overrides: expected a variant file that loads, got lenient\.ts: a TypeScript variant file needs tsx .*\n$/,
+    );
   });
 });

@@ -34,7 +34,12 @@ let started = 0;
  * searches, txcheck makes sure it can write in that folder by creating a probe file there; its
  * signal handlers are in place by then, so that is when the test may signal it.
  */
-function start(command: string, args: readonly string[], more: readonly string[], detached = false): { child: ChildProcess; ready: Promise<void> } {
+function start(
+  command: string,
+  args: readonly string[],
+  more: readonly string[],
+  detached = false,
+): { child: ChildProcess; ready: Promise<void> } {
   const folder = join(dir, `run-${started++}`);
   mkdirSync(folder);
   const ready = new Promise<void>((resolve) => {
@@ -45,11 +50,19 @@ function start(command: string, args: readonly string[], more: readonly string[]
       }
     });
   });
-  const child = spawn(command, [...args, 'check', spec, '-o', join(folder, 't.itf.json'), ...more], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'], detached });
+  const child = spawn(command, [...args, 'check', spec, '-o', join(folder, 't.itf.json'), ...more], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'ignore'],
+    detached,
+  });
   return { child, ready };
 }
 
-async function stopWith(child: ChildProcess, ready: Promise<void>, send: () => void): Promise<{ code: number | null; out: string; ms: number }> {
+async function stopWith(
+  child: ChildProcess,
+  ready: Promise<void>,
+  send: () => void,
+): Promise<{ code: number | null; out: string; ms: number }> {
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -72,15 +85,18 @@ const runs: [string, NodeJS.Signals, string, string, string[]][] = [
 ];
 
 describe('a signal stops a run', { timeout: 40_000 }, () => {
-  it.each(runs)('started with %s, %s on %s worker(s): the partial summary, exit 3, nothing left running', async (_name, signal, workers, command, args) => {
-    const { child, ready } = start(command, args, ['--workers', workers]);
-    const { code, out, ms } = await stopWith(child, ready, () => child.kill(signal));
-    expect(out).toMatch(/^\d[\d,]* distinct states, \d[\d,]* states generated, depth \d+/m);
-    expect(out).toContain(`Result: incomplete. Stopped by signal (${signal})`);
-    expect(code).toBe(3);
-    expect(ms).toBeLessThan(STOPPED_MS);
-    expect(processesLeft()).toBe('');
-  });
+  it.each(runs)(
+    'started with %s, %s on %s worker(s): the partial summary, exit 3, nothing left running',
+    async (_name, signal, workers, command, args) => {
+      const { child, ready } = start(command, args, ['--workers', workers]);
+      const { code, out, ms } = await stopWith(child, ready, () => child.kill(signal));
+      expect(out).toMatch(/^\d[\d,]* distinct states, \d[\d,]* states generated, depth \d+/m);
+      expect(out).toContain(`Result: incomplete. Stopped by signal (${signal})`);
+      expect(code).toBe(3);
+      expect(ms).toBeLessThan(STOPPED_MS);
+      expect(processesLeft()).toBe('');
+    },
+  );
 
   it('Ctrl-C on a terminal running npx tsx (SIGINT to the process group): exit 3, nothing left running', async () => {
     const { child, ready } = start('npx', ['tsx', 'checker/cli.ts'], ['--json', '--workers', '1'], true);

@@ -12,12 +12,17 @@ describe('the reviewed table of state counts', () => {
   const expected = rows();
 
   it('has one row for each shipped spec under each generation, and no other', () => {
-    const listed = Object.entries(table).flatMap(([file, byVariant]) => Object.keys(byVariant).map((variant) => `${file} ${variant}`));
+    const listed = Object.entries(table).flatMap(([file, byVariant]) =>
+      Object.keys(byVariant).map((variant) => `${file} ${variant}`),
+    );
     expect(listed.sort()).toEqual(expected.map((r) => `${r.file} ${r.variant}`).sort());
   });
 
   const small = expected.filter((r) => (table[r.file]?.[r.variant]?.distinctStates ?? 0) <= RECOUNT_UP_TO);
-  it.each(small.map((r) => [r.file, r.variant || '(as written)', r.variant]))('%s %s: the count and result the table records', (file, _shown, variant) => {
-    expect(count(file, variant)).toEqual(table[file]![variant]);
-  });
+  it.each(small.map((r) => [r.file, r.variant || '(as written)', r.variant]))(
+    '%s %s: the count and result the table records',
+    (file, _shown, variant) => {
+      expect(count(file, variant)).toEqual(table[file]![variant]);
+    },
+  );
 });

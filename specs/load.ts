@@ -35,7 +35,10 @@ const numericOptions: readonly { name: NumericOption; flag: string; min: number;
 ];
 
 /** Reads the run options present in `fields`, each under the name `key` picks. */
-export function readRunOptions(fields: Fields, key: (o: { name: string; flag: string }) => string): Partial<RunOptions> {
+export function readRunOptions(
+  fields: Fields,
+  key: (o: { name: string; flag: string }) => string,
+): Partial<RunOptions> {
   const options: Partial<Record<keyof RunOptions, unknown>> = {};
   const strategyKey = key({ name: 'strategy', flag: '--strategy' });
   if (fields.has(strategyKey)) options.strategy = fields.oneOf(strategyKey, strategies);
@@ -84,29 +87,49 @@ export function loadSpecFile(file: string): Spec {
 export function parseSpec(file: string, value: unknown, path: string): Spec {
   if (!isPlainObject(value)) throw new InputError(file, path, 'a JSON object (a spec)', describeValue(value));
   const fields = new Fields(file, value, path);
-  const modelName = fields.oneOf('model', models.map((m) => m.name));
+  const modelName = fields.oneOf(
+    'model',
+    models.map((m) => m.name),
+  );
   const entry = models.find((m) => m.name === modelName)!;
   const propertyNames = entry.properties.map((p) => p.name);
   const description = fields.has('description') ? fields.string('description') : undefined;
   const properties = fields.stringList('properties', propertyNames, propertyNames);
   const livenessNames = (entry.liveness ?? []).map((p) => p.name);
-  if (livenessNames.length === 0 && fields.has('liveness')) fields.fail('liveness', `nothing: model ${entry.name} has no liveness properties`);
+  if (livenessNames.length === 0 && fields.has('liveness'))
+    fields.fail('liveness', `nothing: model ${entry.name} has no liveness properties`);
   const liveness = fields.stringList('liveness', livenessNames, []);
   const deadlockAllowed = fields.bool('deadlock', false);
   const symmetry = fields.bool('symmetry', false);
-  if (symmetry && entry.canonical === undefined) fields.fail('symmetry', `false (model ${entry.name} has no symmetry reduction)`, symmetry);
+  if (symmetry && entry.canonical === undefined)
+    fields.fail('symmetry', `false (model ${entry.name} has no symmetry reduction)`, symmetry);
   // Liveness goals and per-action fairness name parts one by one (a partition, a transactional.id):
   // on a graph of representatives, a run would switch between the parts a goal follows.
-  if (symmetry && liveness.length > 0) fields.fail('symmetry', 'false with "liveness" (liveness is checked on the unreduced state graph)', symmetry);
+  if (symmetry && liveness.length > 0)
+    fields.fail(
+      'symmetry',
+      'false with "liveness" (liveness is checked on the unreduced state graph)',
+      symmetry,
+    );
   const reduction = fields.has('reduction') && fields.oneOf('reduction', ['none', 'por']) === 'por';
-  if (reduction && liveness.length > 0) fields.fail('reduction', '"none" with "liveness" (the reduced graph keeps invariants and deadlocks, not temporal properties)', 'por');
-  const expect = fields.has('expect') ? fields.oneOf('expect', ['holds', ...propertyNames, DEADLOCK, ...liveness]) : undefined;
+  if (reduction && liveness.length > 0)
+    fields.fail(
+      'reduction',
+      '"none" with "liveness" (the reduced graph keeps invariants and deadlocks, not temporal properties)',
+      'por',
+    );
+  const expect = fields.has('expect')
+    ? fields.oneOf('expect', ['holds', ...propertyNames, DEADLOCK, ...liveness])
+    : undefined;
   const defaults = readRunOptions(fields, (o) => o.name);
-  if (liveness.length > 0 && defaults.strategy === 'random') fields.fail('strategy', '"bfs" (liveness needs the whole state graph)', 'random');
-  if (reduction && defaults.strategy === 'random') fields.fail('strategy', '"bfs" (partial-order reduction applies to the breadth-first search)', 'random');
+  if (liveness.length > 0 && defaults.strategy === 'random')
+    fields.fail('strategy', '"bfs" (liveness needs the whole state graph)', 'random');
+  if (reduction && defaults.strategy === 'random')
+    fields.fail('strategy', '"bfs" (partial-order reduction applies to the breadth-first search)', 'random');
   const params = entry.readParams(fields);
   const bare = entry.build(params, []);
-  if (reduction && bare.independence === undefined) fields.fail('reduction', `"none" (model ${entry.name} describes no transition classes)`, 'por');
+  if (reduction && bare.independence === undefined)
+    fields.fail('reduction', `"none" (model ${entry.name} describes no transition classes)`, 'por');
   const fairness = readFairness(fields, liveness, bare.actionKinds);
   fields.done();
   return {
@@ -133,23 +156,31 @@ export function parseSpec(file: string, value: unknown, path: string): Spec {
  * on its own; { "anyOf": [kinds] } makes the group weakly fair as one class.
  */
 function readFairness(fields: Fields, liveness: readonly string[], kinds: readonly string[]): Fairness[] {
-  const expected = 'a list of weakly fair action kinds (names, or { "anyOf": [names] } for a group), [] for none';
+  const expected =
+    'a list of weakly fair action kinds (names, or { "anyOf": [names] } for a group), [] for none';
   if (!fields.has('fairness')) {
     if (liveness.length > 0) fields.fail('fairness', `${expected}: required with "liveness"`);
     return [];
   }
-  if (liveness.length === 0) fields.fail('fairness', 'no fairness without "liveness" properties to check it with', fields.raw('fairness'));
+  if (liveness.length === 0)
+    fields.fail(
+      'fairness',
+      'no fairness without "liveness" properties to check it with',
+      fields.raw('fairness'),
+    );
   const list = fields.raw('fairness');
   if (!Array.isArray(list)) return fields.fail('fairness', expected, list);
   const kind = (name: string, v: unknown): string => {
-    if (typeof v !== 'string' || !kinds.includes(v)) fields.fail(name, `one of the action kinds ${kinds.join(', ')}`, v);
+    if (typeof v !== 'string' || !kinds.includes(v))
+      fields.fail(name, `one of the action kinds ${kinds.join(', ')}`, v);
     return v;
   };
   return list.map((item, i): Fairness => {
     if (!isPlainObject(item)) return { kinds: [kind(`fairness[${i}]`, item)], perAction: true };
     const group: Fields = new Fields(fields.file, item, fields.fieldName(`fairness[${i}]`));
     const anyOf = group.raw('anyOf');
-    if (!Array.isArray(anyOf) || anyOf.length === 0) group.fail('anyOf', 'a non-empty list of action kinds', anyOf);
+    if (!Array.isArray(anyOf) || anyOf.length === 0)
+      group.fail('anyOf', 'a non-empty list of action kinds', anyOf);
     group.done();
     return { kinds: anyOf.map((k, j) => kind(`fairness[${i}].anyOf[${j}]`, k)), perAction: false };
   });

@@ -17,7 +17,11 @@ const table = readCounts();
 const small = shippedSpecFiles().filter((f) => {
   if (!f.startsWith('specs/kafka/') || benchmarks.includes(f)) return false;
   const spec = loadSpecFile(f);
-  return spec.liveness.length === 0 && spec.expect !== undefined && (recorded(f)?.distinctStates ?? Infinity) <= RECOUNT_UP_TO;
+  return (
+    spec.liveness.length === 0 &&
+    spec.expect !== undefined &&
+    (recorded(f)?.distinctStates ?? Infinity) <= RECOUNT_UP_TO
+  );
 });
 
 /** The table's row for a spec under the variant it names. */
@@ -45,13 +49,21 @@ describe('partial-order reduction', () => {
     const reduced = bfs(model, { deadlockAllowed: spec.deadlockAllowed, reduction: true });
     expect(verdict(reduced)).toBe(spec.expect === 'holds' ? 'ok' : spec.expect);
     expect(reduced.distinctStates).toBeLessThanOrEqual(recorded(file)!.distinctStates);
-    if (reduced.violation !== undefined && reduced.violation.property !== 'Deadlock') expect(endsBroken(model, reduced)).toBe(true);
+    if (reduced.violation !== undefined && reduced.violation.property !== 'Deadlock')
+      expect(endsBroken(model, reduced)).toBe(true);
   });
 
   it('agrees with the full search on random small Kafka specs checking one property', () => {
     const names = kafkaProperties.map((p) => p.name);
     const variants = ['kafka-0.11', 'kafka-3.5', 'kafka-3.8', 'kafka-4.0', 'kafka-latest'];
-    const faultKinds = ['requestLoss', 'responseLoss', 'requestTimeouts', 'batchExpiries', 'producerCrashes', 'transactionTimeouts'];
+    const faultKinds = [
+      'requestLoss',
+      'responseLoss',
+      'requestTimeouts',
+      'batchExpiries',
+      'producerCrashes',
+      'transactionTimeouts',
+    ];
     let violations = 0;
     let reducedRuns = 0;
     fc.assert(
@@ -66,7 +78,20 @@ describe('partial-order reduction', () => {
         fc.boolean(),
         (variant, property, partitions, instancesPerId, readCommitted, fault, budget, symmetry) => {
           // With symmetry too: the classes and visibility treat every partition alike, so the proviso holds on representatives.
-          const raw = { model: 'kafka', variant, partitions, instancesPerId, transactionsPerInstance: 1, recordsPerTransaction: 1, consumers: { readCommitted }, faults: { [fault]: budget }, properties: [property], deadlock: true, symmetry, maxStates: 30_000 };
+          const raw = {
+            model: 'kafka',
+            variant,
+            partitions,
+            instancesPerId,
+            transactionsPerInstance: 1,
+            recordsPerTransaction: 1,
+            consumers: { readCommitted },
+            faults: { [fault]: budget },
+            properties: [property],
+            deadlock: true,
+            symmetry,
+            maxStates: 30_000,
+          };
           const spec = parseSpec('random spec', raw, '');
           const model = modelOf(spec);
           const options = { deadlockAllowed: true, maxStates: 30_000 };

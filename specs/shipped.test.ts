@@ -24,22 +24,29 @@ describe('shipped specs', () => {
     expect(benchmarks.filter((f) => !specFiles.includes(f))).toEqual([]);
   });
 
-  it.each(withExpectation)('%s gives the result it expects', async (file) => {
-    const expected = loadSpecFile(file).expect;
-    let out = '';
-    const code = await main(['check', file, '--json', '--workers', '1', '--out', join(outDir, 'trace.itf.json')], { out: (t) => (out += t), err: () => {}, errIsTTY: false });
-    const summary = JSON.parse(out);
-    if (expected === 'holds') {
-      expect(summary.status).toBe('ok');
-      expect(code).toBe(0);
-    } else if (loadSpecFile(file).liveness.includes(expected!)) {
-      // Several liveness properties may fail; the expected one must be among them, with a lasso.
-      const verdict = summary.liveness?.properties.find((p: { name: string }) => p.name === expected);
-      expect(verdict).toMatchObject({ status: 'violated', traceFile: expect.any(String) });
-      expect(code).toBe(1);
-    } else {
-      expect(summary.violation?.property).toBe(expected);
-      expect(code).toBe(1);
-    }
-  }, 60_000);
+  it.each(withExpectation)(
+    '%s gives the result it expects',
+    async (file) => {
+      const expected = loadSpecFile(file).expect;
+      let out = '';
+      const code = await main(
+        ['check', file, '--json', '--workers', '1', '--out', join(outDir, 'trace.itf.json')],
+        { out: (t) => (out += t), err: () => {}, errIsTTY: false },
+      );
+      const summary = JSON.parse(out);
+      if (expected === 'holds') {
+        expect(summary.status).toBe('ok');
+        expect(code).toBe(0);
+      } else if (loadSpecFile(file).liveness.includes(expected!)) {
+        // Several liveness properties may fail; the expected one must be among them, with a lasso.
+        const verdict = summary.liveness?.properties.find((p: { name: string }) => p.name === expected);
+        expect(verdict).toMatchObject({ status: 'violated', traceFile: expect.any(String) });
+        expect(code).toBe(1);
+      } else {
+        expect(summary.violation?.property).toBe(expected);
+        expect(code).toBe(1);
+      }
+    },
+    60_000,
+  );
 });

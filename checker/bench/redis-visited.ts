@@ -12,7 +12,10 @@ import { visitedKey } from '../distributed/jobs.ts';
 import { connectionOf, redisAddress } from '../distributed/redis.ts';
 import { admit } from '../distributed/visited-shards.ts';
 
-const { positionals, values } = parseArgs({ allowPositionals: true, options: { fingerprints: { type: 'string', default: '2000000' } } });
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: { fingerprints: { type: 'string', default: '2000000' } },
+});
 const address = redisAddress(positionals[0] ?? 'redis://127.0.0.1:6379', 'command line', 'URL');
 const total = Number(values.fingerprints);
 const fingerprints = new Int32Array(total * 2);
@@ -20,10 +23,15 @@ for (let i = 0; i < fingerprints.length; i++) fingerprints[i] = randomInt(-(2 **
 const none = new Int32Array(0);
 
 const clients = [new Redis(connectionOf(address)), new Redis(connectionOf(address))];
-const usedMemory = async (): Promise<number> => Number(/used_memory:(\d+)/.exec(await clients[0]!.info('memory'))![1]);
+const usedMemory = async (): Promise<number> =>
+  Number(/used_memory:(\d+)/.exec(await clients[0]!.info('memory'))![1]);
 
 /** Sends the fingerprints in batches of `batch`, `concurrency` batches at once on as many clients; per second. */
-async function rate(batch: number, concurrency: number, send: (client: Redis, pairs: Int32Array) => Promise<unknown>): Promise<number> {
+async function rate(
+  batch: number,
+  concurrency: number,
+  send: (client: Redis, pairs: Int32Array) => Promise<unknown>,
+): Promise<number> {
   let next = 0;
   const start = performance.now();
   await Promise.all(
@@ -46,10 +54,14 @@ for (const batch of [1024, 8192]) {
     const bytes = (await usedMemory()) - before;
     const tested = await rate(batch, concurrency, (client, pairs) => admit([client], run, none, pairs));
     await clients[0]!.del(visitedKey(run));
-    rows.push(`| ${batch} | ${concurrency} | ${Math.round(inserted).toLocaleString('en-US')} | ${Math.round(tested).toLocaleString('en-US')} | ${(bytes / total).toFixed(1)} |`);
+    rows.push(
+      `| ${batch} | ${concurrency} | ${Math.round(inserted).toLocaleString('en-US')} | ${Math.round(tested).toLocaleString('en-US')} | ${(bytes / total).toFixed(1)} |`,
+    );
   }
 }
 console.log(`${total.toLocaleString('en-US')} random fingerprints on ${address.url}\n`);
-console.log('| batch | clients | new fingerprints/s | seen fingerprints tested/s | bytes per fingerprint |\n|---|---|---|---|---|');
+console.log(
+  '| batch | clients | new fingerprints/s | seen fingerprints tested/s | bytes per fingerprint |\n|---|---|---|---|---|',
+);
 console.log(rows.join('\n'));
 for (const client of clients) client.disconnect();

@@ -28,11 +28,28 @@ const workloads: readonly Workload[] = [
   { name: 'tp8-bfs-1', spec: 'specs/two-phase/tp8.json', workers: 1 },
   { name: 'tp8-bfs-2', spec: 'specs/two-phase/tp8.json', workers: 2, baseline: 'tp8-bfs-1' },
   { name: 'tp3-swarm-1', spec: 'specs/two-phase/tp3.json', workers: 1, options: SWARM },
-  { name: 'tp3-swarm-2', spec: 'specs/two-phase/tp3.json', workers: 2, options: SWARM, baseline: 'tp3-swarm-1' },
+  {
+    name: 'tp3-swarm-2',
+    spec: 'specs/two-phase/tp3.json',
+    workers: 2,
+    options: SWARM,
+    baseline: 'tp3-swarm-1',
+  },
   { name: 'kafka-bfs-1', spec: 'specs/kafka/bench.json', workers: 1 },
   { name: 'kafka-bfs-2', spec: 'specs/kafka/bench.json', workers: 2, baseline: 'kafka-bfs-1' },
-  { name: 'kafka-bfs-symmetry-1', spec: 'specs/kafka/bench-symmetry.json', workers: 1, baseline: 'kafka-bfs-1' },
-  { name: 'kafka-bfs-por-1', spec: 'specs/kafka/bench.json', workers: 1, baseline: 'kafka-bfs-1', reduction: true },
+  {
+    name: 'kafka-bfs-symmetry-1',
+    spec: 'specs/kafka/bench-symmetry.json',
+    workers: 1,
+    baseline: 'kafka-bfs-1',
+  },
+  {
+    name: 'kafka-bfs-por-1',
+    spec: 'specs/kafka/bench.json',
+    workers: 1,
+    baseline: 'kafka-bfs-1',
+    reduction: true,
+  },
   { name: 'kafka-large-1', spec: 'specs/kafka/bench-large.json', workers: 1 },
   { name: 'kafka-large-2', spec: 'specs/kafka/bench-large.json', workers: 2, baseline: 'kafka-large-1' },
   { name: 'tp3-first-cex-1', spec: 'specs/two-phase/tp3-commit-early.json', workers: 1 },
@@ -71,11 +88,15 @@ async function measure(w: Workload): Promise<Row> {
   const result = await explore(spec, model, options, w.workers);
   const seconds = (performance.now() - start) / 1000;
   const cpu = process.cpuUsage(cpuStart);
-  const perState = (bytes: number | undefined) => (bytes === undefined ? undefined : round(bytes / result.distinctStates));
+  const perState = (bytes: number | undefined) =>
+    bytes === undefined ? undefined : round(bytes / result.distinctStates);
   return {
     workload: w.name,
     workers: w.workers,
-    status: result.violation === undefined ? result.status : `${result.status} ${result.violation.property} (${result.violation.trace.actions.length} steps)`,
+    status:
+      result.violation === undefined
+        ? result.status
+        : `${result.status} ${result.violation.property} (${result.violation.trace.actions.length} steps)`,
     distinct: result.distinctStates,
     generated: result.statesGenerated,
     seconds: round(seconds),
@@ -91,7 +112,21 @@ async function measure(w: Workload): Promise<Row> {
 const round = (x: number) => Math.round(x * 100) / 100;
 
 function table(rows: readonly Row[]): string {
-  const head = ['workload', 'workers', 'distinct', 'generated', 'seconds', 'CPU s', 'states/s', 'visited B/state', 'trace B/state', 'queue B/state', 'peak RSS MB', 'speed-up', 'result'];
+  const head = [
+    'workload',
+    'workers',
+    'distinct',
+    'generated',
+    'seconds',
+    'CPU s',
+    'states/s',
+    'visited B/state',
+    'trace B/state',
+    'queue B/state',
+    'peak RSS MB',
+    'speed-up',
+    'result',
+  ];
   const cells = rows.map((r) => [
     r.workload,
     String(r.workers),
@@ -113,15 +148,21 @@ function table(rows: readonly Row[]): string {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { only: { type: 'string' }, out: { type: 'string' }, child: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { only: { type: 'string' }, out: { type: 'string' }, child: { type: 'string' } },
+  });
   if (values.child !== undefined) {
-    process.stdout.write(`${JSON.stringify(await measure(workloads.find((w) => w.name === values.child)!))}\n`);
+    process.stdout.write(
+      `${JSON.stringify(await measure(workloads.find((w) => w.name === values.child)!))}\n`,
+    );
     return;
   }
   const only = values.only?.split(',');
   const unknown = only?.find((name) => !workloads.some((w) => w.name === name));
   if (unknown !== undefined) {
-    process.stderr.write(`command line: --only: expected workload names from ${workloads.map((w) => w.name).join(', ')}, got ${JSON.stringify(unknown)}\n`);
+    process.stderr.write(
+      `command line: --only: expected workload names from ${workloads.map((w) => w.name).join(', ')}, got ${JSON.stringify(unknown)}\n`,
+    );
     process.exitCode = 2;
     return;
   }
@@ -129,7 +170,11 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   for (const w of chosen) {
     process.stderr.write(`${w.name}...\n`);
-    const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', w.name], { encoding: 'utf8', maxBuffer: 1 << 24 });
+    const out = execFileSync(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', w.name],
+      { encoding: 'utf8', maxBuffer: 1 << 24 },
+    );
     const row = JSON.parse(out.trim().split('\n').at(-1)!) as Row;
     const base = rows.find((r) => r.workload === w.baseline);
     if (base !== undefined) row.speedUp = round(base.seconds / row.seconds);

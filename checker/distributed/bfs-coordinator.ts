@@ -15,11 +15,30 @@
 import { Redis } from 'ioredis';
 import { IntList } from '../engine/int-list.ts';
 import { type Model, PACK_WORDS } from '../engine/model.ts';
-import { DEADLOCK, type Limit, type Result, brokenInvariant, rebuildTrace, stateFingerprint } from '../engine/search.ts';
+import {
+  DEADLOCK,
+  type Limit,
+  type Result,
+  brokenInvariant,
+  rebuildTrace,
+  stateFingerprint,
+} from '../engine/search.ts';
 import { VisitedSet } from '../engine/visited.ts';
 import type { DistributedRun } from './coordinator.ts';
 import type { RunDigest } from './digest.ts';
-import { LEVEL_JOB, type LevelJob, type LevelJobAnswer, RUN_KEY_SECONDS, type WalkJob, bytesOf, chunkKey, int32sOfBytes, successorParts, trailKey, visitedKey } from './jobs.ts';
+import {
+  LEVEL_JOB,
+  type LevelJob,
+  type LevelJobAnswer,
+  RUN_KEY_SECONDS,
+  type WalkJob,
+  bytesOf,
+  chunkKey,
+  int32sOfBytes,
+  successorParts,
+  trailKey,
+  visitedKey,
+} from './jobs.ts';
 import { QueueRun, type QueueRunOptions } from './queue-run.ts';
 import { type RedisAddress, connectionOf } from './redis.ts';
 
@@ -60,7 +79,10 @@ class Level {
 
   /** The packed words of the states from position `from` to `to`. */
   slice(from: number, to: number): Int32Array {
-    return this.words.subarray(this.starts.get(from), to === this.size ? this.words.length : this.starts.get(to));
+    return this.words.subarray(
+      this.starts.get(from),
+      to === this.size ? this.words.length : this.starts.get(to),
+    );
   }
 }
 
@@ -73,7 +95,13 @@ interface Found {
   readonly action: number;
 }
 
-export async function distributedBfs<S, A>(model: Model<S, A>, spec: WalkJob['spec'], digest: RunDigest, shards: readonly RedisAddress[], options: DistributedBfsOptions): Promise<DistributedRun> {
+export async function distributedBfs<S, A>(
+  model: Model<S, A>,
+  spec: WalkJob['spec'],
+  digest: RunDigest,
+  shards: readonly RedisAddress[],
+  options: DistributedBfsOptions,
+): Promise<DistributedRun> {
   const fingerprintOf = stateFingerprint(model);
   const maxDepth = options.maxDepth ?? Infinity;
   const fired: Record<string, number> = Object.fromEntries(model.actionKinds.map((k) => [k, 0]));
@@ -100,7 +128,12 @@ export async function distributedBfs<S, A>(model: Model<S, A>, spec: WalkJob['sp
   const discovered = (): number => before + current.size + next.size;
 
   const consider = (f: Found): void => {
-    if (found === undefined || f.parent < found.parent || (f.parent === found.parent && f.action < found.action)) found = f;
+    if (
+      found === undefined ||
+      f.parent < found.parent ||
+      (f.parent === found.parent && f.action < found.action)
+    )
+      found = f;
   };
 
   const merge = (answer: LevelJobAnswer, successors: Int32Array): void => {
@@ -108,7 +141,14 @@ export async function distributedBfs<S, A>(model: Model<S, A>, spec: WalkJob['sp
     for (const kind of model.actionKinds) fired[kind]! += answer.fired[kind] ?? 0;
     walkers.add(answer.walker);
     cutOff ||= answer.cutOff;
-    if (answer.deadlock !== -1) consider({ property: DEADLOCK, level: depth, position: answer.deadlock, parent: answer.deadlock, action: -1 });
+    if (answer.deadlock !== -1)
+      consider({
+        property: DEADLOCK,
+        level: depth,
+        position: answer.deadlock,
+        parent: answer.deadlock,
+        action: -1,
+      });
     const { fingerprints, keys, states: words } = successorParts(successors);
     for (let c = 0, at = 0; c < keys.length / 2; c++, at += 1 + words[at]!) {
       const high = fingerprints[2 * c]!;
@@ -116,7 +156,14 @@ export async function distributedBfs<S, A>(model: Model<S, A>, spec: WalkJob['sp
       if (current.fingerprints.has(high, low) || !next.fingerprints.add(high, low)) continue;
       const parent = keys[2 * c]!;
       const action = keys[2 * c + 1]!;
-      if (answer.violation?.index === c) consider({ property: answer.violation.property, level: depth + 1, position: next.size, parent, action });
+      if (answer.violation?.index === c)
+        consider({
+          property: answer.violation.property,
+          level: depth + 1,
+          position: next.size,
+          parent,
+          action,
+        });
       next.push(words.subarray(at, at + 1 + words[at]!), parent, action);
     }
   };
@@ -128,9 +175,12 @@ export async function distributedBfs<S, A>(model: Model<S, A>, spec: WalkJob['sp
       void queued.redis
         .getBuffer(chunkKey(queued.id, level, job, 'successors'))
         .then((bytes) => {
-          if (bytes === null) throw new Error(`distributed run: the successors of job ${index} are not in Redis`);
+          if (bytes === null)
+            throw new Error(`distributed run: the successors of job ${index} are not in Redis`);
           // Merged, the job's keys are of no more use; the answer of a retry that comes later is dropped.
-          void queued.redis.del(chunkKey(queued.id, level, job, 'states'), chunkKey(queued.id, level, job, 'successors')).catch(() => {});
+          void queued.redis
+            .del(chunkKey(queued.id, level, job, 'states'), chunkKey(queued.id, level, job, 'successors'))
+            .catch(() => {});
           answers.set(job, { answer, successors: int32sOfBytes(bytes) });
           for (let a = answers.get(merged); a !== undefined; a = answers.get(merged)) {
             answers.delete(merged++);
@@ -140,21 +190,34 @@ export async function distributedBfs<S, A>(model: Model<S, A>, spec: WalkJob['sp
         })
         .catch((e: unknown) => queued.fail(e));
     },
-    describe: (index) => `job ${index} (level ${depth}, states from position ${jobStarts[index - firstJob] ?? '?'})`,
-    progress: () => ({ distinctStates: discovered(), statesGenerated, queue: current.size - (jobStarts[merged] ?? current.size), depth }),
+    describe: (index) =>
+      `job ${index} (level ${depth}, states from position ${jobStarts[index - firstJob] ?? '?'})`,
+    progress: () => ({
+      distinctStates: discovered(),
+      statesGenerated,
+      queue: current.size - (jobStarts[merged] ?? current.size),
+      depth,
+    }),
     cleanUp: async (redis) => {
       // The queue's server is the first shard.
       const others = shards.slice(1).map((address) => new Redis(connectionOf(address)).on('error', () => {}));
-      const chunks = jobStarts.flatMap((_, job) => [chunkKey(queued.id, depth, job, 'states'), chunkKey(queued.id, depth, job, 'successors')]);
+      const chunks = jobStarts.flatMap((_, job) => [
+        chunkKey(queued.id, depth, job, 'states'),
+        chunkKey(queued.id, depth, job, 'successors'),
+      ]);
       try {
-        await Promise.all([redis.del(...levelKeys(), ...chunks), ...[redis, ...others].map((client) => client.del(visitedKey(queued.id)))]);
+        await Promise.all([
+          redis.del(...levelKeys(), ...chunks),
+          ...[redis, ...others].map((client) => client.del(visitedKey(queued.id))),
+        ]);
       } finally {
         for (const client of others) client.disconnect();
       }
     },
   });
 
-  const levelKeys = (): string[] => Array.from({ length: depth + 2 }, (_, level) => trailKey(queued.id, level));
+  const levelKeys = (): string[] =>
+    Array.from({ length: depth + 2 }, (_, level) => trailKey(queued.id, level));
   const renew = async (): Promise<void> => {
     const pipeline = queued.redis.pipeline();
     for (const key of levelKeys()) pipeline.expire(key, RUN_KEY_SECONDS);
@@ -164,14 +227,23 @@ export async function distributedBfs<S, A>(model: Model<S, A>, spec: WalkJob['sp
 
   /** The trail of `level` into Redis. */
   const saveTrail = async (level: number, of: Level): Promise<void> => {
-    await queued.redis.set(trailKey(queued.id, level), bytesOf(of.trail.subarray(0, of.trail.length)), 'EX', RUN_KEY_SECONDS);
+    await queued.redis.set(
+      trailKey(queued.id, level),
+      bytesOf(of.trail.subarray(0, of.trail.length)),
+      'EX',
+      RUN_KEY_SECONDS,
+    );
   };
 
   /** The initial state's index and the action indices that lead to the state (level, position), read back from Redis. */
   const pathOf = async (level: number, position: number): Promise<{ init: number; actions: number[] }> => {
     const actions: number[] = [];
-    for (;; level--) {
-      const record = await queued.redis.getrangeBuffer(trailKey(queued.id, level), position * 8, position * 8 + 7);
+    for (; ; level--) {
+      const record = await queued.redis.getrangeBuffer(
+        trailKey(queued.id, level),
+        position * 8,
+        position * 8 + 7,
+      );
       if (level === 0) return { init: record.readInt32LE(4), actions: actions.reverse() };
       actions.push(record.readInt32LE(4));
       position = record.readInt32LE(0);
@@ -200,7 +272,18 @@ export async function distributedBfs<S, A>(model: Model<S, A>, spec: WalkJob['sp
       const states = chunkKey(queued.id, depth, job, 'states');
       jobStarts.push(from);
       pipeline.set(states, bytesOf(current.slice(from, Math.min(size, from + per))), 'EX', RUN_KEY_SECONDS);
-      jobs.push({ run: queued.id, spec, digest, deadlockAllowed: options.deadlockAllowed, shards, level: depth, firstPosition: from, cut, states, successors: chunkKey(queued.id, depth, job, 'successors') });
+      jobs.push({
+        run: queued.id,
+        spec,
+        digest,
+        deadlockAllowed: options.deadlockAllowed,
+        shards,
+        level: depth,
+        firstPosition: from,
+        cut,
+        states,
+        successors: chunkKey(queued.id, depth, job, 'successors'),
+      });
     }
     await pipeline.exec();
     firstJob = queued.add(LEVEL_JOB, jobs);
@@ -232,7 +315,8 @@ export async function distributedBfs<S, A>(model: Model<S, A>, spec: WalkJob['sp
     fingerprintOf(s, fingerprint);
     if (!current.fingerprints.add(fingerprint[0]!, fingerprint[1]!)) return;
     const broken = brokenInvariant(model, s);
-    if (broken !== undefined && found === undefined) found = { property: broken, level: 0, position: current.size, parent: -1, action: i };
+    if (broken !== undefined && found === undefined)
+      found = { property: broken, level: 0, position: current.size, parent: -1, action: i };
     words[0] = model.pack!(s, words.subarray(1));
     current.push(words.subarray(0, 1 + words[0]), -1, i);
   });
@@ -247,8 +331,18 @@ export async function distributedBfs<S, A>(model: Model<S, A>, spec: WalkJob['sp
   } finally {
     clearInterval(renewing);
   }
-  const counted = { distinctStates: discovered(), statesGenerated, depth, seconds, coverage: { fired, neverFired: model.actionKinds.filter((kind) => fired[kind] === 0) } };
+  const counted = {
+    distinctStates: discovered(),
+    statesGenerated,
+    depth,
+    seconds,
+    coverage: { fired, neverFired: model.actionKinds.filter((kind) => fired[kind] === 0) },
+  };
   const result: Result =
-    trace !== undefined ? { ...counted, status: 'violation', violation: trace } : stoppedBy === undefined ? { ...counted, status: 'ok' } : { ...counted, status: 'incomplete', stoppedBy };
+    trace !== undefined
+      ? { ...counted, status: 'violation', violation: trace }
+      : stoppedBy === undefined
+        ? { ...counted, status: 'ok' }
+        : { ...counted, status: 'incomplete', stoppedBy };
   return { result, workers: walkers.size };
 }

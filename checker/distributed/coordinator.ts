@@ -11,7 +11,15 @@ import { randomSearch } from '../engine/random.ts';
 import type { Limit, Result } from '../engine/search.ts';
 import { VisitedSet } from '../engine/visited.ts';
 import type { RunDigest } from './digest.ts';
-import { RUN_KEY_SECONDS, WALKS_PER_JOB, type WalkJob, type WalkJobAnswer, type WalkOptions, int32sOf, stopAtKey } from './jobs.ts';
+import {
+  RUN_KEY_SECONDS,
+  WALKS_PER_JOB,
+  type WalkJob,
+  type WalkJobAnswer,
+  type WalkOptions,
+  int32sOf,
+  stopAtKey,
+} from './jobs.ts';
 import { QueueRun, type QueueRunOptions } from './queue-run.ts';
 import type { RedisAddress } from './redis.ts';
 
@@ -28,7 +36,13 @@ export interface DistributedRun {
 /** Jobs on the queue at once: enough to keep many machines busy, few enough that a violation leaves little work to drop. */
 const WINDOW = 256;
 
-export async function distributedSwarm<S, A>(model: Model<S, A>, spec: WalkJob['spec'], digest: RunDigest, address: RedisAddress, options: DistributedOptions): Promise<DistributedRun> {
+export async function distributedSwarm<S, A>(
+  model: Model<S, A>,
+  spec: WalkJob['spec'],
+  digest: RunDigest,
+  address: RedisAddress,
+  options: DistributedOptions,
+): Promise<DistributedRun> {
   const { seed, maxDepth, deadlockAllowed, walks } = options;
   const walkOptions: WalkOptions = { seed, maxDepth, deadlockAllowed };
   const jobs = Math.ceil(walks / WALKS_PER_JOB);
@@ -48,7 +62,11 @@ export async function distributedSwarm<S, A>(model: Model<S, A>, spec: WalkJob['
   let generatedSoFar = 0;
 
   const merge = (): void => {
-    for (let answer = answers.get(merged); answer !== undefined && merged < needed(); answer = answers.get(merged)) {
+    for (
+      let answer = answers.get(merged);
+      answer !== undefined && merged < needed();
+      answer = answers.get(merged)
+    ) {
       answers.delete(merged++);
       const fingerprints = int32sOf(answer.fingerprints);
       for (let i = 0; i < fingerprints.length; i += 2) seen.add(fingerprints[i]!, fingerprints[i + 1]!);
@@ -67,14 +85,22 @@ export async function distributedSwarm<S, A>(model: Model<S, A>, spec: WalkJob['
       if (answer.violation !== undefined && answer.violation.walk < least) {
         least = answer.violation.walk;
         // Walks past it need not run anywhere; a worker looks before and during each job.
-        queued.redis.set(stopAtKey(queued.id), least, 'EX', RUN_KEY_SECONDS).catch((e: unknown) => queued.fail(e));
+        queued.redis
+          .set(stopAtKey(queued.id), least, 'EX', RUN_KEY_SECONDS)
+          .catch((e: unknown) => queued.fail(e));
       }
       merge();
       if (merged >= needed()) queued.done();
       else addJobs();
     },
-    describe: (index) => `job ${index} (walks ${index * WALKS_PER_JOB} to ${Math.min((index + 1) * WALKS_PER_JOB, walks) - 1})`,
-    progress: () => ({ distinctStates: seen.size, statesGenerated: generatedSoFar, queue: queued.waiting, depth }),
+    describe: (index) =>
+      `job ${index} (walks ${index * WALKS_PER_JOB} to ${Math.min((index + 1) * WALKS_PER_JOB, walks) - 1})`,
+    progress: () => ({
+      distinctStates: seen.size,
+      statesGenerated: generatedSoFar,
+      queue: queued.waiting,
+      depth,
+    }),
     // Tells workers still on the run's jobs that it is over: their walks stop at once.
     cleanUp: async (redis: Redis) => void (await redis.set(stopAtKey(queued.id), 0, 'EX', RUN_KEY_SECONDS)),
   });
@@ -84,7 +110,14 @@ export async function distributedSwarm<S, A>(model: Model<S, A>, spec: WalkJob['
     const batch: WalkJob[] = [];
     for (; added < jobs && added < needed() && added < merged + WINDOW; added++) {
       const firstWalk = added * WALKS_PER_JOB;
-      batch.push({ run: queued.id, spec, digest, options: walkOptions, firstWalk, walks: Math.min(WALKS_PER_JOB, walks - firstWalk) });
+      batch.push({
+        run: queued.id,
+        spec,
+        digest,
+        options: walkOptions,
+        firstWalk,
+        walks: Math.min(WALKS_PER_JOB, walks - firstWalk),
+      });
     }
     if (batch.length > 0) queued.add('walks', batch);
   };
@@ -101,7 +134,10 @@ export async function distributedSwarm<S, A>(model: Model<S, A>, spec: WalkJob['
   };
   if (least < walks && merged >= needed()) {
     const alone = randomSearch(model, { ...walkOptions, firstWalk: least, walks: 1 });
-    return { result: { ...counted, status: 'violation', violation: alone.violation! }, workers: walkers.size };
+    return {
+      result: { ...counted, status: 'violation', violation: alone.violation! },
+      workers: walkers.size,
+    };
   }
   return { result: { ...counted, status: 'incomplete', stoppedBy }, workers: walkers.size };
 }

@@ -33,7 +33,8 @@ export function specFiles(paths: readonly string[]): SpecFile[] {
 export function specDigest(raw: unknown, files: readonly SpecFile[]): string {
   const hash = createHash('sha256').update(JSON.stringify(raw));
   // Each file's length first, so that no two lists of files hash alike; -1 for one that is absent.
-  for (const { path, content } of files) hash.update(`\0${path}\0${content?.length ?? -1}\0`).update(content ?? '');
+  for (const { path, content } of files)
+    hash.update(`\0${path}\0${content?.length ?? -1}\0`).update(content ?? '');
   return hash.digest('hex');
 }
 
@@ -42,7 +43,15 @@ const isSource = (name: string) => /\.(ts|js|mjs)$/.test(name) && !/\.test\.[a-z
 /** sha256 of every source file under `folders` of `root`, by path (with /, as on every system) and content, in path order. */
 export function sourceDigest(root: string, folders: readonly string[]): string {
   const hash = createHash('sha256');
-  const files = folders.flatMap((folder) => readdirSync(join(root, folder), { recursive: true, encoding: 'utf8' }).filter(isSource).map((f) => `${folder}/${f.split(sep).join('/')}`));
-  for (const file of files.sort()) hash.update(`${file}\0`).update(readFileSync(join(root, file))).update('\0');
+  const files = folders.flatMap((folder) =>
+    readdirSync(join(root, folder), { recursive: true, encoding: 'utf8' })
+      .filter(isSource)
+      .map((f) => `${folder}/${f.split(sep).join('/')}`),
+  );
+  for (const file of files.sort())
+    hash
+      .update(`${file}\0`)
+      .update(readFileSync(join(root, file)))
+      .update('\0');
   return hash.digest('hex');
 }

@@ -27,7 +27,8 @@ const haveRedis = spawnSync('redis-server', ['--version']).status === 0;
 const requireRedis = process.env.TXCHECK_REQUIRE_REDIS === '1';
 const skipped = !haveRedis && !requireRedis;
 const why = 'redis-server is not on PATH';
-if (skipped) console.warn(`The tests on Redis are skipped: ${why} (TXCHECK_REQUIRE_REDIS=1 makes that a failure).`);
+if (skipped)
+  console.warn(`The tests on Redis are skipped: ${why} (TXCHECK_REQUIRE_REDIS=1 makes that a failure).`);
 
 /** How long a dead worker's job stays locked in these tests. */
 const LOCK_SECONDS = 1;
@@ -44,9 +45,18 @@ function freePort(): Promise<number> {
 }
 
 /** A redis-server of the test's own on 127.0.0.1, saving nothing to disk. */
-async function startRedis(): Promise<{ server: ChildProcess; port: number; url: string; stop(): Promise<void> }> {
+async function startRedis(): Promise<{
+  server: ChildProcess;
+  port: number;
+  url: string;
+  stop(): Promise<void>;
+}> {
   const port = await freePort();
-  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const server = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const exited = new Promise<void>((resolve) => server.on('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
     let log = '';
@@ -85,10 +95,25 @@ class WorkerProcess {
   readonly exited: Promise<number | null>;
 
   constructor(url: string) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', 'checker/cli.ts', 'worker', '--redis', url, '--workers', '1', '--lock-seconds', String(LOCK_SECONDS)], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    this.child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'checker/cli.ts',
+        'worker',
+        '--redis',
+        url,
+        '--workers',
+        '1',
+        '--lock-seconds',
+        String(LOCK_SECONDS),
+      ],
+      {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     this.child.stdout!.on('data', (d) => (this.out += d));
     this.child.stderr!.on('data', (d) => (this.err += d));
     this.exited = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)));
@@ -151,30 +176,38 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
     it.each([
       ['TwoPhase', 'specs/two-phase/tp3-commit-early.json', ['--seed', '8', '--max-depth', '3']],
       ['Kafka', 'specs/kafka/hanging-transaction.json', ['--seed', '28']],
-    ])('%s with a violation: the violating walk, trace and counts of one machine', async (name, spec, flags) => {
-      const args = ['check', spec, '--strategy', 'random', '--walks', '1000', ...flags, '--json'];
-      const one = await txcheck(...args, '--workers', '1', '-o', join(dir, `${name}-one.itf.json`));
-      const many = await txcheck(...args, '--redis', url, '-o', join(dir, `${name}-many.itf.json`));
-      expect(one.code).toBe(1);
-      // The seed puts the violation past the first job, so that several jobs run before it.
-      expect(JSON.parse(one.out).violation.walk).toBeGreaterThanOrEqual(WALKS_PER_JOB);
-      expect(many.err).toBe('');
-      expect(many.code).toBe(1);
-      expect(verdict(many.out)).toEqual(verdict(one.out));
-      expect(readFileSync(join(dir, `${name}-many.itf.json`), 'utf8')).toBe(readFileSync(join(dir, `${name}-one.itf.json`), 'utf8'));
-    });
+    ])(
+      '%s with a violation: the violating walk, trace and counts of one machine',
+      async (name, spec, flags) => {
+        const args = ['check', spec, '--strategy', 'random', '--walks', '1000', ...flags, '--json'];
+        const one = await txcheck(...args, '--workers', '1', '-o', join(dir, `${name}-one.itf.json`));
+        const many = await txcheck(...args, '--redis', url, '-o', join(dir, `${name}-many.itf.json`));
+        expect(one.code).toBe(1);
+        // The seed puts the violation past the first job, so that several jobs run before it.
+        expect(JSON.parse(one.out).violation.walk).toBeGreaterThanOrEqual(WALKS_PER_JOB);
+        expect(many.err).toBe('');
+        expect(many.code).toBe(1);
+        expect(verdict(many.out)).toEqual(verdict(one.out));
+        expect(readFileSync(join(dir, `${name}-many.itf.json`), 'utf8')).toBe(
+          readFileSync(join(dir, `${name}-one.itf.json`), 'utf8'),
+        );
+      },
+    );
 
     it.each([
       ['TwoPhase', 'specs/two-phase/tp5.json'],
       ['Kafka', 'specs/kafka/commit-abort.json'],
-    ])('%s without a violation: the distinct and generated counts of the thread swarm', async (_name, spec) => {
-      const args = ['check', spec, '--strategy', 'random', '--walks', '700', '--json'];
-      const swarm = await txcheck(...args, '--workers', '2');
-      const many = await txcheck(...args, '--redis', url);
-      expect(many.code).toBe(3);
-      expect(verdict(many.out)).toEqual(verdict(swarm.out));
-      expect(JSON.parse(many.out)).toMatchObject({ status: 'incomplete', stoppedBy: 'walks' });
-    });
+    ])(
+      '%s without a violation: the distinct and generated counts of the thread swarm',
+      async (_name, spec) => {
+        const args = ['check', spec, '--strategy', 'random', '--walks', '700', '--json'];
+        const swarm = await txcheck(...args, '--workers', '2');
+        const many = await txcheck(...args, '--redis', url);
+        expect(many.code).toBe(3);
+        expect(verdict(many.out)).toEqual(verdict(swarm.out));
+        expect(JSON.parse(many.out)).toMatchObject({ status: 'incomplete', stoppedBy: 'walks' });
+      },
+    );
 
     it.each([
       ['TwoPhase, holds', 'specs/two-phase/tp5.json', []],
@@ -189,7 +222,10 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
       expect(many.err).toBe('');
       expect(many.code).toBe(one.code);
       expect(verdict(many.out)).toEqual(verdict(one.out));
-      if (one.code === 1) expect(readFileSync(join(dir, `bfs-${name}-many.itf.json`), 'utf8')).toBe(readFileSync(join(dir, `bfs-${name}-one.itf.json`), 'utf8'));
+      if (one.code === 1)
+        expect(readFileSync(join(dir, `bfs-${name}-many.itf.json`), 'utf8')).toBe(
+          readFileSync(join(dir, `bfs-${name}-one.itf.json`), 'utf8'),
+        );
       // The run's keys are gone: the queue's are BullMQ's, a random run's stop-at key expires by itself.
       expect((await client.keys('txcheck:run:*')).filter((key) => !key.endsWith(':stop-at'))).toEqual([]);
     });
@@ -230,25 +266,49 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
       const refused = {
         'refused-model': job(tp3, '0'.repeat(64), specDigest(tp3.raw, [])),
         'refused-spec': job(tp3, modelSourceDigest(), specDigest({ ...tp3.raw, resourceManagers: 4 }, [])),
-        'refused-variant': job(lenient, modelSourceDigest(), specDigest(lenient.raw, [{ path: lenient.raw.variant.overrides, content: Buffer.from('export const overrides = {};\n') }])),
+        'refused-variant': job(
+          lenient,
+          modelSourceDigest(),
+          specDigest(lenient.raw, [
+            { path: lenient.raw.variant.overrides, content: Buffer.from('export const overrides = {};\n') },
+          ]),
+        ),
       };
-      for (const [id, data] of Object.entries(refused)) await queue.add('walks', data, { jobId: id, attempts: 3 });
-      for (const id of Object.keys(refused)) await until(async () => (await queue.getJobState(id)) === 'failed', `job ${id} to fail`);
+      for (const [id, data] of Object.entries(refused))
+        await queue.add('walks', data, { jobId: id, attempts: 3 });
+      for (const id of Object.keys(refused))
+        await until(async () => (await queue.getJobState(id)) === 'failed', `job ${id} to fail`);
       const failed = await Promise.all(Object.keys(refused).map((id) => queue.getJob(id)));
       for (const j of failed) {
         expect(j!.failedReason.startsWith(REFUSED)).toBe(true);
         expect(j!.attemptsMade).toBe(1);
       }
-      expect(failed[0]!.failedReason).toMatch(/its model digest 000000000000 is not this worker's [0-9a-f]{12} \(another version of txcheck or of the model\)/);
-      expect(failed[1]!.failedReason).toMatch(/its spec digest [0-9a-f]{12} does not match the spec it carries \(worker /);
-      expect(failed[2]!.failedReason).toMatch(/its spec digest [0-9a-f]{12} does not match the spec it carries and the files it names as this worker has them \(specs\/kafka\/examples\/lenient-produce\.ts\)/);
+      expect(failed[0]!.failedReason).toMatch(
+        /its model digest 000000000000 is not this worker's [0-9a-f]{12} \(another version of txcheck or of the model\)/,
+      );
+      expect(failed[1]!.failedReason).toMatch(
+        /its spec digest [0-9a-f]{12} does not match the spec it carries \(worker /,
+      );
+      expect(failed[2]!.failedReason).toMatch(
+        /its spec digest [0-9a-f]{12} does not match the spec it carries and the files it names as this worker has them \(specs\/kafka\/examples\/lenient-produce\.ts\)/,
+      );
       const lines = workers.map((w) => w.err).join('');
       expect(lines).toMatch(/^txcheck worker: job refused-model refused: its model digest 000000000000 /m);
     });
   });
 
   // Long enough walks that a worker is sure to be inside a job when it is stopped.
-  const long = ['check', 'specs/two-phase/tp5.json', '--strategy', 'random', '--walks', String(30 * WALKS_PER_JOB), '--max-depth', '2000', '--json'];
+  const long = [
+    'check',
+    'specs/two-phase/tp5.json',
+    '--strategy',
+    'random',
+    '--walks',
+    String(30 * WALKS_PER_JOB),
+    '--max-depth',
+    '2000',
+    '--json',
+  ];
 
   it('a worker killed mid-job leaves the job to another: the result of one machine', async () => {
     const one = await txcheck(...long, '--workers', '1');
@@ -287,7 +347,11 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
       let held = '';
       await until(async () => {
         a.child.kill('SIGSTOP');
-        held = (await queue.getActive()).find((j) => j.processedBy === a.name && j.name === LEVEL_JOB && (j.data as unknown as LevelJob).level > 0)?.id ?? '';
+        held =
+          (await queue.getActive()).find(
+            (j) =>
+              j.processedBy === a.name && j.name === LEVEL_JOB && (j.data as unknown as LevelJob).level > 0,
+          )?.id ?? '';
         if (held === '') a.child.kill('SIGCONT');
         return held !== '';
       }, 'worker a to hold a job past the first level');
@@ -296,7 +360,9 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
       const run = await many;
       expect(run.err).toBe('');
       expect(verdict(run.out)).toEqual(verdict(one.out));
-      expect(readFileSync(join(dir, 'killed-many.itf.json'), 'utf8')).toBe(readFileSync(join(dir, 'killed-one.itf.json'), 'utf8'));
+      expect(readFileSync(join(dir, 'killed-many.itf.json'), 'utf8')).toBe(
+        readFileSync(join(dir, 'killed-one.itf.json'), 'utf8'),
+      );
       expect(stalled).toContain(held);
     } finally {
       await Promise.all([a.stop(), b.stop()]);
@@ -309,7 +375,10 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
     let b: WorkerProcess | undefined;
     try {
       const many = txcheck(...long, '--redis', url);
-      await until(async () => (await queue.getActive()).some((j) => j.processedBy === a.name && j.data.firstWalk > 0), 'worker a to hold a job past the first');
+      await until(
+        async () => (await queue.getActive()).some((j) => j.processedBy === a.name && j.data.firstWalk > 0),
+        'worker a to hold a job past the first',
+      );
       expect(await a.stop()).toBe(0);
       expect(a.out).toMatch(/^txcheck worker: stopped by SIGTERM: \d+ jobs, /m);
       // Its job is waiting again at once: with no other worker, a job left locked would stay active.
@@ -333,7 +402,12 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
       const address = redisAddress(own.url, 'test', 'url');
       const stop = new Int32Array(new SharedArrayBuffer(4));
       const lines: string[] = [];
-      const waiting = { say: (line: string) => lines.push(line), idleWarningMs: 1000, stop, deadlockAllowed: false };
+      const waiting = {
+        say: (line: string) => lines.push(line),
+        idleWarningMs: 1000,
+        stop,
+        deadlockAllowed: false,
+      };
       const runs = [
         distributedBfs(model, job, digest, [address], waiting),
         distributedSwarm(model, job, digest, address, { ...waiting, seed: 0, walks: 100, maxDepth: 10 }),
@@ -342,7 +416,12 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
       const line = `waiting for a worker on ${own.url}: none has taken a job for 1 s`;
       expect(lines).toEqual([line, line]);
       Atomics.store(stop, 0, 1);
-      for (const { result } of await Promise.all(runs)) expect(result).toMatchObject({ status: 'incomplete', stoppedBy: 'signal', distinctStates: expect.any(Number) });
+      for (const { result } of await Promise.all(runs))
+        expect(result).toMatchObject({
+          status: 'incomplete',
+          stoppedBy: 'signal',
+          distinctStates: expect.any(Number),
+        });
     } finally {
       await own.stop();
     }
@@ -357,7 +436,11 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
       await own.stop();
       const [run, code] = await Promise.all([many, worker.stop()]);
       expect(run.code).toBe(2);
-      expect(run.err).toMatch(new RegExp(`^command line: --redis: expected a Redis server that stays reachable for the whole run, got ECONNREFUSED at 127\\.0\\.0\\.1:${own.port} for \\d+ s\\n$`));
+      expect(run.err).toMatch(
+        new RegExp(
+          `^command line: --redis: expected a Redis server that stays reachable for the whole run, got ECONNREFUSED at 127\\.0\\.0\\.1:${own.port} for \\d+ s\\n$`,
+        ),
+      );
       expect(code).toBe(0);
       expect(worker.out).toMatch(/^txcheck worker: stopped by SIGTERM: /m);
     } finally {
@@ -373,22 +456,86 @@ describe('check --redis and worker refuse bad input in one line', () => {
   const check = (...flags: string[]) => ['check', 'specs/two-phase/tp3.json', ...flags, '--json'];
   const elsewhere = 'redis://127.0.0.1:6379';
   it.each([
-    ['a URL of another scheme', () => check('--strategy', 'random', '--redis', 'http://127.0.0.1:6379'), '--redis: expected a redis://host:port URL, got "http://127.0.0.1:6379"'],
-    ['no URL', () => check('--strategy', 'random', '--redis', '127.0.0.1'), '--redis: expected a redis://host:port URL, got "127.0.0.1"'],
-    ['a database in the URL', () => check('--strategy', 'random', '--redis', `${elsewhere}/2`), '--redis: expected a redis://host:port URL, with no user, password, database or parameters'],
-    ['a list of URLs for random walks', () => check('--strategy', 'random', '--redis', `${elsewhere},redis://127.0.0.1:6380`), '--redis: expected one redis://host:port URL with --strategy random'],
-    ['a server twice in the list', () => check('--redis', `${elsewhere},redis://127.0.0.1:6379/`), '--redis: expected each Redis server once in the list, got 127.0.0.1:6379 twice'],
-    ['a bad URL in the list', () => check('--redis', `${elsewhere},127.0.0.1:6380`), '--redis: expected a redis://host:port URL, got "127.0.0.1:6380"'],
-    ['--max-states with breadth-first search', () => check('--max-states', '9', '--redis', elsewhere), '--max-states: expected no --max-states (or spec maxStates) with --redis: bound a distributed run by --max-depth or --max-seconds'],
-    ['--checkpoint with --redis', () => check('--checkpoint', join(dir, 'never.ckpt'), '--redis', elsewhere), '--checkpoint: expected no --checkpoint with --redis: a checkpoint saves the search of one machine'],
-    ['--workers with --redis', () => check('--strategy', 'random', '--workers', '2', '--redis', elsewhere), '--workers: expected no --workers with --redis'],
-    ['--max-states with --redis', () => check('--strategy', 'random', '--max-states', '9', '--redis', elsewhere), '--max-states: expected no --max-states'],
-    ['a Redis that is not there', () => check('--strategy', 'random', '--redis', `redis://127.0.0.1:${closed}`), `--redis: expected a Redis server that answers within 3 s, got ECONNREFUSED at 127.0.0.1:${closed}`],
-    ['a worker without --redis', () => ['worker'], '--redis: expected the redis://host:port URL of the queue to take jobs from'],
-    ['a worker with a file', () => ['worker', 'specs/two-phase/tp3.json', '--redis', elsewhere], 'specs/two-phase/tp3.json: expected nothing after worker'],
-    ['a worker with a check option', () => ['worker', '--redis', elsewhere, '--seed', '1'], '--seed: expected no such option for worker'],
-    ['a worker with a bad lock time', () => ['worker', '--redis', elsewhere, '--lock-seconds', '0'], '--lock-seconds: expected an integer from 1 to 3600, got 0'],
-    ['a worker on a Redis that is not there', () => ['worker', '--redis', `redis://127.0.0.1:${closed}`], `--redis: expected a Redis server that answers within 3 s, got ECONNREFUSED at 127.0.0.1:${closed}`],
+    [
+      'a URL of another scheme',
+      () => check('--strategy', 'random', '--redis', 'http://127.0.0.1:6379'),
+      '--redis: expected a redis://host:port URL, got "http://127.0.0.1:6379"',
+    ],
+    [
+      'no URL',
+      () => check('--strategy', 'random', '--redis', '127.0.0.1'),
+      '--redis: expected a redis://host:port URL, got "127.0.0.1"',
+    ],
+    [
+      'a database in the URL',
+      () => check('--strategy', 'random', '--redis', `${elsewhere}/2`),
+      '--redis: expected a redis://host:port URL, with no user, password, database or parameters',
+    ],
+    [
+      'a list of URLs for random walks',
+      () => check('--strategy', 'random', '--redis', `${elsewhere},redis://127.0.0.1:6380`),
+      '--redis: expected one redis://host:port URL with --strategy random',
+    ],
+    [
+      'a server twice in the list',
+      () => check('--redis', `${elsewhere},redis://127.0.0.1:6379/`),
+      '--redis: expected each Redis server once in the list, got 127.0.0.1:6379 twice',
+    ],
+    [
+      'a bad URL in the list',
+      () => check('--redis', `${elsewhere},127.0.0.1:6380`),
+      '--redis: expected a redis://host:port URL, got "127.0.0.1:6380"',
+    ],
+    [
+      '--max-states with breadth-first search',
+      () => check('--max-states', '9', '--redis', elsewhere),
+      '--max-states: expected no --max-states (or spec maxStates) with --redis: bound a distributed run by --max-depth or --max-seconds',
+    ],
+    [
+      '--checkpoint with --redis',
+      () => check('--checkpoint', join(dir, 'never.ckpt'), '--redis', elsewhere),
+      '--checkpoint: expected no --checkpoint with --redis: a checkpoint saves the search of one machine',
+    ],
+    [
+      '--workers with --redis',
+      () => check('--strategy', 'random', '--workers', '2', '--redis', elsewhere),
+      '--workers: expected no --workers with --redis',
+    ],
+    [
+      '--max-states with --redis',
+      () => check('--strategy', 'random', '--max-states', '9', '--redis', elsewhere),
+      '--max-states: expected no --max-states',
+    ],
+    [
+      'a Redis that is not there',
+      () => check('--strategy', 'random', '--redis', `redis://127.0.0.1:${closed}`),
+      `--redis: expected a Redis server that answers within 3 s, got ECONNREFUSED at 127.0.0.1:${closed}`,
+    ],
+    [
+      'a worker without --redis',
+      () => ['worker'],
+      '--redis: expected the redis://host:port URL of the queue to take jobs from',
+    ],
+    [
+      'a worker with a file',
+      () => ['worker', 'specs/two-phase/tp3.json', '--redis', elsewhere],
+      'specs/two-phase/tp3.json: expected nothing after worker',
+    ],
+    [
+      'a worker with a check option',
+      () => ['worker', '--redis', elsewhere, '--seed', '1'],
+      '--seed: expected no such option for worker',
+    ],
+    [
+      'a worker with a bad lock time',
+      () => ['worker', '--redis', elsewhere, '--lock-seconds', '0'],
+      '--lock-seconds: expected an integer from 1 to 3600, got 0',
+    ],
+    [
+      'a worker on a Redis that is not there',
+      () => ['worker', '--redis', `redis://127.0.0.1:${closed}`],
+      `--redis: expected a Redis server that answers within 3 s, got ECONNREFUSED at 127.0.0.1:${closed}`,
+    ],
   ])('%s', async (_name, argv, message) => {
     const args = argv();
     const run = await txcheck(...args);
@@ -400,8 +547,15 @@ describe('check --redis and worker refuse bad input in one line', () => {
   });
 
   it('a spec that checks liveness, which needs the state graph on one machine', async () => {
-    const run = await txcheck('check', 'specs/kafka/commit-abort-liveness.json', '--redis', 'redis://127.0.0.1:6379');
+    const run = await txcheck(
+      'check',
+      'specs/kafka/commit-abort-liveness.json',
+      '--redis',
+      'redis://127.0.0.1:6379',
+    );
     expect(run.code).toBe(2);
-    expect(run.err).toMatch(/^specs\/kafka\/commit-abort-liveness\.json: liveness: expected no liveness properties with --redis \(liveness is checked on the state graph of one machine\), got [^\n]+\n$/);
+    expect(run.err).toMatch(
+      /^specs\/kafka\/commit-abort-liveness\.json: liveness: expected no liveness properties with --redis \(liveness is checked on the state graph of one machine\), got [^\n]+\n$/,
+    );
   });
 });

@@ -125,9 +125,17 @@ export function levelSuccessors(fingerprints: Int32Array, keys: Int32Array, stat
 }
 
 /** The parts `levelSuccessors` joined. */
-export function successorParts(all: Int32Array): { fingerprints: Int32Array; keys: Int32Array; states: Int32Array } {
+export function successorParts(all: Int32Array): {
+  fingerprints: Int32Array;
+  keys: Int32Array;
+  states: Int32Array;
+} {
   const n = all[0]!;
-  return { fingerprints: all.subarray(1, 1 + 2 * n), keys: all.subarray(1 + 2 * n, 1 + 4 * n), states: all.subarray(1 + 4 * n) };
+  return {
+    fingerprints: all.subarray(1, 1 + 2 * n),
+    keys: all.subarray(1 + 2 * n, 1 + 4 * n),
+    states: all.subarray(1 + 4 * n),
+  };
 }
 
 export interface LevelJobAnswer {
@@ -151,4 +159,5 @@ export const visitedKey = (run: string): string => `txcheck:run:${run}:visited`;
 export const trailKey = (run: string, level: number): string => `txcheck:run:${run}:trail:${level}`;
 
 /** Where the states of a level's job wait, and where its worker puts their successors. */
-export const chunkKey = (run: string, level: number, job: number, part: 'states' | 'successors'): string => `txcheck:run:${run}:level:${level}:${job}:${part}`;
+export const chunkKey = (run: string, level: number, job: number, part: 'states' | 'successors'): string =>
+  `txcheck:run:${run}:level:${level}:${job}:${part}`;

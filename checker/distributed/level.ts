@@ -94,7 +94,16 @@ export class LevelChunk<S> {
     };
     const countOnly = (): void => void emitted++;
     for (let i = 0; i < states.length; i++) {
-      if (i % STOP_EVERY === 0 && Atomics.load(stop, 0) !== 0) return { stopped: true, own: new Int32Array(0), candidates: new Int32Array(0), statesGenerated: 0, fired: {}, deadlock, cutOff };
+      if (i % STOP_EVERY === 0 && Atomics.load(stop, 0) !== 0)
+        return {
+          stopped: true,
+          own: new Int32Array(0),
+          candidates: new Int32Array(0),
+          statesGenerated: 0,
+          fired: {},
+          deadlock,
+          cutOff,
+        };
       parent = request.firstPosition + i;
       emitted = 0;
       this.successors(states[i]!, request.cut ? countOnly : emit);
@@ -102,7 +111,15 @@ export class LevelChunk<S> {
       cutOff ||= request.cut && emitted > 0;
       if (!request.cut) statesGenerated += emitted;
     }
-    return { stopped: false, own: own.take(), candidates: this.fingerprints.take(), statesGenerated, fired: firedByKind(), deadlock, cutOff };
+    return {
+      stopped: false,
+      own: own.take(),
+      candidates: this.fingerprints.take(),
+      statesGenerated,
+      fired: firedByKind(),
+      deadlock,
+      cutOff,
+    };
   }
 
   /** The candidates `fresh` marks (1: not in the visited set), packed, with the first that breaks an invariant. */
@@ -127,7 +144,10 @@ export class LevelChunk<S> {
       kept++;
     }
     this.candidates = [];
-    return { successors: levelSuccessors(fingerprints.take(), keys.take(), states.take()), ...(violation === undefined ? {} : { violation }) };
+    return {
+      successors: levelSuccessors(fingerprints.take(), keys.take(), states.take()),
+      ...(violation === undefined ? {} : { violation }),
+    };
   }
 }
 

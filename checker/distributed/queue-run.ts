@@ -8,7 +8,14 @@ import { Redis } from 'ioredis';
 import { InputError } from '../engine/input.ts';
 import type { Limit, Progress } from '../engine/search.ts';
 import { QUEUE, REFUSED, RUN_KEY_SECONDS, jobId, jobIndex } from './jobs.ts';
-import { CONNECT_TIMEOUT_MS, LOST_AFTER_MS, type RedisAddress, RedisLost, connectionOf, settlesWithin } from './redis.ts';
+import {
+  CONNECT_TIMEOUT_MS,
+  LOST_AFTER_MS,
+  type RedisAddress,
+  RedisLost,
+  connectionOf,
+  settlesWithin,
+} from './redis.ts';
 
 export interface QueueRunOptions {
   readonly maxSeconds?: number;
@@ -102,7 +109,15 @@ export class QueueRun<J, A> {
     const first = this.added;
     this.added += jobs.length;
     jobs.forEach((_, i) => this.open.add(first + i));
-    const batch = jobs.map((data, i) => ({ name, data, opts: { jobId: jobId(this.id, first + i), removeOnComplete: true, removeOnFail: { age: RUN_KEY_SECONDS } } }));
+    const batch = jobs.map((data, i) => ({
+      name,
+      data,
+      opts: {
+        jobId: jobId(this.id, first + i),
+        removeOnComplete: true,
+        removeOnFail: { age: RUN_KEY_SECONDS },
+      },
+    }));
     this.adding = this.adding.then(() => this.ready).then(() => this.queue.addBulk(batch).then(() => {}));
     this.adding.catch((e: unknown) => this.settle.reject(e));
     return first;
@@ -169,7 +184,8 @@ export class QueueRun<J, A> {
       const index = ours(id);
       if (index === undefined) return;
       const where = this.kind.describe(index);
-      if (failedReason.startsWith(REFUSED)) this.settle.reject(new InputError(this.address.url, where, 'a job the workers take', failedReason));
+      if (failedReason.startsWith(REFUSED))
+        this.settle.reject(new InputError(this.address.url, where, 'a job the workers take', failedReason));
       else this.settle.reject(new Error(`distributed run: ${where} failed on a worker: ${failedReason}`));
     });
     const { stop, maxSeconds, say } = this.options;
@@ -181,7 +197,8 @@ export class QueueRun<J, A> {
       setInterval(() => {
         const now = performance.now();
         const seconds = (now - this.start) / 1000;
-        if (this.lostSince !== undefined && now - this.lostSince > LOST_AFTER_MS) this.settle.reject(new RedisLost(`${this.lost} for ${LOST_AFTER_MS / 1000} s`));
+        if (this.lostSince !== undefined && now - this.lostSince > LOST_AFTER_MS)
+          this.settle.reject(new RedisLost(`${this.lost} for ${LOST_AFTER_MS / 1000} s`));
         else if (stop !== undefined && Atomics.load(stop, 0) !== 0) this.settle.resolve('signal');
         else if (maxSeconds !== undefined && seconds >= maxSeconds) this.settle.resolve('maxSeconds');
         if (this.taken.size > 0 || this.open.size === 0) {
@@ -189,7 +206,9 @@ export class QueueRun<J, A> {
           told = false;
         } else if (!told && now - idleSince >= idleWarningMs) {
           told = true;
-          say?.(`waiting for a worker on ${this.address.url}: none has taken a job for ${Math.round(idleWarningMs / 1000)} s`);
+          say?.(
+            `waiting for a worker on ${this.address.url}: none has taken a job for ${Math.round(idleWarningMs / 1000)} s`,
+          );
         }
       }, CHECK_EVERY_MS),
       setInterval(() => {

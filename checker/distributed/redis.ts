@@ -23,9 +23,21 @@ export function redisAddress(text: string, source: string, option: string): Redi
   } catch {
     throw new InputError(source, option, expected, JSON.stringify(text));
   }
-  if (url.protocol !== 'redis:' || url.hostname === '') throw new InputError(source, option, expected, JSON.stringify(text));
-  if (url.username !== '' || url.password !== '' || (url.pathname !== '' && url.pathname !== '/') || url.search !== '' || url.hash !== '') {
-    throw new InputError(source, option, `${expected}, with no user, password, database or parameters`, JSON.stringify(text));
+  if (url.protocol !== 'redis:' || url.hostname === '')
+    throw new InputError(source, option, expected, JSON.stringify(text));
+  if (
+    url.username !== '' ||
+    url.password !== '' ||
+    (url.pathname !== '' && url.pathname !== '/') ||
+    url.search !== '' ||
+    url.hash !== ''
+  ) {
+    throw new InputError(
+      source,
+      option,
+      `${expected}, with no user, password, database or parameters`,
+      JSON.stringify(text),
+    );
   }
   // URL keeps the brackets of an IPv6 address, which a socket does not take.
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -33,13 +45,30 @@ export function redisAddress(text: string, source: string, option: string): Redi
 }
 
 /** The connection options BullMQ takes for `address`; a worker's blocking reads need no retry limit. */
-export function connectionOf(address: RedisAddress): { host: string; port: number; maxRetriesPerRequest: null; connectTimeout: number } {
-  return { host: address.host, port: address.port, maxRetriesPerRequest: null, connectTimeout: CONNECT_TIMEOUT_MS };
+export function connectionOf(address: RedisAddress): {
+  host: string;
+  port: number;
+  maxRetriesPerRequest: null;
+  connectTimeout: number;
+} {
+  return {
+    host: address.host,
+    port: address.port,
+    maxRetriesPerRequest: null,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+  };
 }
 
 /** Throws an InputError unless a Redis server answers at `address` within CONNECT_TIMEOUT_MS. */
 export async function checkReachable(address: RedisAddress, source: string, option: string): Promise<void> {
-  const client = new Redis({ host: address.host, port: address.port, lazyConnect: true, connectTimeout: CONNECT_TIMEOUT_MS, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const client = new Redis({
+    host: address.host,
+    port: address.port,
+    lazyConnect: true,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   // Without a listener, ioredis reports each failed attempt on stderr.
   let failure: NodeJS.ErrnoException | undefined;
   client.on('error', (e: NodeJS.ErrnoException) => (failure ??= e));
@@ -48,7 +77,12 @@ export async function checkReachable(address: RedisAddress, source: string, opti
     await client.ping();
   } catch (e) {
     const why = failure ?? (e as NodeJS.ErrnoException);
-    throw new InputError(source, option, `a Redis server that answers within ${CONNECT_TIMEOUT_MS / 1000} s`, `${why.code ?? why.message} at ${address.host}:${address.port}`);
+    throw new InputError(
+      source,
+      option,
+      `a Redis server that answers within ${CONNECT_TIMEOUT_MS / 1000} s`,
+      `${why.code ?? why.message} at ${address.host}:${address.port}`,
+    );
   } finally {
     client.disconnect();
   }
@@ -70,7 +104,13 @@ export async function settlesWithin(promise: Promise<unknown>, ms: number): Prom
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
   try {
-    return await Promise.race([promise.then(() => true, () => true), late]);
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -32,7 +32,8 @@ function members(fingerprints: Int32Array, at: readonly number[]): Buffer[] {
 /** The pair indices of `fingerprints` per shard. */
 function byShard(fingerprints: Int32Array, shards: number): number[][] {
   const lists = Array.from({ length: shards }, (): number[] => []);
-  for (let pair = 0; pair < fingerprints.length / 2; pair++) lists[shardOf(fingerprints[2 * pair]!, shards)]!.push(pair);
+  for (let pair = 0; pair < fingerprints.length / 2; pair++)
+    lists[shardOf(fingerprints[2 * pair]!, shards)]!.push(pair);
   return lists;
 }
 
@@ -62,7 +63,12 @@ export class ShardClients {
  * Adds `own` to the run's visited set and answers, per pair of `candidates`, 1 when it is not a
  * member. Every command also renews the key's expiry, the safety net of a run that never cleans up.
  */
-export async function admit(clients: readonly Redis[], run: string, own: Int32Array, candidates: Int32Array): Promise<Uint8Array> {
+export async function admit(
+  clients: readonly Redis[],
+  run: string,
+  own: Int32Array,
+  candidates: Int32Array,
+): Promise<Uint8Array> {
   const key = visitedKey(run);
   const fresh = new Uint8Array(candidates.length / 2);
   const ownByShard = byShard(own, clients.length);
@@ -73,7 +79,8 @@ export async function admit(clients: readonly Redis[], run: string, own: Int32Ar
       const added = ownByShard[shard]!;
       if (asked.length === 0 && added.length === 0) return;
       const pipeline = client.pipeline();
-      for (let i = 0; i < added.length; i += BATCH) pipeline.sadd(key, members(own, added.slice(i, i + BATCH)));
+      for (let i = 0; i < added.length; i += BATCH)
+        pipeline.sadd(key, members(own, added.slice(i, i + BATCH)));
       const batches: number[][] = [];
       for (let i = 0; i < asked.length; i += BATCH) {
         batches.push(asked.slice(i, i + BATCH));
@@ -82,7 +89,10 @@ export async function admit(clients: readonly Redis[], run: string, own: Int32Ar
       pipeline.expire(key, RUN_KEY_SECONDS);
       const replies = (await pipeline.exec())!;
       for (const [e] of replies) if (e !== null) throw e;
-      const answers = replies.slice(Math.ceil(added.length / BATCH), Math.ceil(added.length / BATCH) + batches.length);
+      const answers = replies.slice(
+        Math.ceil(added.length / BATCH),
+        Math.ceil(added.length / BATCH) + batches.length,
+      );
       batches.forEach((batch, b) => {
         const isMember = answers[b]![1] as number[];
         batch.forEach((pair, i) => (fresh[pair] = isMember[i] === 1 ? 0 : 1));

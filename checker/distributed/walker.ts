@@ -11,7 +11,10 @@ import { VisitedSet } from '../engine/visited.ts';
 import type { WalkOptions } from './jobs.ts';
 import { type ExpandRequest, LevelChunk } from './level.ts';
 
-export type WalkerRequest = WalkRequest | (ExpandRequest & { readonly kind: 'expand'; readonly recipe: ModelRecipe }) | { readonly kind: 'settle'; readonly fresh: Uint8Array };
+export type WalkerRequest =
+  | WalkRequest
+  | (ExpandRequest & { readonly kind: 'expand'; readonly recipe: ModelRecipe })
+  | { readonly kind: 'settle'; readonly fresh: Uint8Array };
 
 export interface WalkRequest {
   readonly kind: 'walks';
@@ -27,7 +30,9 @@ export interface WalkRequest {
 
 export interface WalkReply {
   /** The result without its trace: the coordinator reruns the walk it reports. */
-  readonly result: Omit<Result, 'violation'> & { readonly violation?: { readonly property: string; readonly walk: number } };
+  readonly result: Omit<Result, 'violation'> & {
+    readonly violation?: { readonly property: string; readonly walk: number };
+  };
   readonly fingerprints: Int32Array;
 }
 
@@ -67,6 +72,14 @@ answerRequests(async (request: WalkerRequest) => {
     visited,
   });
   const fingerprints = visited.fingerprints();
-  const reply: WalkReply = { result: { ...result, ...(violation === undefined ? {} : { violation: { property: violation.property, walk: violation.walk! } }) }, fingerprints };
+  const reply: WalkReply = {
+    result: {
+      ...result,
+      ...(violation === undefined
+        ? {}
+        : { violation: { property: violation.property, walk: violation.walk! } }),
+    },
+    fingerprints,
+  };
   return { message: reply, transfer: [fingerprints] };
 });

@@ -12,7 +12,20 @@ import { InputError } from '../engine/input.ts';
 import { WorkerHandle } from '../engine/parallel/handle.ts';
 import type { ModelRecipe } from '../engine/parallel/recipe.ts';
 import { specDigest, specFiles } from './digest.ts';
-import { LEVEL_JOB, type LevelJob, type LevelJobAnswer, QUEUE, REFUSED, RUN_KEY_SECONDS, type WalkJob, type WalkJobAnswer, base64Of, bytesOf, int32sOfBytes, stopAtKey } from './jobs.ts';
+import {
+  LEVEL_JOB,
+  type LevelJob,
+  type LevelJobAnswer,
+  QUEUE,
+  REFUSED,
+  RUN_KEY_SECONDS,
+  type WalkJob,
+  type WalkJobAnswer,
+  base64Of,
+  bytesOf,
+  int32sOfBytes,
+  stopAtKey,
+} from './jobs.ts';
 import type { Expanded, Settled } from './level.ts';
 import { CONNECT_TIMEOUT_MS, type RedisAddress, connectionOf, settlesWithin } from './redis.ts';
 import { ShardClients, admit } from './visited-shards.ts';
@@ -67,7 +80,10 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
   };
   redis.on('error', report);
   const shards = new ShardClients(report);
-  const walkers = Array.from({ length: setup.threads }, (_, i) => ({ thread: i, handle: new WorkerHandle(walkerEntry, {}) }));
+  const walkers = Array.from({ length: setup.threads }, (_, i) => ({
+    thread: i,
+    handle: new WorkerHandle(walkerEntry, {}),
+  }));
   const idle = [...walkers];
   const stop = new SharedArrayBuffer(4);
   const start = performance.now();
@@ -85,12 +101,21 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
   const recipeOf = (job: Job<WalkJob | LevelJob>): ModelRecipe => {
     const data = job.data;
     if (data.digest.model !== setup.modelDigest) {
-      throw refusal(job, `its model digest ${data.digest.model.slice(0, 12)} is not this worker's ${setup.modelDigest.slice(0, 12)} (another version of txcheck or of the model)`);
+      throw refusal(
+        job,
+        `its model digest ${data.digest.model.slice(0, 12)} is not this worker's ${setup.modelDigest.slice(0, 12)} (another version of txcheck or of the model)`,
+      );
     }
     const files = specFiles(setup.filesReadBy(data.spec.raw));
     if (data.digest.spec !== specDigest(data.spec.raw, files)) {
-      const read = files.length === 0 ? '' : ` and the files it names as this worker has them (${files.map((f) => f.path).join(', ')})`;
-      throw refusal(job, `its spec digest ${data.digest.spec.slice(0, 12)} does not match the spec it carries${read}`);
+      const read =
+        files.length === 0
+          ? ''
+          : ` and the files it names as this worker has them (${files.map((f) => f.path).join(', ')})`;
+      throw refusal(
+        job,
+        `its spec digest ${data.digest.spec.slice(0, 12)} does not match the spec it carries${read}`,
+      );
     }
     try {
       return setup.recipeOf(data.spec.file, data.spec.raw);
@@ -102,7 +127,12 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
 
   type Walker = (typeof walkers)[number];
   /** A request to the job's walker thread; a thread that fails is replaced for the next job. */
-  const ask = async <T>(job: Job, walker: Walker, request: WalkerRequest, transfer: readonly (Int32Array | Uint8Array)[] = []): Promise<T> => {
+  const ask = async <T>(
+    job: Job,
+    walker: Walker,
+    request: WalkerRequest,
+    transfer: readonly (Int32Array | Uint8Array)[] = [],
+  ): Promise<T> => {
     try {
       return await walker.handle.request<T>(request, transfer);
     } catch (e) {
@@ -119,7 +149,11 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
     throw new WaitingError();
   };
 
-  const walkJob = async (job: Job<WalkJob>, token: string | undefined, walker: Walker): Promise<WalkJobAnswer> => {
+  const walkJob = async (
+    job: Job<WalkJob>,
+    token: string | undefined,
+    walker: Walker,
+  ): Promise<WalkJobAnswer> => {
     const data = job.data;
     const recipe = recipeOf(job);
     const stopAt = new SharedArrayBuffer(4);
@@ -131,7 +165,15 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
     const timer = setInterval(() => void watchStopAt().catch(() => {}), STOP_AT_EVERY_MS);
     let reply: WalkReply;
     try {
-      reply = await ask<WalkReply>(job, walker, { kind: 'walks', recipe, options: data.options, firstWalk: data.firstWalk, walks: data.walks, stopAt, stop });
+      reply = await ask<WalkReply>(job, walker, {
+        kind: 'walks',
+        recipe,
+        options: data.options,
+        firstWalk: data.firstWalk,
+        walks: data.walks,
+        stopAt,
+        stop,
+      });
     } finally {
       clearInterval(timer);
     }
@@ -151,16 +193,34 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
     };
   };
 
-  const levelJob = async (job: Job<LevelJob>, token: string | undefined, walker: Walker): Promise<LevelJobAnswer> => {
+  const levelJob = async (
+    job: Job<LevelJob>,
+    token: string | undefined,
+    walker: Walker,
+  ): Promise<LevelJobAnswer> => {
     const data = job.data;
     const recipe = recipeOf(job);
     const bytes = await redis.getBuffer(data.states);
-    if (bytes === null) throw new Error(`the states of the job are gone from Redis (${data.states}): its run is over`);
+    if (bytes === null)
+      throw new Error(`the states of the job are gone from Redis (${data.states}): its run is over`);
     const states = int32sOfBytes(bytes);
-    const request = { kind: 'expand', recipe, deadlockAllowed: data.deadlockAllowed, firstPosition: data.firstPosition, cut: data.cut, states, stop } as const;
+    const request = {
+      kind: 'expand',
+      recipe,
+      deadlockAllowed: data.deadlockAllowed,
+      firstPosition: data.firstPosition,
+      cut: data.cut,
+      states,
+      stop,
+    } as const;
     const expanded = await ask<Expanded>(job, walker, request, [states]);
     if (expanded.stopped) return backToQueue(job, token);
-    const fresh = await admit(data.shards.map((address) => shards.of(address)), data.run, expanded.own, expanded.candidates);
+    const fresh = await admit(
+      data.shards.map((address) => shards.of(address)),
+      data.run,
+      expanded.own,
+      expanded.candidates,
+    );
     const settled = await ask<Settled>(job, walker, { kind: 'settle', fresh }, [fresh]);
     await redis.set(data.successors, bytesOf(settled.successors), 'EX', RUN_KEY_SECONDS);
     done.jobs++;

@@ -14,7 +14,11 @@ interface Node {
  * out-edges, in order, labelled "n->m". Edges from odd nodes are of kind "odd", others "even";
  * kind "never" has no edge.
  */
-function graphModel(edges: Record<number, number[]>, invariants: Property<Node>[] = [], inits = [0]): Model<Node, [number, number]> {
+function graphModel(
+  edges: Record<number, number[]>,
+  invariants: Property<Node>[] = [],
+  inits = [0],
+): Model<Node, [number, number]> {
   return {
     init: () => inits.map((at) => ({ at })),
     actions: (s) => (edges[s.at] ?? []).map((to): [number, number] => [s.at, to]),
@@ -32,7 +36,11 @@ function recorder(): { seen: number[]; property: Property<Node> } {
   return { seen, property: { name: 'Record', description: '', holds: (s) => (seen.push(s.at), true) } };
 }
 
-const notAt = (bad: number): Property<Node> => ({ name: `NotAt${bad}`, description: '', holds: (s) => s.at !== bad });
+const notAt = (bad: number): Property<Node> => ({
+  name: `NotAt${bad}`,
+  description: '',
+  holds: (s) => s.at !== bad,
+});
 
 // 0 -> 1, 2;  1 -> 3, 0;  2 -> 3, 4;  3 -> 5;  4 -> 4;  5 -> 5, 1
 const diamond = { 0: [1, 2], 1: [3, 0], 2: [3, 4], 3: [5], 4: [4], 5: [5, 1] };
@@ -100,13 +108,25 @@ describe('bfs', () => {
 
   it('stops at maxStates among the initial states', () => {
     const result = bfs(graphModel(diamond, [], [0, 1, 2]), { deadlockAllowed: false, maxStates: 2 });
-    expect(result).toMatchObject({ status: 'incomplete', stoppedBy: 'maxStates', distinctStates: 2, depth: 0 });
+    expect(result).toMatchObject({
+      status: 'incomplete',
+      stoppedBy: 'maxStates',
+      distinctStates: 2,
+      depth: 0,
+    });
   });
 
   it('refuses a checkpoint or a resume for a model that does not pack its states', () => {
     const file = 'never-written.ckpt';
-    expect(() => bfs(graphModel(diamond), { deadlockAllowed: false, checkpoint: { file, everySeconds: 1, identity: 'x' } })).toThrow('checkpoints need a model that packs and unpacks its states');
-    expect(() => bfs(graphModel(diamond), { deadlockAllowed: false, resume: { file, identity: 'x' } })).toThrow('checkpoints need a model that packs and unpacks its states');
+    expect(() =>
+      bfs(graphModel(diamond), {
+        deadlockAllowed: false,
+        checkpoint: { file, everySeconds: 1, identity: 'x' },
+      }),
+    ).toThrow('checkpoints need a model that packs and unpacks its states');
+    expect(() =>
+      bfs(graphModel(diamond), { deadlockAllowed: false, resume: { file, identity: 'x' } }),
+    ).toThrow('checkpoints need a model that packs and unpacks its states');
   });
 
   it('reports a reachable state without actions as a deadlock, unless deadlock is allowed', () => {
@@ -145,14 +165,22 @@ describe('bfs', () => {
     expect(cut).toMatchObject({ status: 'incomplete', stoppedBy: 'maxDepth', depth: 3, distinctStates: 4 });
     expect(bfs(graphModel(chain), { deadlockAllowed: true, maxDepth: 5 }).status).toBe('ok');
     // A deadlock at the depth bound is still reported.
-    expect(bfs(graphModel(chain), { deadlockAllowed: false, maxDepth: 5 }).violation?.property).toBe(DEADLOCK);
+    expect(bfs(graphModel(chain), { deadlockAllowed: false, maxDepth: 5 }).violation?.property).toBe(
+      DEADLOCK,
+    );
   });
 
   it('stops at maxSeconds and reports progress on the way', () => {
     const reports: Progress[] = [];
     // A simulated clock that moves 1 ms each time the search reads it: no dependence on the machine.
     let ms = 0;
-    const result = bfs(endless, { deadlockAllowed: false, maxSeconds: 0.2, progressEveryMs: 50, onProgress: (p) => reports.push(p), now: () => ms++ });
+    const result = bfs(endless, {
+      deadlockAllowed: false,
+      maxSeconds: 0.2,
+      progressEveryMs: 50,
+      onProgress: (p) => reports.push(p),
+      now: () => ms++,
+    });
     expect(result.status).toBe('incomplete');
     expect(result.stoppedBy).toBe('maxSeconds');
     expect(result.seconds).toBeGreaterThanOrEqual(0.2);
@@ -169,13 +197,22 @@ describe('bfs', () => {
     let looks = 0;
     return () => {
       looks++;
-      return { heapUsed: from.heapUsed + looks * 2 ** 20, heapLimit: 100 * 2 ** 20, rss: from.rss + looks * 2 ** 20 };
+      return {
+        heapUsed: from.heapUsed + looks * 2 ** 20,
+        heapLimit: 100 * 2 ** 20,
+        rss: from.rss + looks * 2 ** 20,
+      };
     };
   };
 
   it('stops cleanly at --max-memory, on the resident memory of the process', () => {
     let ms = 0;
-    const result = bfs(endless, { deadlockAllowed: false, maxMemory: 20, memory: growing({ heapUsed: 0, rss: 10 * 2 ** 20 }), now: () => (ms += 100) });
+    const result = bfs(endless, {
+      deadlockAllowed: false,
+      maxMemory: 20,
+      memory: growing({ heapUsed: 0, rss: 10 * 2 ** 20 }),
+      now: () => (ms += 100),
+    });
     expect(result).toMatchObject({ status: 'incomplete', stoppedBy: 'maxMemory' });
     // 256 expansions between two looks; the tenth look finds 20 MB passed.
     expect(result.distinctStates).toBeGreaterThan(256 * 10);
@@ -186,14 +223,23 @@ describe('bfs', () => {
     let ms = 0;
     // Resident memory stays 1 KB short of the limit: only the growth to come can pass it.
     const justBelow = () => ({ heapUsed: 0, heapLimit: 100 * 2 ** 20, rss: 20 * 2 ** 20 - 1024 });
-    const result = bfs(endless, { deadlockAllowed: false, maxMemory: 20, memory: justBelow, now: () => (ms += 100) });
+    const result = bfs(endless, {
+      deadlockAllowed: false,
+      maxMemory: 20,
+      memory: justBelow,
+      now: () => (ms += 100),
+    });
     expect(result).toMatchObject({ status: 'incomplete', stoppedBy: 'maxMemory' });
     expect(result.distinctStates).toBeLessThanOrEqual(257);
   });
 
   it('stops on its own before the heap is nearly full, with no --max-memory', () => {
     let ms = 0;
-    const result = bfs(endless, { deadlockAllowed: false, memory: growing({ heapUsed: 80 * 2 ** 20, rss: 0 }), now: () => (ms += 100) });
+    const result = bfs(endless, {
+      deadlockAllowed: false,
+      memory: growing({ heapUsed: 80 * 2 ** 20, rss: 0 }),
+      now: () => (ms += 100),
+    });
     expect(result).toMatchObject({ status: 'incomplete', stoppedBy: 'maxMemory' });
     // 85 % of a 100 MB heap: the sixth look, at 86 MB.
     expect(result.distinctStates).toBeLessThan(256 * 7);
@@ -234,7 +280,9 @@ describe('the breadth-first frontier', () => {
       expect([...held[0]!, ...held[1]!]).toEqual([0, 1]);
       // The words list stays within the spill's size, beside the ends (a word per state, 65,536 of room).
       expect(most).toBeLessThanOrEqual(4096 + 65_536 * 4);
-      expect(Int32Array.from([...frontier.saved().words.pieces()].flatMap((piece) => [...piece]))).toEqual(Int32Array.from({ length: 50_000 }, (_, i) => i));
+      expect(Int32Array.from([...frontier.saved().words.pieces()].flatMap((piece) => [...piece]))).toEqual(
+        Int32Array.from({ length: 50_000 }, (_, i) => i),
+      );
     } finally {
       spill.remove();
     }

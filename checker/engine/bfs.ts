@@ -10,7 +10,17 @@ import { Frontier, Spill } from './frontier.ts';
 import { InputError } from './input.ts';
 import type { Model } from './model.ts';
 import { Reducer } from './reduction.ts';
-import { DEADLOCK, Discovery, SearchRun, brokenInvariant, rebuildTrace, successorsOf, type Limit, type Result, type SearchOptions } from './search.ts';
+import {
+  DEADLOCK,
+  Discovery,
+  SearchRun,
+  brokenInvariant,
+  rebuildTrace,
+  successorsOf,
+  type Limit,
+  type Result,
+  type SearchOptions,
+} from './search.ts';
 import { Trail } from './trail.ts';
 import { VisitedSet } from './visited.ts';
 
@@ -29,15 +39,28 @@ export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
 
 function breadthFirst<S, A>(model: Model<S, A>, options: SearchOptions, spill: Spill | undefined): Result {
   const saving = options.checkpoint;
-  if ((saving !== undefined || options.resume !== undefined) && (model.pack === undefined || model.unpack === undefined)) {
+  if (
+    (saving !== undefined || options.resume !== undefined) &&
+    (model.pack === undefined || model.unpack === undefined)
+  ) {
     throw new Error('checkpoints need a model that packs and unpacks its states');
   }
   const resumed = options.resume === undefined ? undefined : readCheckpoint(options.resume.file);
   if (resumed !== undefined && resumed.identity !== options.resume!.identity) {
-    throw new InputError(options.resume!.file, 'identity', 'a checkpoint of this spec with these options', 'one of another search');
+    throw new InputError(
+      options.resume!.file,
+      'identity',
+      'a checkpoint of this spec with these options',
+      'one of another search',
+    );
   }
   const counters = resumed?.counters;
-  const run = new SearchRun(model, resumed === undefined ? options : { ...options, visited: VisitedSet.restore(resumed.visited, resumed.counters.distinctStates) });
+  const run = new SearchRun(
+    model,
+    resumed === undefined
+      ? options
+      : { ...options, visited: VisitedSet.restore(resumed.visited, resumed.counters.distinctStates) },
+  );
   const reducer = options.reduction === true ? new Reducer(model) : undefined;
   const successors = successorsOf(model);
   const maxDepth = options.maxDepth ?? Infinity;
@@ -49,13 +72,23 @@ function breadthFirst<S, A>(model: Model<S, A>, options: SearchOptions, spill: S
   let queueBytes = counters?.queueBytes ?? 0;
   let spilledBytes = 0;
   const finish = (stoppedBy?: Limit): Result => {
-    const memory = { visitedBytes: run.visited.bytes, traceBytes: trail.bytes, queueBytes, ...(spill === undefined ? {} : { spilledBytes }) };
+    const memory = {
+      visitedBytes: run.visited.bytes,
+      traceBytes: trail.bytes,
+      queueBytes,
+      ...(spill === undefined ? {} : { spilledBytes }),
+    };
     const extra = { memory, ...(reducer === undefined ? {} : { reducedStates: reducer.reducedStates }) };
     let result: Result;
     if (found !== undefined) {
       const { init, actions } = trail.path(found.id);
-      result = run.finish('violation', { violation: { property: found.property, trace: rebuildTrace(model, init, actions) }, ...extra });
-    } else result = stoppedBy === undefined ? run.finish('ok', extra) : run.finish('incomplete', { stoppedBy, ...extra });
+      result = run.finish('violation', {
+        violation: { property: found.property, trace: rebuildTrace(model, init, actions) },
+        ...extra,
+      });
+    } else
+      result =
+        stoppedBy === undefined ? run.finish('ok', extra) : run.finish('incomplete', { stoppedBy, ...extra });
     return secondsBefore === 0 ? result : { ...result, seconds: result.seconds + secondsBefore };
   };
 
@@ -180,7 +213,8 @@ function breadthFirst<S, A>(model: Model<S, A>, options: SearchOptions, spill: S
       if (run.depth >= maxDepth) successors(s, countOnly);
       else if (reducer === undefined || !expandReduced(s)) successors(s, emit);
       // Past the state limit nothing new is kept, but the level is expanded to its end, as on workers.
-      if (emitted === 0 && !options.deadlockAllowed && !beyondLimit) found ??= { property: DEADLOCK, id: parent };
+      if (emitted === 0 && !options.deadlockAllowed && !beyondLimit)
+        found ??= { property: DEADLOCK, id: parent };
       cutOffByDepth ||= run.depth >= maxDepth && emitted > 0;
       if (++sinceClock === CLOCK_EVERY) {
         sinceClock = 0;

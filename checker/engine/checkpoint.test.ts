@@ -31,7 +31,12 @@ function outcome(r: Result) {
  * Runs `model` to the end, stopped by a signal after every `stopEvery` progress reports and
  * resumed from its checkpoint each time; returns the last result and how many runs it took.
  */
-function interrupted(model: Model<unknown, unknown>, base: SearchOptions, file: string, stopEvery: number): { result: Result; runs: number } {
+function interrupted(
+  model: Model<unknown, unknown>,
+  base: SearchOptions,
+  file: string,
+  stopEvery: number,
+): { result: Result; runs: number } {
   let resume: SearchOptions['resume'];
   for (let runs = 1; ; runs++) {
     const stop = new Int32Array(1);
@@ -59,15 +64,18 @@ const cases: [string, SearchOptions][] = [
 ];
 
 describe('checkpoint and resume', () => {
-  it.each(cases)('%s %j: stopped and resumed again and again, the counts, verdict and trace of one uninterrupted run', (specFile, base) => {
-    const spec = loadSpecFile(specFile);
-    const model = modelOf(spec);
-    const whole = bfs(model, base);
-    const file = join(dir, `${spec.name}-${Object.keys(base).join('-')}.ckpt`);
-    const { result, runs } = interrupted(model, base, file, 2);
-    expect(runs).toBeGreaterThan(2);
-    expect(outcome(result)).toEqual(outcome(whole));
-  });
+  it.each(cases)(
+    '%s %j: stopped and resumed again and again, the counts, verdict and trace of one uninterrupted run',
+    (specFile, base) => {
+      const spec = loadSpecFile(specFile);
+      const model = modelOf(spec);
+      const whole = bfs(model, base);
+      const file = join(dir, `${spec.name}-${Object.keys(base).join('-')}.ckpt`);
+      const { result, runs } = interrupted(model, base, file, 2);
+      expect(runs).toBeGreaterThan(2);
+      expect(outcome(result)).toEqual(outcome(whole));
+    },
+  );
 
   it('writes on its schedule, and a checkpoint taken mid-run resumes to the same end', () => {
     const model = modelOf(loadSpecFile('specs/kafka/commit-abort.json'));
@@ -102,20 +110,39 @@ describe('checkpoint and resume', () => {
     const model = modelOf(loadSpecFile('specs/kafka/commit-abort.json'));
     const file = join(dir, 'refused.ckpt');
     interrupted(model, { deadlockAllowed: true }, file, 1);
-    expect(() => bfs(model, { deadlockAllowed: true, resume: { file, identity: 'another search' } })).toThrow(`${file}: identity: expected a checkpoint of this spec with these options, got one of another search`);
+    expect(() => bfs(model, { deadlockAllowed: true, resume: { file, identity: 'another search' } })).toThrow(
+      `${file}: identity: expected a checkpoint of this spec with these options, got one of another search`,
+    );
     const truncated = join(dir, 'truncated.ckpt');
     writeFileSync(truncated, readFileSync(file).subarray(0, 1000));
-    expect(() => bfs(model, { deadlockAllowed: true, resume: { file: truncated, identity } })).toThrow(/truncated\.ckpt: .*expected a checkpoint file written by --checkpoint, got a file of \d+ bytes where its header promises \d+/);
+    expect(() => bfs(model, { deadlockAllowed: true, resume: { file: truncated, identity } })).toThrow(
+      /truncated\.ckpt: .*expected a checkpoint file written by --checkpoint, got a file of \d+ bytes where its header promises \d+/,
+    );
     const foreign = join(dir, 'foreign.ckpt');
     writeFileSync(foreign, '{"not": "a checkpoint"}');
-    expect(() => bfs(model, { deadlockAllowed: true, resume: { file: foreign, identity } })).toThrow(/foreign\.ckpt: \(top level\): expected a checkpoint file written by --checkpoint, got a file of another kind/);
-    expect(() => bfs(model, { deadlockAllowed: true, resume: { file: join(dir, 'missing.ckpt'), identity } })).toThrow(/missing\.ckpt: .*got an unreadable file \(ENOENT\)/);
+    expect(() => bfs(model, { deadlockAllowed: true, resume: { file: foreign, identity } })).toThrow(
+      /foreign\.ckpt: \(top level\): expected a checkpoint file written by --checkpoint, got a file of another kind/,
+    );
+    expect(() =>
+      bfs(model, { deadlockAllowed: true, resume: { file: join(dir, 'missing.ckpt'), identity } }),
+    ).toThrow(/missing\.ckpt: .*got an unreadable file \(ENOENT\)/);
     // A header edited by hand: each counter of another type, or one missing.
     const saved = readCheckpoint(file);
     const edited = join(dir, 'edited.ckpt');
-    for (const counters of [{ depth: 'deep' }, { coverage: [1, -1] }, { found: { property: 3, id: 0 } }, { overLimit: undefined }, { seconds: -1 }]) {
-      writeCheckpoint(edited, { ...saved, counters: { ...saved.counters, ...counters } as unknown as CheckpointCounters });
-      expect(() => readCheckpoint(edited), JSON.stringify(counters)).toThrow(/edited\.ckpt: counters: expected a checkpoint file written by --checkpoint, got a damaged header/);
+    for (const counters of [
+      { depth: 'deep' },
+      { coverage: [1, -1] },
+      { found: { property: 3, id: 0 } },
+      { overLimit: undefined },
+      { seconds: -1 },
+    ]) {
+      writeCheckpoint(edited, {
+        ...saved,
+        counters: { ...saved.counters, ...counters } as unknown as CheckpointCounters,
+      });
+      expect(() => readCheckpoint(edited), JSON.stringify(counters)).toThrow(
+        /edited\.ckpt: counters: expected a checkpoint file written by --checkpoint, got a damaged header/,
+      );
     }
     expect(readCheckpoint(file).counters).toEqual(saved.counters);
   });
@@ -128,21 +155,29 @@ describe('levels spilled to disk', () => {
     ['specs/kafka/commit-abort.json', { deadlockAllowed: true }],
     ['specs/kafka/stale-end-txn.json', { deadlockAllowed: true }],
     ['specs/two-phase/tp5.json', { deadlockAllowed: true }],
-  ] as [string, SearchOptions][])('%s: the counts, verdict and trace of a search in memory, and no file left', (specFile, base) => {
-    const model = modelOf(loadSpecFile(specFile));
-    const before = frontierFolders();
-    const inMemory = bfs(model, base);
-    const spilled = bfs(model, { ...base, spillBytes: 4096 });
-    expect(outcome(spilled)).toEqual(outcome(inMemory));
-    expect(spilled.memory!.spilledBytes).toBeGreaterThan(4096);
-    expect(spilled.memory!.queueBytes).toBeLessThan(inMemory.memory!.queueBytes!);
-    expect(frontierFolders()).toBe(before);
-  });
+  ] as [string, SearchOptions][])(
+    '%s: the counts, verdict and trace of a search in memory, and no file left',
+    (specFile, base) => {
+      const model = modelOf(loadSpecFile(specFile));
+      const before = frontierFolders();
+      const inMemory = bfs(model, base);
+      const spilled = bfs(model, { ...base, spillBytes: 4096 });
+      expect(outcome(spilled)).toEqual(outcome(inMemory));
+      expect(spilled.memory!.spilledBytes).toBeGreaterThan(4096);
+      expect(spilled.memory!.queueBytes).toBeLessThan(inMemory.memory!.queueBytes!);
+      expect(frontierFolders()).toBe(before);
+    },
+  );
 
   it('saves spilled levels in a checkpoint and resumes into spilled levels', () => {
     const model = modelOf(loadSpecFile('specs/kafka/commit-abort.json'));
     const whole = bfs(model, { deadlockAllowed: true });
-    const { result, runs } = interrupted(model, { deadlockAllowed: true, spillBytes: 2048 }, join(dir, 'spilled.ckpt'), 2);
+    const { result, runs } = interrupted(
+      model,
+      { deadlockAllowed: true, spillBytes: 2048 },
+      join(dir, 'spilled.ckpt'),
+      2,
+    );
     expect(runs).toBeGreaterThan(2);
     expect(outcome(result)).toEqual(outcome(whole));
   });
@@ -150,7 +185,20 @@ describe('levels spilled to disk', () => {
 
 // A small checkpoint written directly, then read back whole, cut or with its header edited.
 describe('the checkpoint file', () => {
-  const counters: CheckpointCounters = { distinctStates: 3, statesGenerated: 4, depth: 1, levelStartId: 1, nextIndex: 0, queueBytes: 8, seconds: 0, coverage: [2, 0], found: null, overLimit: false, cutOffByDepth: false, reducedStates: 0 };
+  const counters: CheckpointCounters = {
+    distinctStates: 3,
+    statesGenerated: 4,
+    depth: 1,
+    levelStartId: 1,
+    nextIndex: 0,
+    queueBytes: 8,
+    seconds: 0,
+    coverage: [2, 0],
+    found: null,
+    overLimit: false,
+    cutOffByDepth: false,
+    reducedStates: 0,
+  };
   const words = (...n: number[]) => Int32Array.from(n);
   const small = (id: string) => ({
     identity: id,
@@ -199,22 +247,47 @@ describe('the checkpoint file', () => {
     const whole = readFileSync(file);
     const size = whole.readUInt32LE(0);
     const prefix = (n: number) => whole.subarray(0, n);
-    expect(refused(prefix(4 + magic.length))).toThrow(`${file}: header: expected a checkpoint file written by --checkpoint, got a truncated file`);
-    expect(refused(prefix(4 + magic.length - 1))).toThrow(`${file}: (top level): expected a checkpoint file written by --checkpoint, got a file of another kind`);
+    expect(refused(prefix(4 + magic.length))).toThrow(
+      `${file}: header: expected a checkpoint file written by --checkpoint, got a truncated file`,
+    );
+    expect(refused(prefix(4 + magic.length - 1))).toThrow(
+      `${file}: (top level): expected a checkpoint file written by --checkpoint, got a file of another kind`,
+    );
     expect(refused(prefix(size + 3))).toThrow(/header: expected .*, got a truncated file/);
-    expect(refused(prefix(size + 4))).toThrow(`${file}: (top level): expected a checkpoint file written by --checkpoint, got a file of ${size + 4} bytes where its header promises ${whole.length}`);
+    expect(refused(prefix(size + 4))).toThrow(
+      `${file}: (top level): expected a checkpoint file written by --checkpoint, got a file of ${size + 4} bytes where its header promises ${whole.length}`,
+    );
   });
 
   it('refuses a header that is not JSON, of another version, or with damaged lengths or counters', () => {
     const damaged = withHeader(() => {});
     damaged.write('x', 4 + magic.length);
-    expect(refused(damaged)).toThrow(`${file}: header: expected a checkpoint file written by --checkpoint, got a damaged header`);
-    expect(refused(withHeader((h) => (h.version = 2)))).toThrow(`${file}: version: expected a checkpoint file written by --checkpoint, got version 2 (this txcheck reads version 1)`);
-    for (const lengths of [[4, 3, 3, 1, 1, 2, 2], [4, 3, 3, 1, 1, 2, 2, -0.5], [4, 3, 3, 1, 1, 2, 2, -1], 'none']) {
-      expect(refused(withHeader((h) => (h.lengths = lengths))), JSON.stringify(lengths)).toThrow(`${file}: lengths: expected a checkpoint file written by --checkpoint, got a damaged header`);
+    expect(refused(damaged)).toThrow(
+      `${file}: header: expected a checkpoint file written by --checkpoint, got a damaged header`,
+    );
+    expect(refused(withHeader((h) => (h.version = 2)))).toThrow(
+      `${file}: version: expected a checkpoint file written by --checkpoint, got version 2 (this txcheck reads version 1)`,
+    );
+    for (const lengths of [
+      [4, 3, 3, 1, 1, 2, 2],
+      [4, 3, 3, 1, 1, 2, 2, -0.5],
+      [4, 3, 3, 1, 1, 2, 2, -1],
+      'none',
+    ]) {
+      expect(refused(withHeader((h) => (h.lengths = lengths))), JSON.stringify(lengths)).toThrow(
+        `${file}: lengths: expected a checkpoint file written by --checkpoint, got a damaged header`,
+      );
     }
-    for (const edit of [{ counters: null }, { counters: 'none' }, { counters: { ...counters, cutOffByDepth: 1 } }, { counters: { ...counters, seconds: '1' } }, { nextLevelSeenCount: -1 }]) {
-      expect(refused(withHeader((h) => Object.assign(h, edit))), JSON.stringify(edit)).toThrow(`${file}: counters: expected a checkpoint file written by --checkpoint, got a damaged header`);
+    for (const edit of [
+      { counters: null },
+      { counters: 'none' },
+      { counters: { ...counters, cutOffByDepth: 1 } },
+      { counters: { ...counters, seconds: '1' } },
+      { nextLevelSeenCount: -1 },
+    ]) {
+      expect(refused(withHeader((h) => Object.assign(h, edit))), JSON.stringify(edit)).toThrow(
+        `${file}: counters: expected a checkpoint file written by --checkpoint, got a damaged header`,
+      );
     }
     const found = { ...counters, found: { property: 'Deadlock', id: 2 } };
     expect(refused(withHeader((h) => (h.counters = found)))().counters).toEqual(found);

@@ -52,7 +52,16 @@ export interface Checkpoint<Section = Int32Array> {
   readonly nextLevelSeenCount: number;
 }
 
-const SECTIONS = ['visited', 'parents', 'actions', 'levelWords', 'levelEnds', 'nextWords', 'nextEnds', 'nextLevelSeen'] as const;
+const SECTIONS = [
+  'visited',
+  'parents',
+  'actions',
+  'levelWords',
+  'levelEnds',
+  'nextWords',
+  'nextEnds',
+  'nextLevelSeen',
+] as const;
 
 export function writeCheckpoint(file: string, cp: Checkpoint<Int32Array | Pieces>): void {
   const header = {
@@ -76,7 +85,8 @@ export function writeCheckpoint(file: string, cp: Checkpoint<Int32Array | Pieces
     writeSync(fd, Buffer.alloc(padding, ' '));
     for (const s of SECTIONS) {
       const section = cp[s];
-      for (const piece of section instanceof Int32Array ? [section] : section.pieces()) writeSync(fd, new Uint8Array(piece.buffer, piece.byteOffset, piece.byteLength));
+      for (const piece of section instanceof Int32Array ? [section] : section.pieces())
+        writeSync(fd, new Uint8Array(piece.buffer, piece.byteOffset, piece.byteLength));
     }
     fsyncSync(fd);
   } catch (e) {
@@ -94,8 +104,20 @@ const isCount = (n: unknown): n is number => Number.isInteger(n) && (n as number
 function validCounters(c: unknown): c is CheckpointCounters {
   if (typeof c !== 'object' || c === null) return false;
   const k = c as Record<keyof CheckpointCounters, unknown>;
-  const counts = [k.distinctStates, k.statesGenerated, k.depth, k.levelStartId, k.nextIndex, k.queueBytes, k.reducedStates];
-  const found = k.found === null || (typeof k.found === 'object' && typeof (k.found as { property?: unknown }).property === 'string' && isCount((k.found as { id?: unknown }).id));
+  const counts = [
+    k.distinctStates,
+    k.statesGenerated,
+    k.depth,
+    k.levelStartId,
+    k.nextIndex,
+    k.queueBytes,
+    k.reducedStates,
+  ];
+  const found =
+    k.found === null ||
+    (typeof k.found === 'object' &&
+      typeof (k.found as { property?: unknown }).property === 'string' &&
+      isCount((k.found as { id?: unknown }).id));
   return (
     counts.every(isCount) &&
     typeof k.seconds === 'number' &&
@@ -114,29 +136,52 @@ export function readCheckpoint(file: string): Checkpoint {
   try {
     bytes = readFileSync(file);
   } catch (e) {
-    throw new InputError(file, '', 'a checkpoint file written by --checkpoint', `an unreadable file (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new InputError(
+      file,
+      '',
+      'a checkpoint file written by --checkpoint',
+      `an unreadable file (${(e as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
   const fail = (what: string, got: string): never => {
     throw new InputError(file, what, 'a checkpoint file written by --checkpoint', got);
   };
-  if (bytes.length < 4 + MAGIC.length || bytes.subarray(4, 4 + MAGIC.length).toString('utf8') !== MAGIC) fail('', 'a file of another kind');
+  if (bytes.length < 4 + MAGIC.length || bytes.subarray(4, 4 + MAGIC.length).toString('utf8') !== MAGIC)
+    fail('', 'a file of another kind');
   const headerLength = bytes.readUInt32LE(0);
   if (4 + headerLength > bytes.length) fail('header', 'a truncated file');
   let header: Record<string, unknown>;
   try {
-    header = JSON.parse(bytes.subarray(4 + MAGIC.length, 4 + headerLength).toString('utf8')) as Record<string, unknown>;
+    header = JSON.parse(bytes.subarray(4 + MAGIC.length, 4 + headerLength).toString('utf8')) as Record<
+      string,
+      unknown
+    >;
   } catch {
     return fail('header', 'a damaged header');
   }
-  if (header.version !== FORMAT_VERSION) fail('version', `version ${JSON.stringify(header.version)} (this txcheck reads version ${FORMAT_VERSION})`);
+  if (header.version !== FORMAT_VERSION)
+    fail(
+      'version',
+      `version ${JSON.stringify(header.version)} (this txcheck reads version ${FORMAT_VERSION})`,
+    );
   const lengths = header.lengths;
-  if (!Array.isArray(lengths) || lengths.length !== SECTIONS.length || !lengths.every((n) => Number.isInteger(n) && n >= 0)) return fail('lengths', 'a damaged header');
-  if (!validCounters(header.counters) || !isCount(header.nextLevelSeenCount)) return fail('counters', 'a damaged header');
+  if (
+    !Array.isArray(lengths) ||
+    lengths.length !== SECTIONS.length ||
+    !lengths.every((n) => Number.isInteger(n) && n >= 0)
+  )
+    return fail('lengths', 'a damaged header');
+  if (!validCounters(header.counters) || !isCount(header.nextLevelSeenCount))
+    return fail('counters', 'a damaged header');
   const total = (lengths as number[]).reduce((a, b) => a + b, 0);
-  if (4 + headerLength + total * 4 !== bytes.length) fail('', `a file of ${bytes.length} bytes where its header promises ${4 + headerLength + total * 4}`);
+  if (4 + headerLength + total * 4 !== bytes.length)
+    fail('', `a file of ${bytes.length} bytes where its header promises ${4 + headerLength + total * 4}`);
   // A view where the sections fall on a 4-byte boundary of the buffer (they do for a file read whole), else a copy.
   const start = bytes.byteOffset + 4 + headerLength;
-  const words = start % 4 === 0 ? new Int32Array(bytes.buffer, start, total) : new Int32Array(bytes.buffer.slice(start, start + total * 4));
+  const words =
+    start % 4 === 0
+      ? new Int32Array(bytes.buffer, start, total)
+      : new Int32Array(bytes.buffer.slice(start, start + total * 4));
   const sections: Record<string, Int32Array> = {};
   let at = 0;
   SECTIONS.forEach((s, k) => {

@@ -20,13 +20,17 @@ const plainData = fc.letrec((tie) => ({
 function reverseKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(reverseKeys);
   if (typeof v === 'object' && v !== null) {
-    return Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, reverseKeys(x)]));
+    return Object.fromEntries(
+      Object.entries(v)
+        .reverse()
+        .map(([k, x]) => [k, reverseKeys(x)]),
+    );
   }
   return v;
 }
 
 describe('fingerprint', () => {
-  it('runs its properties from the suite\'s fixed seed (checker/vitest.setup.ts)', () => {
+  it("runs its properties from the suite's fixed seed (checker/vitest.setup.ts)", () => {
     expect(fc.readConfigureGlobal().seed).toBeTypeOf('number');
   });
 
@@ -45,14 +49,34 @@ describe('fingerprint', () => {
   });
 
   it('tells apart values that print alike', () => {
-    const values = [1, '1', [1], { '0': 1 }, true, 'true', null, 'null', [], {}, '', 0, [[]], [{}], { a: [] }, { a: {} }, 1.5, -1];
+    const values = [
+      1,
+      '1',
+      [1],
+      { '0': 1 },
+      true,
+      'true',
+      null,
+      'null',
+      [],
+      {},
+      '',
+      0,
+      [[]],
+      [{}],
+      { a: [] },
+      { a: {} },
+      1.5,
+      -1,
+    ];
     const hashes = new Set(values.map(fingerprintHex));
     expect(hashes.size).toBe(values.length);
   });
 
   it('distinguishes 250,000 small states without a collision', () => {
     const hashes = new Set<string>();
-    for (let i = 0; i < 500; i++) for (let j = 0; j < 500; j++) hashes.add(fingerprintHex({ a: i, b: [j, i & 3] }));
+    for (let i = 0; i < 500; i++)
+      for (let j = 0; j < 500; j++) hashes.add(fingerprintHex({ a: i, b: [j, i & 3] }));
     expect(hashes.size).toBe(250_000);
   });
 

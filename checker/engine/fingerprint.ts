@@ -25,11 +25,11 @@ function mix(word: number): void {
   let k = Math.imul(word, 0xcc9e2d51);
   k = Math.imul((k << 15) | (k >>> 17), 0x1b873593);
   lane1 ^= k;
-  lane1 = Math.imul((lane1 << 13) | (lane1 >>> 19), 5) + 0xe6546b64 | 0;
+  lane1 = (Math.imul((lane1 << 13) | (lane1 >>> 19), 5) + 0xe6546b64) | 0;
   let j = Math.imul(word, 0x85ebca6b);
   j = Math.imul((j << 16) | (j >>> 16), 0xc2b2ae35);
   lane2 ^= j;
-  lane2 = Math.imul((lane2 << 17) | (lane2 >>> 15), 9) + 0x38495ab5 | 0;
+  lane2 = (Math.imul((lane2 << 17) | (lane2 >>> 15), 9) + 0x38495ab5) | 0;
 }
 
 function finalMix(h: number): number {

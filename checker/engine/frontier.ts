@@ -66,8 +66,12 @@ export class Frontier<S> {
     private readonly model: Model<S, unknown>,
     private readonly spill?: Spill,
   ) {
-    this.scratch = model.pack !== undefined && model.unpack !== undefined ? new Int32Array(PACK_WORDS) : undefined;
-    this.words = new IntList(1 << 12, spill === undefined ? Infinity : Math.max(1, Math.floor(spill.bytes / 4)));
+    this.scratch =
+      model.pack !== undefined && model.unpack !== undefined ? new Int32Array(PACK_WORDS) : undefined;
+    this.words = new IntList(
+      1 << 12,
+      spill === undefined ? Infinity : Math.max(1, Math.floor(spill.bytes / 4)),
+    );
   }
 
   get length(): number {
@@ -81,7 +85,9 @@ export class Frontier<S> {
 
   /** The most the lists can take at once on their next growth (the new lists, while the old ones are copied). */
   get growthBytes(): number {
-    return this.scratch === undefined ? 0 : this.words.growthBytes + this.ends.growthBytes + (this.flushed > 0 ? this.readWords * 4 : 0);
+    return this.scratch === undefined
+      ? 0
+      : this.words.growthBytes + this.ends.growthBytes + (this.flushed > 0 ? this.readWords * 4 : 0);
   }
 
   /** Bytes the waiting states take on disk. */
@@ -109,7 +115,12 @@ export class Frontier<S> {
 
   /** Adds the state whose packed words are the first `length` of `packed`. */
   pushWords(packed: Int32Array, length: number): void {
-    if (this.spill !== undefined && this.words.length > 0 && (this.words.length + length) * 4 > this.spill.bytes) this.flush();
+    if (
+      this.spill !== undefined &&
+      this.words.length > 0 &&
+      (this.words.length + length) * 4 > this.spill.bytes
+    )
+      this.flush();
     this.words.pushAll(packed, length);
     this.ends.push(this.flushed + this.words.length);
   }
@@ -118,7 +129,13 @@ export class Frontier<S> {
   private flush(): void {
     this.file ??= this.spill!.newFile();
     const words = this.words.subarray(0, this.words.length);
-    writeSync(this.file.fd, new Uint8Array(words.buffer, words.byteOffset, words.byteLength), 0, words.byteLength, this.flushed * 4);
+    writeSync(
+      this.file.fd,
+      new Uint8Array(words.buffer, words.byteOffset, words.byteLength),
+      0,
+      words.byteLength,
+      this.flushed * 4,
+    );
     this.flushed += words.length;
     this.words.clear();
   }
@@ -141,24 +158,36 @@ export class Frontier<S> {
     const r = this.read;
     if (from < r.start || to > r.start + r.words.length) {
       // A window from `from` on: states are taken in order. A fresh array, so views handed out stay whole.
-      this.read = { start: from, words: this.readFile(from, Math.min(this.flushed, from + Math.max(to - from, this.readWords))) };
+      this.read = {
+        start: from,
+        words: this.readFile(from, Math.min(this.flushed, from + Math.max(to - from, this.readWords))),
+      };
     }
     return this.read.words.subarray(from - this.read.start, to - this.read.start);
   }
 
   /** The packed words and where each state's end, for a checkpoint (a model that packs only): words on disk are read a window at a time. */
   saved(): { words: Pieces; ends: Int32Array } {
-    return { words: { length: this.flushed + this.words.length, pieces: () => this.pieces() }, ends: this.ends.subarray(0, this.ends.length) };
+    return {
+      words: { length: this.flushed + this.words.length, pieces: () => this.pieces() },
+      ends: this.ends.subarray(0, this.ends.length),
+    };
   }
 
   private *pieces(): Iterable<Int32Array> {
     const window = this.readWords;
-    for (let from = 0; from < this.flushed; from += window) yield this.readFile(from, Math.min(this.flushed, from + window));
+    for (let from = 0; from < this.flushed; from += window)
+      yield this.readFile(from, Math.min(this.flushed, from + window));
     yield this.words.subarray(0, this.words.length);
   }
 
   /** A frontier holding the states a checkpoint saved. */
-  static restore<S>(model: Model<S, unknown>, words: Int32Array, ends: Int32Array, spill?: Spill): Frontier<S> {
+  static restore<S>(
+    model: Model<S, unknown>,
+    words: Int32Array,
+    ends: Int32Array,
+    spill?: Spill,
+  ): Frontier<S> {
     const frontier = new Frontier(model, spill);
     let from = 0;
     for (const end of ends) {

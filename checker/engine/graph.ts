@@ -40,13 +40,19 @@ export interface ExploreOptions {
   readonly memory?: () => MemoryUse;
 }
 
-export type Explored = { readonly graph: StateGraph } | { readonly stoppedBy: 'maxStates' | 'maxSeconds' | 'maxMemory'; readonly states: number };
+export type Explored =
+  | { readonly graph: StateGraph }
+  | { readonly stoppedBy: 'maxStates' | 'maxSeconds' | 'maxMemory'; readonly states: number };
 
 /**
  * Explores every reachable state of `model`, evaluating each of `predicates` once per state: the
  * states themselves are not kept, so whatever is asked about them later must be asked now.
  */
-export function exploreGraph<S, A>(model: Model<S, A>, predicates: readonly ((s: S) => boolean)[], options: ExploreOptions = {}): Explored {
+export function exploreGraph<S, A>(
+  model: Model<S, A>,
+  predicates: readonly ((s: S) => boolean)[],
+  options: ExploreOptions = {},
+): Explored {
   const start = performance.now();
   const maxStates = options.maxStates ?? Infinity;
   const maxMs = (options.maxSeconds ?? Infinity) * 1000;
@@ -86,7 +92,8 @@ export function exploreGraph<S, A>(model: Model<S, A>, predicates: readonly ((s:
       depth.push(level);
       for (let w = 0; w < words; w++) {
         let bits = 0;
-        for (let b = 0; b < 32 && w * 32 + b < predicates.length; b++) if (predicates[w * 32 + b]!(s)) bits |= 1 << b;
+        for (let b = 0; b < 32 && w * 32 + b < predicates.length; b++)
+          if (predicates[w * 32 + b]!(s)) bits |= 1 << b;
         marks.push(bits);
       }
       frontier.push(s);
@@ -100,7 +107,8 @@ export function exploreGraph<S, A>(model: Model<S, A>, predicates: readonly ((s:
       id = labelIds.size;
       labelIds.set(label, id);
       const kind = kindIndex.get(model.kind(a));
-      if (kind === undefined) throw new Error(`action kind ${JSON.stringify(model.kind(a))} is not among the model's actionKinds`);
+      if (kind === undefined)
+        throw new Error(`action kind ${JSON.stringify(model.kind(a))} is not among the model's actionKinds`);
       labelKind.push(kind);
     }
     return id;
@@ -137,8 +145,19 @@ export function exploreGraph<S, A>(model: Model<S, A>, predicates: readonly ((s:
   }
   edgeStart.push(edgeTarget.length);
 
-  const arrays = [edgeStart, edgeTarget, edgeAction, edgeLabel, parentOf, viaAction, depth, marks].map((l) => l.take());
-  const [starts, targets, actionIdx, labelIdx, parents, via, depths, markBits] = arrays as [Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array];
+  const arrays = [edgeStart, edgeTarget, edgeAction, edgeLabel, parentOf, viaAction, depth, marks].map((l) =>
+    l.take(),
+  );
+  const [starts, targets, actionIdx, labelIdx, parents, via, depths, markBits] = arrays as [
+    Int32Array,
+    Int32Array,
+    Int32Array,
+    Int32Array,
+    Int32Array,
+    Int32Array,
+    Int32Array,
+    Int32Array,
+  ];
   return {
     graph: {
       states: ids.size,

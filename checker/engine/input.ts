@@ -9,7 +9,9 @@ export class InputError extends Error {
     readonly expected: string,
     readonly got?: string,
   ) {
-    super(`${file}: ${field === '' ? '(top level)' : field}: expected ${expected}${got === undefined ? '' : `, got ${got}`}`);
+    super(
+      `${file}: ${field === '' ? '(top level)' : field}: expected ${expected}${got === undefined ? '' : `, got ${got}`}`,
+    );
     this.name = 'InputError';
   }
 }
@@ -21,7 +23,8 @@ export function describeValue(v: unknown): string {
   if (Array.isArray(v)) return 'an array';
   if (typeof v === 'object') return 'an object';
   // JSON reads 1e400 as Infinity, which JSON.stringify would show as null.
-  if (typeof v === 'number' && !Number.isFinite(v)) return 'a number beyond the largest double (such as 1e400)';
+  if (typeof v === 'number' && !Number.isFinite(v))
+    return 'a number beyond the largest double (such as 1e400)';
   const text = JSON.stringify(v);
   return text.length > 40 ? `${text.slice(0, 37)}...` : text;
 }
@@ -52,7 +55,12 @@ export class Fields {
   }
 
   fail(name: string, expected: string, value?: unknown): never {
-    throw new InputError(this.file, this.fieldName(name), expected, arguments.length > 2 ? describeValue(value) : undefined);
+    throw new InputError(
+      this.file,
+      this.fieldName(name),
+      expected,
+      arguments.length > 2 ? describeValue(value) : undefined,
+    );
   }
 
   has(name: string): boolean {
@@ -99,11 +107,15 @@ export class Fields {
   /** A list of distinct strings, each one of `options` when given. */
   stringList<T extends string>(name: string, options?: readonly T[], fallback?: readonly T[]): readonly T[] {
     const v = this.raw(name);
-    const expected = options === undefined ? 'a list of strings' : `a list of names from ${options.join(', ')}`;
+    const expected =
+      options === undefined ? 'a list of strings' : `a list of names from ${options.join(', ')}`;
     if (v === undefined) return fallback ?? this.fail(name, expected, v);
     if (!Array.isArray(v)) this.fail(name, expected, v);
     v.forEach((item, i) => {
-      if (typeof item !== 'string' || (options !== undefined && !(options as readonly string[]).includes(item))) {
+      if (
+        typeof item !== 'string' ||
+        (options !== undefined && !(options as readonly string[]).includes(item))
+      ) {
         this.fail(`${name}[${i}]`, options === undefined ? 'a string' : `one of ${options.join(', ')}`, item);
       }
       if (v.indexOf(item) !== i) this.fail(`${name}[${i}]`, 'a name not listed before', item);
@@ -136,7 +148,13 @@ export function readJsonFile(file: string): unknown {
   try {
     // Reading a FIFO or a device would wait for a writer, or never end.
     const stat = statSync(file);
-    if (!stat.isFile()) throw new InputError(file, '', 'a regular file', stat.isDirectory() ? 'a folder' : stat.isFIFO() ? 'a FIFO' : 'a device or socket');
+    if (!stat.isFile())
+      throw new InputError(
+        file,
+        '',
+        'a regular file',
+        stat.isDirectory() ? 'a folder' : stat.isFIFO() ? 'a FIFO' : 'a device or socket',
+      );
     text = readFileSync(file, 'utf8');
   } catch (e) {
     if (e instanceof InputError) throw e;

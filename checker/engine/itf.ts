@@ -13,7 +13,8 @@ function checkValue(file: string, path: string, v: unknown): void {
   };
   if (typeof v === 'boolean' || typeof v === 'string') return;
   if (typeof v === 'number') {
-    if (!Number.isSafeInteger(v)) fail('an ITF integer (a JSON integer below 2^53, or {"#bigint": "..."}): ITF has no fractions');
+    if (!Number.isSafeInteger(v))
+      fail('an ITF integer (a JSON integer below 2^53, or {"#bigint": "..."}): ITF has no fractions');
     return;
   }
   if (v === null) return fail('an ITF value: ITF has no null');
@@ -33,7 +34,8 @@ function checkValue(file: string, path: string, v: unknown): void {
   const at = `${path}.${tag}`;
   switch (tag) {
     case '#bigint':
-      if (typeof inner !== 'string' || !/^-?\d+$/.test(inner)) throw new InputError(file, at, 'a string of decimal digits', describeValue(inner));
+      if (typeof inner !== 'string' || !/^-?\d+$/.test(inner))
+        throw new InputError(file, at, 'a string of decimal digits', describeValue(inner));
       return;
     case '#tup':
     case '#set':
@@ -41,9 +43,11 @@ function checkValue(file: string, path: string, v: unknown): void {
       inner.forEach((x, i) => checkValue(file, `${at}[${i}]`, x));
       return;
     case '#map':
-      if (!Array.isArray(inner)) throw new InputError(file, at, 'a list of [key, value] pairs', describeValue(inner));
+      if (!Array.isArray(inner))
+        throw new InputError(file, at, 'a list of [key, value] pairs', describeValue(inner));
       inner.forEach((pair, i) => {
-        if (!Array.isArray(pair) || pair.length !== 2) throw new InputError(file, `${at}[${i}]`, 'a [key, value] pair', describeValue(pair));
+        if (!Array.isArray(pair) || pair.length !== 2)
+          throw new InputError(file, `${at}[${i}]`, 'a [key, value] pair', describeValue(pair));
         checkValue(file, `${at}[${i}][0]`, pair[0]);
         checkValue(file, `${at}[${i}][1]`, pair[1]);
       });
@@ -58,15 +62,19 @@ function checkValue(file: string, path: string, v: unknown): void {
 
 /** Checks that `value` is an ITF trace; throws an InputError naming the field that is not. */
 export function checkItf(file: string, value: unknown): void {
-  if (!isPlainObject(value)) throw new InputError(file, '', 'an ITF trace (a JSON object)', describeValue(value));
+  if (!isPlainObject(value))
+    throw new InputError(file, '', 'an ITF trace (a JSON object)', describeValue(value));
   const extra = Object.keys(value).find((k) => !TOP_LEVEL.includes(k));
-  if (extra !== undefined) throw new InputError(file, extra, `no such field in an ITF trace (it has ${TOP_LEVEL.join(', ')})`);
+  if (extra !== undefined)
+    throw new InputError(file, extra, `no such field in an ITF trace (it has ${TOP_LEVEL.join(', ')})`);
   const names = (field: string): string[] => {
     const list = value[field];
-    if (!Array.isArray(list) || list.some((x) => typeof x !== 'string')) throw new InputError(file, field, 'a list of variable names', describeValue(list));
+    if (!Array.isArray(list) || list.some((x) => typeof x !== 'string'))
+      throw new InputError(file, field, 'a list of variable names', describeValue(list));
     return list as string[];
   };
-  if ('#meta' in value && !isPlainObject(value['#meta'])) throw new InputError(file, '#meta', 'a JSON object', describeValue(value['#meta']));
+  if ('#meta' in value && !isPlainObject(value['#meta']))
+    throw new InputError(file, '#meta', 'a JSON object', describeValue(value['#meta']));
   const params = 'params' in value ? names('params') : [];
   const vars = names('vars');
   const states = value.states;
@@ -74,24 +82,37 @@ export function checkItf(file: string, value: unknown): void {
   states.forEach((state, i) => {
     const path = `states[${i}]`;
     if (!isPlainObject(state)) throw new InputError(file, path, 'a JSON object', describeValue(state));
-    if ('#meta' in state && !isPlainObject(state['#meta'])) throw new InputError(file, `${path}.#meta`, 'a JSON object', describeValue(state['#meta']));
+    if ('#meta' in state && !isPlainObject(state['#meta']))
+      throw new InputError(file, `${path}.#meta`, 'a JSON object', describeValue(state['#meta']));
     for (const name of vars) {
-      if (!(name in state)) throw new InputError(file, `${path}.${name}`, `a value (every state has the variables ${vars.join(', ')})`);
+      if (!(name in state))
+        throw new InputError(
+          file,
+          `${path}.${name}`,
+          `a value (every state has the variables ${vars.join(', ')})`,
+        );
       checkValue(file, `${path}.${name}`, state[name]);
     }
     for (const name of params) if (name in state) checkValue(file, `${path}.${name}`, state[name]);
     const unknown = Object.keys(state).find((k) => k !== '#meta' && !vars.includes(k) && !params.includes(k));
-    if (unknown !== undefined) throw new InputError(file, `${path}.${unknown}`, `no such variable (vars lists ${vars.join(', ')})`);
+    if (unknown !== undefined)
+      throw new InputError(file, `${path}.${unknown}`, `no such variable (vars lists ${vars.join(', ')})`);
   });
   if ('loop' in value) {
     const loop = value.loop;
     if (typeof loop !== 'number' || !Number.isInteger(loop) || loop < 0 || loop >= states.length) {
-      throw new InputError(file, 'loop', `the index of a state, from 0 to ${states.length - 1}`, describeValue(loop));
+      throw new InputError(
+        file,
+        'loop',
+        `the index of a state, from 0 to ${states.length - 1}`,
+        describeValue(loop),
+      );
     }
   }
 }
 
-const isTagged = (v: unknown, tag: string): v is Record<string, unknown[]> => isPlainObject(v) && Object.keys(v).length === 1 && Array.isArray(v[tag]);
+const isTagged = (v: unknown, tag: string): v is Record<string, unknown[]> =>
+  isPlainObject(v) && Object.keys(v).length === 1 && Array.isArray(v[tag]);
 
 /**
  * A checked ITF value in the form txcheck writes and compares, whoever wrote it (Apalache and

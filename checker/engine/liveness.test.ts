@@ -28,8 +28,17 @@ function graphModel(edges: readonly Edge[], kinds: readonly string[]): Model<Nod
 
 const at = (n: number) => (s: Node) => s.at === n;
 const eventually = (n: number): Goal<Node> => ({ kind: 'eventually', label: `<>at${n}`, q: at(n) });
-const leadsTo = (from: number, to: number): Goal<Node> => ({ kind: 'leadsTo', label: `at${from}~>at${to}`, p: at(from), q: at(to) });
-const property = (...goals: Goal<Node>[]): TemporalProperty<Node> => ({ name: 'Live', description: '', goals });
+const leadsTo = (from: number, to: number): Goal<Node> => ({
+  kind: 'leadsTo',
+  label: `at${from}~>at${to}`,
+  p: at(from),
+  q: at(to),
+});
+const property = (...goals: Goal<Node>[]): TemporalProperty<Node> => ({
+  name: 'Live',
+  description: '',
+  goals,
+});
 const each = (...kinds: string[]): Fairness => ({ kinds, perAction: true });
 
 // 0 may spin forever or finish in 1, where nothing is enabled.
@@ -47,11 +56,19 @@ describe('liveness under weak fairness', () => {
     expect(checkLiveness(spinOrFinish, live, { fairness: [each('finish')] }).status).toBe('ok');
     const unfair = checkLiveness(spinOrFinish, live, { fairness: [] });
     expect(unfair.status).toBe('violation');
-    expect(unfair.verdicts[0]!.lasso).toMatchObject({ goal: '<>at1', trigger: 0, loop: 0, loopAction: 'spin 0->0', actions: [] });
+    expect(unfair.verdicts[0]!.lasso).toMatchObject({
+      goal: '<>at1',
+      trigger: 0,
+      loop: 0,
+      loopAction: 'spin 0->0',
+      actions: [],
+    });
   });
 
   it('a state without successors is a stuttering cycle, fair whatever the fairness', () => {
-    const result = checkLiveness(spinOrFinish, [property(leadsTo(0, 2))], { fairness: [each('spin', 'finish')] });
+    const result = checkLiveness(spinOrFinish, [property(leadsTo(0, 2))], {
+      fairness: [each('spin', 'finish')],
+    });
     const lasso = result.verdicts[0]!.lasso!;
     expect(lasso.actions).toEqual(['finish 0->1']);
     expect(lasso).toMatchObject({ trigger: 0, loop: 1 });
@@ -72,7 +89,12 @@ describe('liveness under weak fairness', () => {
     expect(checkLiveness(line, [property(eventually(0))], fair).status).toBe('ok');
     expect(checkLiveness(line, [property(eventually(2))], fair).status).toBe('ok');
     const back = checkLiveness(line, [property(leadsTo(1, 0))], fair).verdicts[0]!.lasso!;
-    expect(back).toMatchObject({ trigger: 1, loop: 2, loopAction: 'idle 2->2', actions: ['go 0->1', 'go 1->2'] });
+    expect(back).toMatchObject({
+      trigger: 1,
+      loop: 2,
+      loopAction: 'idle 2->2',
+      actions: ['go 0->1', 'go 1->2'],
+    });
     // Without a trigger state a leads-to holds vacuously.
     expect(checkLiveness(line, [property(leadsTo(5, 0))], fair).status).toBe('ok');
   });
@@ -108,7 +130,11 @@ describe('liveness under weak fairness', () => {
       ['tick', 'leave'],
     );
     const result = checkLiveness(blinking, [property(eventually(2))], { fairness: [each('tick', 'leave')] });
-    expect(result.verdicts[0]!.lasso).toMatchObject({ loop: 0, actions: ['tick 0->1'], loopAction: 'tick 1->0' });
+    expect(result.verdicts[0]!.lasso).toMatchObject({
+      loop: 0,
+      actions: ['tick 0->1'],
+      loopAction: 'tick 1->0',
+    });
   });
 
   it('reports the shortest prefix to a fair cycle, and every property separately', () => {
@@ -125,23 +151,35 @@ describe('liveness under weak fairness', () => {
       ],
       ['a', 'b'],
     );
-    const result = checkLiveness(graph, [property(eventually(7)), { ...property(eventually(0)), name: 'Other' }], { fairness: [] });
+    const result = checkLiveness(
+      graph,
+      [property(eventually(7)), { ...property(eventually(0)), name: 'Other' }],
+      { fairness: [] },
+    );
     expect(result.verdicts.map((v) => [v.property, v.lasso === undefined])).toEqual([
       ['Live', false],
       ['Other', true],
     ]);
-    expect(result.verdicts[0]!.lasso).toMatchObject({ actions: ['b 0->2', 'b 2->3'], loop: 2, loopAction: 'b 3->3' });
+    expect(result.verdicts[0]!.lasso).toMatchObject({
+      actions: ['b 0->2', 'b 2->3'],
+      loop: 2,
+      loopAction: 'b 3->3',
+    });
     expect(result).toMatchObject({ states: 6, edges: 7 });
   });
 
   it('stops at the state limit without a verdict', () => {
-    expect(checkLiveness(spinOrFinish, [property(eventually(1))], { fairness: [], maxStates: 1 })).toMatchObject({ status: 'incomplete', stoppedBy: 'maxStates' });
+    expect(
+      checkLiveness(spinOrFinish, [property(eventually(1))], { fairness: [], maxStates: 1 }),
+    ).toMatchObject({ status: 'incomplete', stoppedBy: 'maxStates' });
   });
 
   it('tells a fair cycle from an unfair one on concrete states', () => {
     const s0 = { at: 0 };
     const spin: Edge = [0, 0, 'spin'];
-    expect(unfairOnCycle(spinOrFinish, [each('finish')], [s0], [spin])).toBe('finish 0->1 is enabled in every state of the cycle and never taken');
+    expect(unfairOnCycle(spinOrFinish, [each('finish')], [s0], [spin])).toBe(
+      'finish 0->1 is enabled in every state of the cycle and never taken',
+    );
     expect(unfairOnCycle(spinOrFinish, [each('spin')], [s0], [spin])).toBeUndefined();
     expect(unfairOnCycle(spinOrFinish, [], [s0], [])).toBe('stuttering although an action is enabled');
   });
@@ -149,7 +187,13 @@ describe('liveness under weak fairness', () => {
 
 describe('lasso traces', () => {
   const dir = mkdtempSync(join(tmpdir(), 'txcheck-lasso-'));
-  const meta = { spec: { model: 'graph' }, specFile: 'graph.json', strategy: 'bfs', property: 'Live', description: 'd' };
+  const meta = {
+    spec: { model: 'graph' },
+    specFile: 'graph.json',
+    strategy: 'bfs',
+    property: 'Live',
+    description: 'd',
+  };
   const live = [property(eventually(1))];
 
   it('are written with ITF loop and replay: the cycle returns to its first state and is fair', () => {
@@ -161,12 +205,17 @@ describe('lasso traces', () => {
     expect(trace.meta).toMatchObject({ goal: '<>at1', trigger: 0, loopAction: 'spin 0->0' });
     expect(replay(spinOrFinish, trace, { properties: live, fairness: [] })).toEqual({
       reproduced: true,
-      message: 'all 0 steps replay as recorded, the cycle returns from step 0 to step 0, and <>at1 never reaches its goal after step 0 on this fair run',
+      message:
+        'all 0 steps replay as recorded, the cycle returns from step 0 to step 0, and <>at1 never reaches its goal after step 0 on this fair run',
       views: trace.states,
     });
     // Under fairness of finish the same cycle is no counterexample.
     const fairReplay = replay(spinOrFinish, trace, { properties: live, fairness: [each('finish')] });
-    expect(fairReplay).toEqual({ reproduced: false, message: 'the cycle from step 0 is not fair: finish 0->1 is enabled in every state of the cycle and never taken' });
+    expect(fairReplay).toEqual({
+      reproduced: false,
+      message:
+        'the cycle from step 0 is not fair: finish 0->1 is enabled in every state of the cycle and never taken',
+    });
   });
 
   it('replay notices a cycle that does not return to its first state', () => {
@@ -206,14 +255,25 @@ describe('liveness against a brute-force search for fair cycles', () => {
   const graph = fc.record({
     // Few nodes and many edges, so that cycles, exits and classes enabled everywhere are common.
     nodes: fc.integer({ min: 1, max: 5 }),
-    edges: fc.array(fc.tuple(fc.nat({ max: 4 }), fc.nat({ max: 4 }), fc.constantFrom(...kinds)), { minLength: 1, maxLength: 10 }),
-    fairness: fc.array(fc.record({ kinds: fc.subarray(kinds, { minLength: 1 }), perAction: fc.boolean() }), { maxLength: 2 }),
+    edges: fc.array(fc.tuple(fc.nat({ max: 4 }), fc.nat({ max: 4 }), fc.constantFrom(...kinds)), {
+      minLength: 1,
+      maxLength: 10,
+    }),
+    fairness: fc.array(fc.record({ kinds: fc.subarray(kinds, { minLength: 1 }), perAction: fc.boolean() }), {
+      maxLength: 2,
+    }),
     p: fc.nat({ max: 63 }),
     q: fc.nat({ max: 63 }),
     leadsTo: fc.boolean(),
   });
 
-  function violatedByBruteForce(nodes: number, edges: readonly Edge[], fairness: readonly Fairness[], p: (v: number) => boolean, q: (v: number) => boolean): boolean {
+  function violatedByBruteForce(
+    nodes: number,
+    edges: readonly Edge[],
+    fairness: readonly Fairness[],
+    p: (v: number) => boolean,
+    q: (v: number) => boolean,
+  ): boolean {
     const out = (v: number) => edges.filter(([from]) => from === v);
     const labelOf = (e: Edge) => `${e[2]} ${e[0]}->${e[1]}`;
     const reach = (from: readonly number[], through: (v: number) => boolean): Set<number> => {
@@ -224,12 +284,16 @@ describe('liveness against a brute-force search for fair cycles', () => {
     const fairSet = (members: readonly number[]): boolean => {
       const inside = new Set(members);
       const inner = edges.filter(([from, to]) => inside.has(from) && inside.has(to));
-      if (inner.length === 0 || members.some((v) => reach([v], (w) => inside.has(w)).size !== members.length)) return false;
+      if (inner.length === 0 || members.some((v) => reach([v], (w) => inside.has(w)).size !== members.length))
+        return false;
       return fairness.every((f) => {
         const ofClass = (e: Edge) => f.kinds.includes(e[2]);
         if (!f.perAction) return members.some((v) => !out(v).some(ofClass)) || inner.some(ofClass);
         const labels = new Set(edges.filter(ofClass).map(labelOf));
-        return [...labels].every((l) => members.some((v) => !out(v).some((e) => labelOf(e) === l)) || inner.some((e) => labelOf(e) === l));
+        return [...labels].every(
+          (l) =>
+            members.some((v) => !out(v).some((e) => labelOf(e) === l)) || inner.some((e) => labelOf(e) === l),
+        );
       });
     };
     const notQ = Array.from({ length: nodes }, (_, v) => v).filter((v) => !q(v));
@@ -249,16 +313,30 @@ describe('liveness against a brute-force search for fair cycles', () => {
       fc.property(graph, ({ nodes, edges: raw, fairness, p: pMask, q: qMask, leadsTo: isLeadsTo }) => {
         const edges: Edge[] = raw.map(([from, to, kind]) => [from % nodes, to % nodes, kind]);
         const inSet = (mask: number) => (v: number) => (mask & (1 << v)) !== 0;
-        const goal: Goal<Node> = isLeadsTo ? { kind: 'leadsTo', label: 'P~>Q', p: (s) => inSet(pMask)(s.at), q: (s) => inSet(qMask)(s.at) } : { kind: 'eventually', label: '<>Q', q: (s) => inSet(qMask)(s.at) };
+        const goal: Goal<Node> = isLeadsTo
+          ? { kind: 'leadsTo', label: 'P~>Q', p: (s) => inSet(pMask)(s.at), q: (s) => inSet(qMask)(s.at) }
+          : { kind: 'eventually', label: '<>Q', q: (s) => inSet(qMask)(s.at) };
         const model = graphModel(edges, kinds);
         const live = [property(goal)];
         const result = checkLiveness(model, live, { fairness });
-        const expected = violatedByBruteForce(nodes, edges, fairness, isLeadsTo ? inSet(pMask) : (v) => v === 0, inSet(qMask));
+        const expected = violatedByBruteForce(
+          nodes,
+          edges,
+          fairness,
+          isLeadsTo ? inSet(pMask) : (v) => v === 0,
+          inSet(qMask),
+        );
         expect(result.status).toBe(expected ? 'violation' : 'ok');
         const lasso = result.verdicts[0]!.lasso;
         if (lasso === undefined) return;
         const path = join(dir, 'lasso.itf.json');
-        writeTraceFile(path, model, lasso, { spec: { model: 'graph' }, specFile: 'graph.json', strategy: 'bfs', property: 'Live', description: 'd' });
+        writeTraceFile(path, model, lasso, {
+          spec: { model: 'graph' },
+          specFile: 'graph.json',
+          strategy: 'bfs',
+          property: 'Live',
+          description: 'd',
+        });
         expect(replay(model, readTraceFile(path), { properties: live, fairness }).reproduced).toBe(true);
       }),
       { numRuns: 500 },

@@ -69,7 +69,11 @@ export interface LivenessOptions extends ExploreOptions {
   readonly fairness: readonly Fairness[];
 }
 
-export function checkLiveness<S, A>(model: Model<S, A>, properties: readonly TemporalProperty<S>[], options: LivenessOptions): LivenessResult {
+export function checkLiveness<S, A>(
+  model: Model<S, A>,
+  properties: readonly TemporalProperty<S>[],
+  options: LivenessOptions,
+): LivenessResult {
   const start = performance.now();
   // Predicates 2g and 2g + 1 are goal g's P and Q.
   const predicates: ((s: S) => boolean)[] = [];
@@ -79,7 +83,15 @@ export function checkLiveness<S, A>(model: Model<S, A>, properties: readonly Tem
   const explored = exploreGraph(model, predicates, options);
   const seconds = () => (performance.now() - start) / 1000;
   if (!('graph' in explored)) {
-    return { status: 'incomplete', stoppedBy: explored.stoppedBy, states: explored.states, edges: 0, seconds: seconds(), bytes: 0, verdicts: [] };
+    return {
+      status: 'incomplete',
+      stoppedBy: explored.stoppedBy,
+      states: explored.states,
+      edges: 0,
+      seconds: seconds(),
+      bytes: 0,
+      verdicts: [],
+    };
   }
   const graph = explored.graph;
   const fairness = compileFairness(model, options.fairness);
@@ -91,7 +103,12 @@ export function checkLiveness<S, A>(model: Model<S, A>, properties: readonly Tem
       const at = predicate;
       predicate += 2;
       if (lasso !== undefined) continue;
-      const found = findLasso(graph, fairness, (v) => (g.kind === 'leadsTo' ? graph.holds(at, v) : graph.parentOf[v] === -1), (v) => graph.holds(at + 1, v));
+      const found = findLasso(
+        graph,
+        fairness,
+        (v) => (g.kind === 'leadsTo' ? graph.holds(at, v) : graph.parentOf[v] === -1),
+        (v) => graph.holds(at + 1, v),
+      );
       if (found !== undefined) lasso = toLasso(model, graph, found, g.label);
     }
     verdicts.push({ property: p.name, goals: p.goals.length, ...(lasso === undefined ? {} : { lasso }) });
@@ -142,7 +159,12 @@ interface FoundLasso {
   readonly cycle: number[];
 }
 
-function findLasso(graph: StateGraph, fairness: readonly FairClass[], p: (v: number) => boolean, q: (v: number) => boolean): FoundLasso | undefined {
+function findLasso(
+  graph: StateGraph,
+  fairness: readonly FairClass[],
+  p: (v: number) => boolean,
+  q: (v: number) => boolean,
+): FoundLasso | undefined {
   const { states, edgeStart, edgeTarget } = graph;
   // The region: states reachable from a trigger (P and not Q) without passing a Q state.
   const triggers: number[] = [];
@@ -178,7 +200,8 @@ function findLasso(graph: StateGraph, fairness: readonly FairClass[], p: (v: num
   let d = 0;
   for (;;) {
     if (level.length === 0) {
-      if (next === sources.length) throw new Error('liveness: a fair component is unreachable from every trigger');
+      if (next === sources.length)
+        throw new Error('liveness: a fair component is unreachable from every trigger');
       d = Math.max(d, graph.depth[sources[next]!]!);
     }
     while (next < sources.length && graph.depth[sources[next]!]! <= d) {
@@ -286,7 +309,11 @@ function isOf(graph: StateGraph, e: number, o: Obligation): boolean {
 }
 
 /** The obligations a cycle through `members` must meet: one per class, or per action of a per-action class enabled there. */
-function obligations(graph: StateGraph, fairness: readonly FairClass[], members: readonly number[]): Obligation[] {
+function obligations(
+  graph: StateGraph,
+  fairness: readonly FairClass[],
+  members: readonly number[],
+): Obligation[] {
   const out: Obligation[] = [];
   for (const cls of fairness) {
     if (!cls.perAction) {
@@ -306,7 +333,12 @@ function obligations(graph: StateGraph, fairness: readonly FairClass[], members:
 }
 
 /** The SCC ids that hold a fair cycle (or are a state without successors), in time linear in the region. */
-function fairComponents(graph: StateGraph, fairness: readonly FairClass[], sccOf: Int32Array, inRegion: Uint8Array): Set<number> {
+function fairComponents(
+  graph: StateGraph,
+  fairness: readonly FairClass[],
+  sccOf: Int32Array,
+  inRegion: Uint8Array,
+): Set<number> {
   const { edgeStart, edgeTarget, edgeLabel, labelKind } = graph;
   const members = new Map<number, number[]>();
   for (let v = 0; v < graph.states; v++) {
@@ -347,10 +379,12 @@ function fairComponents(graph: StateGraph, fairness: readonly FairClass[], sccOf
     // none of its actions is enabled, or (per action) when each enabled-everywhere action is taken.
     const met = (cls: FairClass) => {
       const ofClass = seen.filter((label) => cls.kinds.has(labelKind[label]!));
-      if (cls.perAction) return ofClass.every((label) => enabledIn[label]! < vs.length || takenIn[label] === c);
+      if (cls.perAction)
+        return ofClass.every((label) => enabledIn[label]! < vs.length || takenIn[label] === c);
       if (ofClass.some((label) => takenIn[label] === c)) return true;
       return vs.some((v) => {
-        for (let e = edgeStart[v]!; e < edgeStart[v + 1]!; e++) if (cls.kinds.has(labelKind[edgeLabel[e]!]!)) return false;
+        for (let e = edgeStart[v]!; e < edgeStart[v + 1]!; e++)
+          if (cls.kinds.has(labelKind[edgeLabel[e]!]!)) return false;
         return true;
       });
     };
@@ -361,14 +395,21 @@ function fairComponents(graph: StateGraph, fairness: readonly FairClass[], sccOf
 }
 
 /** Edges of a shortest path inside SCC `c` from `from` to a state `goal` accepts (empty if `from` does). */
-function pathInside(graph: StateGraph, sccOf: Int32Array, c: number, from: number, goal: (v: number) => boolean): number[] {
+function pathInside(
+  graph: StateGraph,
+  sccOf: Int32Array,
+  c: number,
+  from: number,
+  goal: (v: number) => boolean,
+): number[] {
   const viaEdge = new Map<number, number>([[from, -1]]);
   const queue = [from];
   for (let i = 0; i < queue.length; i++) {
     const v = queue[i]!;
     if (goal(v)) {
       const path: number[] = [];
-      for (let w = v; viaEdge.get(w)! !== -1; w = edgeSource(graph, viaEdge.get(w)!)) path.push(viaEdge.get(w)!);
+      for (let w = v; viaEdge.get(w)! !== -1; w = edgeSource(graph, viaEdge.get(w)!))
+        path.push(viaEdge.get(w)!);
       return path.reverse();
     }
     for (let e = graph.edgeStart[v]!; e < graph.edgeStart[v + 1]!; e++) {
@@ -383,7 +424,12 @@ function pathInside(graph: StateGraph, sccOf: Int32Array, c: number, from: numbe
 }
 
 /** A cycle from `entry` through its fair SCC meeting every obligation, closed back at `entry`. */
-function fairCycle(graph: StateGraph, fairness: readonly FairClass[], sccOf: Int32Array, entry: number): number[] {
+function fairCycle(
+  graph: StateGraph,
+  fairness: readonly FairClass[],
+  sccOf: Int32Array,
+  entry: number,
+): number[] {
   const c = sccOf[entry]!;
   if (graph.edgeStart[entry] === graph.edgeStart[entry + 1]) return [];
   const members: number[] = [];
@@ -406,7 +452,8 @@ function fairCycle(graph: StateGraph, fairness: readonly FairClass[], sccOf: Int
     } else {
       // Go to a state with an inner edge of the obligation and take it.
       const inner = (v: number) => {
-        for (let e = graph.edgeStart[v]!; e < graph.edgeStart[v + 1]!; e++) if (sccOf[graph.edgeTarget[e]!] === c && isOf(graph, e, o)) return e;
+        for (let e = graph.edgeStart[v]!; e < graph.edgeStart[v + 1]!; e++)
+          if (sccOf[graph.edgeTarget[e]!] === c && isOf(graph, e, o)) return e;
         return -1;
       };
       walk(pathInside(graph, sccOf, c, at, (v) => inner(v) !== -1));
@@ -431,7 +478,10 @@ function toLasso<S, A>(model: Model<S, A>, graph: StateGraph, found: FoundLasso,
   treePath.reverse();
   const trigger = treePath.length;
   const edges = [...found.stem, ...found.cycle];
-  const trace = rebuildTrace(model, graph.viaAction[v]!, [...treePath, ...edges.map((e) => graph.edgeAction[e]!)]);
+  const trace = rebuildTrace(model, graph.viaAction[v]!, [
+    ...treePath,
+    ...edges.map((e) => graph.edgeAction[e]!),
+  ]);
   const loop = trigger + found.stem.length;
   if (found.cycle.length === 0) return { ...trace, goal, trigger, loop };
   // The last step returns to states[loop]: it is kept as the loop action, not as a state.
@@ -450,7 +500,12 @@ function toLasso<S, A>(model: Model<S, A>, graph: StateGraph, found: FoundLasso,
  * the first; no action: a one-state cycle that stutters). Returns the first fairness class the
  * cycle treats unfairly, described, or undefined when it is fair.
  */
-export function unfairOnCycle<S, A>(model: Model<S, A>, fairness: readonly Fairness[], cycle: readonly S[], taken: readonly A[]): string | undefined {
+export function unfairOnCycle<S, A>(
+  model: Model<S, A>,
+  fairness: readonly Fairness[],
+  cycle: readonly S[],
+  taken: readonly A[],
+): string | undefined {
   const enabled = cycle.map((s) => model.actions(s));
   if (taken.length === 0 && enabled[0]!.length > 0) return 'stuttering although an action is enabled';
   for (const f of fairness) {
@@ -458,7 +513,9 @@ export function unfairOnCycle<S, A>(model: Model<S, A>, fairness: readonly Fairn
     if (f.perAction) {
       const takenLabels = new Set(taken.filter(ofClass).map((a) => model.label(a)));
       const always = enabled.map((as) => new Set(as.filter(ofClass).map((a) => model.label(a))));
-      const starved = [...always[0]!].find((label) => always.every((set) => set.has(label)) && !takenLabels.has(label));
+      const starved = [...always[0]!].find(
+        (label) => always.every((set) => set.has(label)) && !takenLabels.has(label),
+      );
       if (starved !== undefined) return `${starved} is enabled in every state of the cycle and never taken`;
     } else if (!taken.some(ofClass) && enabled.every((as) => as.some(ofClass))) {
       return `${describeFairness(f)} is enabled in every state of the cycle and never taken`;

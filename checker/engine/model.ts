@@ -16,7 +16,12 @@ export interface Property<S> {
 /** A temporal goal: `<>q` (eventually), or `p ~> q` (whenever p holds, q holds then or later). */
 export type Goal<S> =
   | { readonly kind: 'eventually'; readonly label: string; readonly q: (s: S) => boolean }
-  | { readonly kind: 'leadsTo'; readonly label: string; readonly p: (s: S) => boolean; readonly q: (s: S) => boolean };
+  | {
+      readonly kind: 'leadsTo';
+      readonly label: string;
+      readonly p: (s: S) => boolean;
+      readonly q: (s: S) => boolean;
+    };
 
 /**
  * For partial-order reduction: the model's steps in a fixed, finite set of transition classes and

@@ -18,7 +18,8 @@ const moves = [
 ] as const;
 const grid: Model<Point, readonly [number, number]> = {
   init: () => [{ x: 0, y: 0 }],
-  actions: (p) => moves.filter(([dx, dy]) => p.x + dx >= 0 && p.x + dx < 20 && p.y + dy >= 0 && p.y + dy < 20),
+  actions: (p) =>
+    moves.filter(([dx, dy]) => p.x + dx >= 0 && p.x + dx < 20 && p.y + dy >= 0 && p.y + dy < 20),
   next: (p, [dx, dy]) => ({ x: p.x + dx, y: p.y + dy }),
   label: ([dx, dy]) => `move(${dx},${dy})`,
   kind: () => 'move',
@@ -42,7 +43,12 @@ describe('random walks', () => {
   it('runs every stride-th walk from firstWalk, and stops before the walk stopAt gives', () => {
     const all = randomSearch(grid, options);
     const walk = all.violation!.walk!;
-    const evens = randomSearch(grid, { ...options, firstWalk: walk % 2, stride: 2, walks: options.walks / 2 });
+    const evens = randomSearch(grid, {
+      ...options,
+      firstWalk: walk % 2,
+      stride: 2,
+      walks: options.walks / 2,
+    });
     expect(evens.violation).toEqual(all.violation);
     const before = randomSearch(grid, { ...options, stopAt: () => walk });
     expect(before).toMatchObject({ status: 'incomplete', stoppedBy: 'walks' });
@@ -63,11 +69,21 @@ describe('random walks', () => {
   });
 
   it('reports deadlock, and honours the walk length, maxStates and maxSeconds', () => {
-    const stuck: Model<Point, number> = { ...grid, independence: undefined, actions: (p) => (p.x < 3 ? [1] : []), next: (p) => ({ ...p, x: p.x + 1 }), label: () => 'right', kind: () => 'move' };
+    const stuck: Model<Point, number> = {
+      ...grid,
+      independence: undefined,
+      actions: (p) => (p.x < 3 ? [1] : []),
+      next: (p) => ({ ...p, x: p.x + 1 }),
+      label: () => 'right',
+      kind: () => 'move',
+    };
     const deadlock = randomSearch(stuck, { ...options, walks: 1 });
     expect(deadlock.violation?.property).toBe(DEADLOCK);
     expect(deadlock.violation?.trace.actions).toEqual(['right', 'right', 'right']);
-    expect(randomSearch(stuck, { ...options, deadlockAllowed: true, walks: 1 })).toMatchObject({ status: 'incomplete', stoppedBy: 'walks' });
+    expect(randomSearch(stuck, { ...options, deadlockAllowed: true, walks: 1 })).toMatchObject({
+      status: 'incomplete',
+      stoppedBy: 'walks',
+    });
 
     const short = randomSearch({ ...grid, invariants: [] }, { ...options, walks: 10, maxDepth: 5 });
     expect(short).toMatchObject({ status: 'incomplete', stoppedBy: 'walks', depth: 5, statesGenerated: 60 });

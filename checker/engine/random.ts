@@ -3,7 +3,15 @@
 // cover every state, so a run without a violation ends incomplete, stopped by its walk count.
 import seedrandom from 'seedrandom';
 import type { Model } from './model.ts';
-import { DEADLOCK, Discovery, SearchRun, brokenInvariant, rebuildTrace, type Result, type SearchOptions } from './search.ts';
+import {
+  DEADLOCK,
+  Discovery,
+  SearchRun,
+  brokenInvariant,
+  rebuildTrace,
+  type Result,
+  type SearchOptions,
+} from './search.ts';
 
 export interface RandomOptions extends SearchOptions {
   readonly seed: number;
@@ -36,7 +44,9 @@ export function randomSearch<S, A>(model: Model<S, A>, options: RandomOptions): 
     const initIndex = Math.floor(random() * inits.length);
     const chosen: number[] = [];
     const violation = (property: string) =>
-      run.finish('violation', { violation: { property, walk, trace: rebuildTrace(model, initIndex, chosen) } });
+      run.finish('violation', {
+        violation: { property, walk, trace: rebuildTrace(model, initIndex, chosen) },
+      });
     let s: S = inits[initIndex]!;
     run.statesGenerated++;
     for (let step = 0; ; step++) {

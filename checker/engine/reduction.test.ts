@@ -15,7 +15,15 @@ interface Counters {
   readonly bit: number;
 }
 
-function countersModel(limits: readonly number[], options: { looping?: boolean; reads?: readonly (number | undefined)[]; invariants?: Property<Counters>[]; visible?: readonly boolean[] } = {}): Model<Counters, number> {
+function countersModel(
+  limits: readonly number[],
+  options: {
+    looping?: boolean;
+    reads?: readonly (number | undefined)[];
+    invariants?: Property<Counters>[];
+    visible?: readonly boolean[];
+  } = {},
+): Model<Counters, number> {
   const n = limits.length;
   const classes = n + (options.looping ? 1 : 0);
   const reads = options.reads ?? [];
@@ -67,7 +75,11 @@ describe('stubborn sets', () => {
   });
 
   it('keeps every order of visible steps, so an invariant over them sees every combination', () => {
-    const onlyBoth = { name: 'NotOneAndTwo', description: '', holds: (s: Counters) => !(s.counts[0] === 1 && s.counts[1] === 0 && s.counts[2] === 1) };
+    const onlyBoth = {
+      name: 'NotOneAndTwo',
+      description: '',
+      holds: (s: Counters) => !(s.counts[0] === 1 && s.counts[1] === 0 && s.counts[2] === 1),
+    };
     const model = countersModel([1, 1, 1], { invariants: [onlyBoth] });
     const reduced = bfs(model, { ...options, reduction: true });
     expect(reduced.status).toBe('violation');
@@ -77,9 +89,16 @@ describe('stubborn sets', () => {
   it('takes dependent classes along (D1): dependent steps still run in both orders', () => {
     // count0 steps by 1 + (count1 mod 2): the state count0 = 2 needs count1 odd first.
     const twoAfterOne = { name: 'NeverTwo', description: '', holds: (s: Counters) => s.counts[0] !== 2 };
-    const model = countersModel([2, 1], { reads: [1, undefined], visible: [false, false], invariants: [twoAfterOne] });
+    const model = countersModel([2, 1], {
+      reads: [1, undefined],
+      visible: [false, false],
+      invariants: [twoAfterOne],
+    });
     // NeverTwo reads count0, which only class 0 writes: class 0 is the only visible one for it.
-    const reduced = bfs({ ...model, independence: { ...model.independence!, visible: [true, false] } }, { ...options, reduction: true });
+    const reduced = bfs(
+      { ...model, independence: { ...model.independence!, visible: [true, false] } },
+      { ...options, reduction: true },
+    );
     expect(bfs(model, options).status).toBe('violation');
     expect(reduced.status).toBe('violation');
   });
@@ -89,7 +108,12 @@ describe('stubborn sets', () => {
     // never let count0 reach 1. The proviso expands the state that closes the toggle's cycle.
     const notOne = { name: 'NotOne', description: '', holds: (s: Counters) => s.counts[0] !== 1 };
     // count0 and count1 depend on each other, so the toggle alone is the smallest stubborn set.
-    const model = countersModel([1, 1], { looping: true, reads: [1], visible: [true, false, false], invariants: [notOne] });
+    const model = countersModel([1, 1], {
+      looping: true,
+      reads: [1],
+      visible: [true, false, false],
+      invariants: [notOne],
+    });
     const sets = new StubbornSets(model.independence!);
     expect(Array.from(sets.choose([0, 1, 2])!)).toEqual([0, 0, 1]);
     const reduced = bfs(model, { ...options, reduction: true });
@@ -106,17 +130,37 @@ describe('stubborn sets', () => {
         fc.array(fc.option(fc.integer({ min: 0, max: 2 }), { nil: undefined }), { maxLength: 3 }),
         fc.integer({ min: 0, max: 3 }),
         (limits, looping, rawReads, badSum) => {
-          const reads = rawReads.map((r, p) => (r === undefined || r >= limits.length || r === p ? undefined : r));
-          const bad = { name: 'SumNot', description: '', holds: (s: Counters) => s.counts.reduce((a, b) => a + b, 0) !== badSum + 2 || s.bit !== 1 };
+          const reads = rawReads.map((r, p) =>
+            r === undefined || r >= limits.length || r === p ? undefined : r,
+          );
+          const bad = {
+            name: 'SumNot',
+            description: '',
+            holds: (s: Counters) => s.counts.reduce((a, b) => a + b, 0) !== badSum + 2 || s.bit !== 1,
+          };
           const visible = [...limits.map(() => true), true];
-          const model = countersModel(limits, { looping, reads, invariants: [bad], visible: visible.slice(0, limits.length + (looping ? 1 : 0)) });
+          const model = countersModel(limits, {
+            looping,
+            reads,
+            invariants: [bad],
+            visible: visible.slice(0, limits.length + (looping ? 1 : 0)),
+          });
           const full = bfs(model, options);
           const reduced = bfs(model, { ...options, reduction: true });
           expect(reduced.status).toBe(full.status);
           expect(reduced.distinctStates).toBeLessThanOrEqual(full.distinctStates);
           if (reduced.violation !== undefined) {
             const labels = reduced.violation.trace.actions;
-            const replayed = rebuildTrace(model, 0, labels.map((_, k) => model.actions(reduced.violation!.trace.states[k] as Counters).map(model.label).indexOf(labels[k]!)));
+            const replayed = rebuildTrace(
+              model,
+              0,
+              labels.map((_, k) =>
+                model
+                  .actions(reduced.violation!.trace.states[k] as Counters)
+                  .map(model.label)
+                  .indexOf(labels[k]!),
+              ),
+            );
             expect(bad.holds(replayed.states.at(-1) as Counters)).toBe(false);
           }
         },
@@ -127,10 +171,16 @@ describe('stubborn sets', () => {
 
   it('refuses relations that name a class out of range', () => {
     const model = countersModel([1, 1]);
-    expect(() => new StubbornSets({ ...model.independence!, dependent: [[5], []] })).toThrow(/class 5 out of range/);
+    expect(() => new StubbornSets({ ...model.independence!, dependent: [[5], []] })).toThrow(
+      /class 5 out of range/,
+    );
     for (const bad of [2, -1, 0.5]) {
-      expect(() => new StubbornSets({ ...model.independence!, dependent: [[bad], []] })).toThrow(`independence: class ${bad} out of range 0..1`);
-      expect(() => new StubbornSets({ ...model.independence!, enablers: [[], [bad]] })).toThrow(`independence: class ${bad} out of range 0..1`);
+      expect(() => new StubbornSets({ ...model.independence!, dependent: [[bad], []] })).toThrow(
+        `independence: class ${bad} out of range 0..1`,
+      );
+      expect(() => new StubbornSets({ ...model.independence!, enablers: [[], [bad]] })).toThrow(
+        `independence: class ${bad} out of range 0..1`,
+      );
     }
     expect(() => new StubbornSets(model.independence!)).not.toThrow();
   });
@@ -139,8 +189,12 @@ describe('stubborn sets', () => {
     const model = countersModel([1, 1]);
     const { dependent, enablers, visible } = model.independence!;
     const expected = 'independence: expected 2 entries in dependent, enablers and visible';
-    expect(() => new StubbornSets({ ...model.independence!, dependent: [...dependent, []] })).toThrow(expected);
+    expect(() => new StubbornSets({ ...model.independence!, dependent: [...dependent, []] })).toThrow(
+      expected,
+    );
     expect(() => new StubbornSets({ ...model.independence!, enablers: enablers.slice(1) })).toThrow(expected);
-    expect(() => new StubbornSets({ ...model.independence!, visible: [...visible, false] })).toThrow(expected);
+    expect(() => new StubbornSets({ ...model.independence!, visible: [...visible, false] })).toThrow(
+      expected,
+    );
   });
 });

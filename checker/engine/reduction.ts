@@ -29,7 +29,9 @@ export class StubbornSets {
       throw new Error(`independence: expected ${classes} entries in dependent, enablers and visible`);
     }
     for (const list of [...dependent, ...enablers]) {
-      for (const c of list) if (!Number.isInteger(c) || c < 0 || c >= classes) throw new Error(`independence: class ${c} out of range 0..${classes - 1}`);
+      for (const c of list)
+        if (!Number.isInteger(c) || c < 0 || c >= classes)
+          throw new Error(`independence: class ${c} out of range 0..${classes - 1}`);
     }
     this.visibleClasses = visible.flatMap((v, c) => (v ? [c] : []));
   }
@@ -103,7 +105,8 @@ export class Reducer<S, A> {
   private nextLevel = new VisitedSet();
 
   constructor(private readonly model: Model<S, A>) {
-    if (model.independence === undefined) throw new Error('partial-order reduction needs the model to describe its independence');
+    if (model.independence === undefined)
+      throw new Error('partial-order reduction needs the model to describe its independence');
     this.sets = new StubbornSets(model.independence as never);
     this.fingerprintOf = stateFingerprint(model);
     this.kindIndex = new Map(model.actionKinds.map((kind, i) => [kind, i]));
@@ -142,7 +145,8 @@ export class Reducer<S, A> {
       if (chosen[classes[i]!] === 0) continue;
       const t = this.model.next(s, actions[i]!);
       this.fingerprintOf(t, this.probe);
-      if (visited.has(this.probe[0]!, this.probe[1]!) && !this.nextLevel.has(this.probe[0]!, this.probe[1]!)) return undefined;
+      if (visited.has(this.probe[0]!, this.probe[1]!) && !this.nextLevel.has(this.probe[0]!, this.probe[1]!))
+        return undefined;
       kept.push({ state: t, action: i, kind: this.kindIndex.get(this.model.kind(actions[i]!))! });
     }
     this.reducedStates++;

@@ -49,7 +49,12 @@ export interface Result {
    * Bytes of the visited set, of what is kept per state to rebuild traces, and (breadth-first on
    * one thread, for a model that packs its states) the most the waiting levels took.
    */
-  readonly memory?: { readonly visitedBytes: number; readonly traceBytes: number; readonly queueBytes?: number; readonly spilledBytes?: number };
+  readonly memory?: {
+    readonly visitedBytes: number;
+    readonly traceBytes: number;
+    readonly queueBytes?: number;
+    readonly spilledBytes?: number;
+  };
   /** With partial-order reduction: how many states expanded only a stubborn set of their actions. */
   readonly reducedStates?: number;
 }
@@ -110,7 +115,8 @@ class CoverageCounter<A> {
   fired(action: A): void {
     const kind = this.model.kind(action);
     const i = this.indexOfKind.get(kind);
-    if (i === undefined) throw new Error(`action kind ${JSON.stringify(kind)} is not among the model's actionKinds`);
+    if (i === undefined)
+      throw new Error(`action kind ${JSON.stringify(kind)} is not among the model's actionKinds`);
     this.counts[i]!++;
   }
 
@@ -187,7 +193,10 @@ class Clock {
     if (now - this.lastMemory < MEMORY_EVERY_MS) return false;
     this.lastMemory = now;
     const m = this.memory();
-    return heapNearlyFull(m) || (this.options.maxMemory !== undefined && m.rss + reserve() > this.options.maxMemory * 2 ** 20);
+    return (
+      heapNearlyFull(m) ||
+      (this.options.maxMemory !== undefined && m.rss + reserve() > this.options.maxMemory * 2 ** 20)
+    );
   }
 
   get seconds(): number {
@@ -198,7 +207,10 @@ class Clock {
    * What stops the search now (the time limit, its memory, or a request to stop), if anything;
    * reports progress when it is due. `reserve`: the bytes the search may allocate at once next.
    */
-  check(progress: () => Omit<Progress, 'seconds' | 'statesPerSecond'>, reserve: () => number = () => 0): 'maxSeconds' | 'maxMemory' | 'signal' | undefined {
+  check(
+    progress: () => Omit<Progress, 'seconds' | 'statesPerSecond'>,
+    reserve: () => number = () => 0,
+  ): 'maxSeconds' | 'maxMemory' | 'signal' | undefined {
     const now = this.now();
     const { onProgress, progressEveryMs = 1000, maxSeconds, stop } = this.options;
     if (onProgress !== undefined && now - this.lastProgress >= progressEveryMs) {
@@ -257,10 +269,18 @@ export class SearchRun<S, A> {
   }
 
   progress(queue: number): Omit<Progress, 'seconds' | 'statesPerSecond'> {
-    return { distinctStates: this.distinctStates, statesGenerated: this.statesGenerated, queue, depth: this.depth };
+    return {
+      distinctStates: this.distinctStates,
+      statesGenerated: this.statesGenerated,
+      queue,
+      depth: this.depth,
+    };
   }
 
-  finish(status: Status, extra: Pick<Result, 'violation' | 'stoppedBy' | 'memory' | 'reducedStates'> = {}): Result {
+  finish(
+    status: Status,
+    extra: Pick<Result, 'violation' | 'stoppedBy' | 'memory' | 'reducedStates'> = {},
+  ): Result {
     return {
       status,
       distinctStates: this.distinctStates,
@@ -284,15 +304,21 @@ export interface PackedWords {
  * over the packed words when the model packs its states. Without symmetry the words are those of
  * the state itself, and `keep` (when given) holds them after each call.
  */
-export function stateFingerprint<S>(model: Model<S, unknown>, keep?: PackedWords): (s: S, out: Int32Array) => void {
+export function stateFingerprint<S>(
+  model: Model<S, unknown>,
+  keep?: PackedWords,
+): (s: S, out: Int32Array) => void {
   const m = model as Required<Model<S, unknown>>;
   if (model.pack !== undefined) {
     const words = keep?.words ?? new Int32Array(PACK_WORDS);
-    if (model.canonical !== undefined) return (s, out) => fingerprintWords(words, m.pack(m.canonical(s), words), out);
+    if (model.canonical !== undefined)
+      return (s, out) => fingerprintWords(words, m.pack(m.canonical(s), words), out);
     if (keep === undefined) return (s, out) => fingerprintWords(words, m.pack(s, words), out);
     return (s, out) => fingerprintWords(words, (keep.length = m.pack(s, words)), out);
   }
-  return model.canonical === undefined ? (s, out) => fingerprintInto(s, out) : (s, out) => fingerprintInto(m.canonical(s), out);
+  return model.canonical === undefined
+    ? (s, out) => fingerprintInto(s, out)
+    : (s, out) => fingerprintInto(m.canonical(s), out);
 }
 
 export type Emit<S> = (t: S, action: number, kind: number) => void;
@@ -305,7 +331,10 @@ export function successorsOf<S, A>(model: Model<S, A>): (s: S, emit: Emit<S>) =>
     const actions = model.actions(s);
     for (let j = 0; j < actions.length; j++) {
       const kind = indexOfKind.get(model.kind(actions[j]!));
-      if (kind === undefined) throw new Error(`action kind ${JSON.stringify(model.kind(actions[j]!))} is not among the model's actionKinds`);
+      if (kind === undefined)
+        throw new Error(
+          `action kind ${JSON.stringify(model.kind(actions[j]!))} is not among the model's actionKinds`,
+        );
       emit(model.next(s, actions[j]!), j, kind);
     }
   };
@@ -318,17 +347,21 @@ export function brokenInvariant<S>(model: Model<S, unknown>, s: S): string | und
 }
 
 /** Re-runs recorded action indices from the initial state `initIndex`. */
-export function rebuildTrace<S, A>(model: Model<S, A>, initIndex: number, actionIndices: readonly number[]): Trace {
+export function rebuildTrace<S, A>(
+  model: Model<S, A>,
+  initIndex: number,
+  actionIndices: readonly number[],
+): Trace {
   let s: S = model.init()[initIndex]!;
   const states: S[] = [s];
   const actions: string[] = [];
   for (const index of actionIndices) {
     const action = model.actions(s)[index];
-    if (action === undefined) throw new Error(`trace rebuild: action ${index} is not enabled; is the model deterministic?`);
+    if (action === undefined)
+      throw new Error(`trace rebuild: action ${index} is not enabled; is the model deterministic?`);
     actions.push(model.label(action));
     s = model.next(s, action);
     states.push(s);
   }
   return { states, actions };
 }
-

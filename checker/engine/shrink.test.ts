@@ -10,9 +10,19 @@ const labels = ['incA', 'incB', 'decA', 'moveAtoC', 'resetB'] as const;
 const toy: Model<S, string> = {
   init: () => [{ a: 0, b: 0, c: 0 }],
   actions: (s) =>
-    labels.filter((l) => (l === 'incA' ? s.a < 3 : l === 'decA' || l === 'moveAtoC' ? s.a > 0 : l === 'incB' ? s.b < 3 : s.b > 0)),
+    labels.filter((l) =>
+      l === 'incA' ? s.a < 3 : l === 'decA' || l === 'moveAtoC' ? s.a > 0 : l === 'incB' ? s.b < 3 : s.b > 0,
+    ),
   next: (s, l) =>
-    l === 'incA' ? { ...s, a: s.a + 1 } : l === 'incB' ? { ...s, b: s.b + 1 } : l === 'decA' ? { ...s, a: s.a - 1 } : l === 'moveAtoC' ? { ...s, a: s.a - 1, c: s.c + 1 } : { ...s, b: 0 },
+    l === 'incA'
+      ? { ...s, a: s.a + 1 }
+      : l === 'incB'
+        ? { ...s, b: s.b + 1 }
+        : l === 'decA'
+          ? { ...s, a: s.a - 1 }
+          : l === 'moveAtoC'
+            ? { ...s, a: s.a - 1, c: s.c + 1 }
+            : { ...s, b: 0 },
   label: (l) => l,
   kind: (l) => l,
   actionKinds: labels,
@@ -36,7 +46,20 @@ function violatingRun(noise: readonly string[]): string[] {
 
 describe('shrink', () => {
   it('finds the shortest violating run of a padded one', () => {
-    const padded = ['incB', 'incA', 'decA', 'incA', 'incA', 'resetB', 'incB', 'moveAtoC', 'incA', 'decA', 'moveAtoC', 'incA'];
+    const padded = [
+      'incB',
+      'incA',
+      'decA',
+      'incA',
+      'incA',
+      'resetB',
+      'incB',
+      'moveAtoC',
+      'incA',
+      'decA',
+      'moveAtoC',
+      'incA',
+    ];
     const { trace } = shrink(toy, init, padded, violated);
     expect([...trace.actions].sort()).toEqual(['incA', 'incA', 'incB', 'moveAtoC', 'moveAtoC']);
     expect(violated(trace.states[trace.states.length - 1] as S)).toBe(true);
@@ -63,13 +86,21 @@ describe('shrink', () => {
   });
 
   it('gives back a run that is 1-minimal and has no droppable pair, starting at the initial state, after trying each step of it', () => {
-    const dropsTo = (run: readonly string[], keep: (k: number) => boolean) => execute(toy, init, run.filter((_, k) => keep(k)), violated);
+    const dropsTo = (run: readonly string[], keep: (k: number) => boolean) =>
+      execute(
+        toy,
+        init,
+        run.filter((_, k) => keep(k)),
+        violated,
+      );
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...labels), { maxLength: 30 }), (noise) => {
         const { trace, tried } = shrink(toy, init, violatingRun(noise), violated);
         const n = trace.actions.length;
         for (let i = 0; i < n; i++) expect(dropsTo(trace.actions, (k) => k !== i)).toBeUndefined();
-        for (let i = 0; i < n; i++) for (let j = i + 2; j < n; j++) expect(dropsTo(trace.actions, (k) => k !== i && k !== j)).toBeUndefined();
+        for (let i = 0; i < n; i++)
+          for (let j = i + 2; j < n; j++)
+            expect(dropsTo(trace.actions, (k) => k !== i && k !== j)).toBeUndefined();
         expect(trace.states).toHaveLength(n + 1);
         expect(trace.states[0]).toEqual(init);
         // The run itself, then at least one candidate per step of the result (ddmin at its finest).
@@ -119,7 +150,8 @@ describe('matching a label that is no longer enabled', () => {
     invariants: [],
   };
   const start = renamed.init()[0]!;
-  const taken = (label: string, kinds: Map<string, string>) => execute(renamed, start, [label], (s) => s.step > 0, kinds);
+  const taken = (label: string, kinds: Map<string, string>) =>
+    execute(renamed, start, [label], (s) => s.step > 0, kinds);
 
   it('takes the exact label when it is enabled', () => {
     expect(taken('send@10', new Map())?.actions).toEqual(['send@10']);

@@ -23,7 +23,8 @@ function editDistance(a: string, b: string): number {
   let row = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const next = [i];
-    for (let j = 1; j <= b.length; j++) next.push(Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    for (let j = 1; j <= b.length; j++)
+      next.push(Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
     row = next;
   }
   return row[b.length]!;
@@ -113,7 +114,12 @@ function dropPair(run: (labels: readonly string[]) => Trace | undefined, best: T
 }
 
 /** A trace from `init` no longer than `labels` that still ends in a state where `violated` holds. */
-export function shrink<S, A>(model: Model<S, A>, init: S, labels: readonly string[], violated: (s: S) => boolean): ShrinkResult {
+export function shrink<S, A>(
+  model: Model<S, A>,
+  init: S,
+  labels: readonly string[],
+  violated: (s: S) => boolean,
+): ShrinkResult {
   let tried = 0;
   const kinds = new Map<string, string>();
   const run = (candidate: readonly string[]) => {
@@ -123,6 +129,7 @@ export function shrink<S, A>(model: Model<S, A>, init: S, labels: readonly strin
   const first = run(labels);
   if (first === undefined) throw new Error('shrink: the trace to shrink does not violate the property');
   let best = ddmin(run, first);
-  for (let smaller = dropPair(run, best); smaller !== undefined; smaller = dropPair(run, best)) best = ddmin(run, smaller);
+  for (let smaller = dropPair(run, best); smaller !== undefined; smaller = dropPair(run, best))
+    best = ddmin(run, smaller);
   return { trace: best, tried };
 }

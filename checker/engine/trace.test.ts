@@ -3,7 +3,17 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type Model, asMap, asSet } from './model.ts';
-import { firstDifference, initialStateOf, parseTrace, readTraceFile, replay, stateView, toItfValue, writeFileAtomic, writeTraceFile } from './trace.ts';
+import {
+  firstDifference,
+  initialStateOf,
+  parseTrace,
+  readTraceFile,
+  replay,
+  stateView,
+  toItfValue,
+  writeFileAtomic,
+  writeTraceFile,
+} from './trace.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'txcheck-trace-'));
 
@@ -56,29 +66,52 @@ describe('ITF values', () => {
   });
 
   it('writes a list the view marks as a set as {"#set"} and a record marked as a map as {"#map"}, in the order of the view', () => {
-    expect(toItfValue({ s: asSet(['b', 'a']), m: asMap({ k2: asSet([2 ** 60]), k1: 'x' }), l: [['b', 'a']], r: { k: 1 } })).toEqual({
+    expect(
+      toItfValue({
+        s: asSet(['b', 'a']),
+        m: asMap({ k2: asSet([2 ** 60]), k1: 'x' }),
+        l: [['b', 'a']],
+        r: { k: 1 },
+      }),
+    ).toEqual({
       s: { '#set': ['b', 'a'] },
-      m: { '#map': [['k2', { '#set': [{ '#bigint': '1152921504606846976' }] }], ['k1', 'x']] },
+      m: {
+        '#map': [
+          ['k2', { '#set': [{ '#bigint': '1152921504606846976' }] }],
+          ['k1', 'x'],
+        ],
+      },
       l: [['b', 'a']],
       r: { k: 1 },
     });
   });
 
   it('gives reports and replay the view with its sets as lists and its maps as records', () => {
-    const marked = { view: () => ({ s: asSet(['a']), m: asMap({ k: asSet([1]) }) }) } as unknown as Model<unknown, unknown>;
+    const marked = { view: () => ({ s: asSet(['a']), m: asMap({ k: asSet([1]) }) }) } as unknown as Model<
+      unknown,
+      unknown
+    >;
     expect(JSON.stringify(stateView(marked, {}))).toBe('{"s":["a"],"m":{"k":[1]}}');
   });
 
   it('reads a trace written with sets and maps back as the states it recorded, whatever the order of a set', () => {
     const path = join(dir, 'sets.itf.json');
-    const model = { view: (s: { n: number }) => ({ s: asSet(['a', 'b'].slice(0, s.n)), m: asMap({ k: s.n }) }) } as unknown as Model<unknown, unknown>;
+    const model = {
+      view: (s: { n: number }) => ({ s: asSet(['a', 'b'].slice(0, s.n)), m: asMap({ k: s.n }) }),
+    } as unknown as Model<unknown, unknown>;
     const states = [{ n: 0 }, { n: 2 }];
     writeTraceFile(path, model, { states, actions: ['add'] }, meta);
     const read = readTraceFile(path);
     expect(read.states[1]).toEqual({ s: { '#set': ['a', 'b'] }, m: { k: 2 } });
-    read.states.forEach((recorded, i) => expect(firstDifference(recorded, stateView(model, states[i]), '')).toBeUndefined());
-    expect(firstDifference({ s: { '#set': ['b', 'a'] }, m: { k: 2 } }, stateView(model, states[1]), '')).toBeUndefined();
-    expect(firstDifference({ s: { '#set': ['b'] }, m: { k: 2 } }, stateView(model, states[1]), '')).toBe('s: recorded {"#set":["b"]}, replayed ["a","b"]');
+    read.states.forEach((recorded, i) =>
+      expect(firstDifference(recorded, stateView(model, states[i]), '')).toBeUndefined(),
+    );
+    expect(
+      firstDifference({ s: { '#set': ['b', 'a'] }, m: { k: 2 } }, stateView(model, states[1]), ''),
+    ).toBeUndefined();
+    expect(firstDifference({ s: { '#set': ['b'] }, m: { k: 2 } }, stateView(model, states[1]), '')).toBe(
+      's: recorded {"#set":["b"]}, replayed ["a","b"]',
+    );
   });
 
   it('refuses null, which ITF does not have', () => {
@@ -88,7 +121,9 @@ describe('ITF values', () => {
 
 describe('firstDifference', () => {
   it('names the first differing field path', () => {
-    expect(firstDifference({ a: { b: [1, 2] }, c: 1 }, { a: { b: [1, 3] }, c: 2 }, '')).toBe('a.b[1]: recorded 2, replayed 3');
+    expect(firstDifference({ a: { b: [1, 2] }, c: 1 }, { a: { b: [1, 3] }, c: 2 }, '')).toBe(
+      'a.b[1]: recorded 2, replayed 3',
+    );
     expect(firstDifference({ a: 1 }, { a: 1, b: 'x' }, '')).toBe('b: recorded nothing, replayed "x"');
     expect(firstDifference([1], [1, 2], 'l')).toBe('l: recorded [1], replayed [1,2]');
     expect(firstDifference({ a: 1 }, { a: 1 }, '')).toBeUndefined();
@@ -108,7 +143,11 @@ describe('replay and parsing on a counter', () => {
     invariants: [{ name: 'Small', description: 'x stays below 2', holds: (s) => s.x < 2 }],
   };
   const small = { ...meta, property: 'Small' };
-  const written = (edit: (t: Record<string, any>) => void = () => {}, trace = { states: [{ x: 0 }, { x: 1 }, { x: 2 }], actions: ['inc', 'inc'] }, m: object = small) => {
+  const written = (
+    edit: (t: Record<string, any>) => void = () => {},
+    trace = { states: [{ x: 0 }, { x: 1 }, { x: 2 }], actions: ['inc', 'inc'] },
+    m: object = small,
+  ) => {
     const path = join(dir, 'counter.itf.json');
     writeTraceFile(path, counter, trace, m as typeof meta);
     const raw = JSON.parse(readFileSync(path, 'utf8'));
@@ -119,25 +158,69 @@ describe('replay and parsing on a counter', () => {
 
   it('reproduces a violating trace from the initial state it starts at, with the model views', () => {
     const result = replay(counter, written());
-    expect(result).toEqual({ reproduced: true, message: 'all 2 steps replay as recorded and Small is violated in the last state', views: [{ x: 0 }, { x: 1 }, { x: 2 }] });
-    const fromTen = replay(counter, written(() => {}, { states: [{ x: 10 }, { x: 9 }], actions: ['dec'] }));
+    expect(result).toEqual({
+      reproduced: true,
+      message: 'all 2 steps replay as recorded and Small is violated in the last state',
+      views: [{ x: 0 }, { x: 1 }, { x: 2 }],
+    });
+    const fromTen = replay(
+      counter,
+      written(() => {}, { states: [{ x: 10 }, { x: 9 }], actions: ['dec'] }),
+    );
     expect(fromTen.reproduced).toBe(true);
-    expect(initialStateOf(counter, written((t) => (t.states[0].x = 5)))).toBeUndefined();
+    expect(
+      initialStateOf(
+        counter,
+        written((t) => (t.states[0].x = 5)),
+      ),
+    ).toBeUndefined();
   });
 
   it('says where a trace stops replaying: no initial state, an action not enabled, a state that differs, a property that holds', () => {
-    expect(replay(counter, written((t) => (t.states[0].x = 5)))).toEqual({ reproduced: false, message: 'step 0: no initial state matches; x: recorded 5, replayed 0' });
-    expect(replay(counter, written((t) => (t.states[2]['#meta'].action = 'dec'))).message).toBe('step 2: action "dec" is not enabled (enabled: inc)');
-    expect(replay(counter, written((t) => (t.states[2].x = 7))).message).toBe('step 2: x: recorded 7, replayed 2');
+    expect(
+      replay(
+        counter,
+        written((t) => (t.states[0].x = 5)),
+      ),
+    ).toEqual({ reproduced: false, message: 'step 0: no initial state matches; x: recorded 5, replayed 0' });
+    expect(
+      replay(
+        counter,
+        written((t) => (t.states[2]['#meta'].action = 'dec')),
+      ).message,
+    ).toBe('step 2: action "dec" is not enabled (enabled: inc)');
+    expect(
+      replay(
+        counter,
+        written((t) => (t.states[2].x = 7)),
+      ).message,
+    ).toBe('step 2: x: recorded 7, replayed 2');
     const short = written((t) => t.states.pop());
-    expect(replay(counter, short)).toEqual({ reproduced: false, message: 'all 1 steps replay as recorded, but Small is no longer violated in the last state' });
-    const stuck = written(() => {}, { states: [{ x: 0 }, { x: 1 }, { x: 2 }, { x: 3 }], actions: ['inc', 'inc', 'inc'] }, { ...meta, property: 'Deadlock' });
+    expect(replay(counter, short)).toEqual({
+      reproduced: false,
+      message: 'all 1 steps replay as recorded, but Small is no longer violated in the last state',
+    });
+    const stuck = written(
+      () => {},
+      { states: [{ x: 0 }, { x: 1 }, { x: 2 }, { x: 3 }], actions: ['inc', 'inc', 'inc'] },
+      { ...meta, property: 'Deadlock' },
+    );
     expect(replay(counter, stuck).reproduced).toBe(true);
-    expect(replay(counter, written((t) => (t['#meta'].property = 'Deadlock'))).reproduced).toBe(false);
+    expect(
+      replay(
+        counter,
+        written((t) => (t['#meta'].property = 'Deadlock')),
+      ).reproduced,
+    ).toBe(false);
   });
 
   it('refuses, naming the file and field, a trace of another property or other variables', () => {
-    expect(() => replay(counter, written((t) => (t['#meta'].property = 'Big')))).toThrow(/counter\.itf\.json: #meta\.property: expected one of Small, Deadlock, got "Big"/);
+    expect(() =>
+      replay(
+        counter,
+        written((t) => (t['#meta'].property = 'Big')),
+      ),
+    ).toThrow(/counter\.itf\.json: #meta\.property: expected one of Small, Deadlock, got "Big"/);
     const renamed = written((t) => {
       t.vars = ['y'];
       for (const s of t.states) {
@@ -145,8 +228,15 @@ describe('replay and parsing on a counter', () => {
         delete s.x;
       }
     });
-    expect(() => replay(counter, renamed)).toThrow(/counter\.itf\.json: vars: expected the variables of the spec's model \(x\), got y/);
-    expect(() => replay(counter, written((t) => Object.assign(t, { loop: 1 }) && Object.assign(t['#meta'], { goal: 'G', trigger: 0 })))).toThrow(/#meta\.property: expected a liveness property of the spec \(none in the spec\)/);
+    expect(() => replay(counter, renamed)).toThrow(
+      /counter\.itf\.json: vars: expected the variables of the spec's model \(x\), got y/,
+    );
+    expect(() =>
+      replay(
+        counter,
+        written((t) => Object.assign(t, { loop: 1 }) && Object.assign(t['#meta'], { goal: 'G', trigger: 0 })),
+      ),
+    ).toThrow(/#meta\.property: expected a liveness property of the spec \(none in the spec\)/);
   });
 
   it('reads the meta fields back and refuses a file that is not a txcheck trace, one line naming the field', () => {
@@ -154,11 +244,17 @@ describe('replay and parsing on a counter', () => {
     expect(read.meta).toEqual({ ...small, seed: 7, walk: 3 });
     expect(read.actions).toEqual(['inc', 'inc']);
     expect(fails((t) => delete t['#meta'])).toThrow(/#meta: expected an ITF trace written by txcheck/);
-    expect(fails((t) => (t['#meta'] = { source: 'apalache', spec: 'x' }))).toThrow(/#meta\.spec: expected an ITF trace written by txcheck, whose #meta records the spec that was checked \(this one says: "apalache"\)/);
+    expect(fails((t) => (t['#meta'] = { source: 'apalache', spec: 'x' }))).toThrow(
+      /#meta\.spec: expected an ITF trace written by txcheck, whose #meta records the spec that was checked \(this one says: "apalache"\)/,
+    );
     expect(fails((t) => (t.states = []))).toThrow(/states: expected a non-empty list of states/);
     expect(fails((t) => (t.loop = 3))).toThrow(/loop: expected/);
-    expect(fails((t) => delete t.states[1].x)).toThrow(/states\[1\]\.x: expected a value \(every state has the variables x\)/);
-    expect(fails((t) => delete t.states[1]['#meta'])).toThrow(/states\[1\]\.#meta: expected a JSON object with the action label/);
+    expect(fails((t) => delete t.states[1].x)).toThrow(
+      /states\[1\]\.x: expected a value \(every state has the variables x\)/,
+    );
+    expect(fails((t) => delete t.states[1]['#meta'])).toThrow(
+      /states\[1\]\.#meta: expected a JSON object with the action label/,
+    );
     expect(fails((t) => (t.states[1] = 4))).toThrow(/states\[1\]: expected a JSON object/);
     expect(fails((t) => (t['#meta'].seed = -1))).toThrow(/#meta\.seed/);
     expect(fails((t) => (t.extra = 1))).toThrow(/extra/);
@@ -170,6 +266,8 @@ describe('replay and parsing on a counter', () => {
       Object.assign(t['#meta'], { goal: 'G', trigger: 1, loopAction: 'inc' });
     });
     expect([read.loop, read.meta.goal, read.meta.trigger, read.meta.loopAction]).toEqual([1, 'G', 1, 'inc']);
-    expect(fails((t) => Object.assign(t, { loop: 1 }) && Object.assign(t['#meta'], { goal: 'G', trigger: 2 }))).toThrow(/#meta\.trigger/);
+    expect(
+      fails((t) => Object.assign(t, { loop: 1 }) && Object.assign(t['#meta'], { goal: 'G', trigger: 2 })),
+    ).toThrow(/#meta\.trigger/);
   });
 });

@@ -46,7 +46,8 @@ export interface TraceFile {
  * value], ...]}; without, those stay the list and the record that reports and replay compare.
  */
 function encode(v: unknown, marks: boolean): unknown {
-  if (typeof v === 'number') return Number.isInteger(v) && !Number.isSafeInteger(v) ? { '#bigint': BigInt(v).toString() } : v;
+  if (typeof v === 'number')
+    return Number.isInteger(v) && !Number.isSafeInteger(v) ? { '#bigint': BigInt(v).toString() } : v;
   if (typeof v === 'string' || typeof v === 'boolean') return v;
   const kind = marks ? itfKindOf(v) : undefined;
   if (Array.isArray(v)) {
@@ -80,7 +81,14 @@ export function stateView<S>(model: Model<S, unknown>, s: S): Readonly<Record<st
 
 /** A trace, or a lasso whose `loop`, goal, trigger and closing action go into the ITF file. */
 export function toItf<S>(model: Model<S, unknown>, trace: Trace | Lasso, meta: TraceMeta): unknown {
-  const lasso = 'loop' in trace ? { goal: trace.goal, trigger: trace.trigger, ...(trace.loopAction === undefined ? {} : { loopAction: trace.loopAction }) } : {};
+  const lasso =
+    'loop' in trace
+      ? {
+          goal: trace.goal,
+          trigger: trace.trigger,
+          ...(trace.loopAction === undefined ? {} : { loopAction: trace.loopAction }),
+        }
+      : {};
   const states = trace.states.map((s, i) => {
     const stateMeta = i === 0 ? { index: 0 } : { index: i, action: trace.actions[i - 1] };
     return { '#meta': stateMeta, ...(toItfValue(viewOf(model, s as S)) as Record<string, unknown>) };
@@ -119,7 +127,12 @@ export function traceText<S>(model: Model<S, unknown>, trace: Trace | Lasso, met
   return `${JSON.stringify(toItf(model, trace, meta), null, 2)}\n`;
 }
 
-export function writeTraceFile<S>(path: string, model: Model<S, unknown>, trace: Trace | Lasso, meta: TraceMeta): void {
+export function writeTraceFile<S>(
+  path: string,
+  model: Model<S, unknown>,
+  trace: Trace | Lasso,
+  meta: TraceMeta,
+): void {
   writeFileAtomic(path, traceText(model, trace, meta));
 }
 
@@ -131,8 +144,14 @@ export function parseTrace(file: string, value: unknown): TraceFile {
   const metaFields: Fields = top.object('#meta') ?? top.fail('#meta', notOurs, undefined);
   const spec = metaFields.raw('spec');
   if (!isPlainObject(spec)) {
-    const writer = [metaFields.raw('tool'), metaFields.raw('source'), metaFields.raw('description')].find((x) => typeof x === 'string');
-    metaFields.fail('spec', `${notOurs}${writer === undefined ? '' : ` (this one says: ${JSON.stringify(writer).slice(0, 60)})`}`, spec);
+    const writer = [metaFields.raw('tool'), metaFields.raw('source'), metaFields.raw('description')].find(
+      (x) => typeof x === 'string',
+    );
+    metaFields.fail(
+      'spec',
+      `${notOurs}${writer === undefined ? '' : ` (this one says: ${JSON.stringify(writer).slice(0, 60)})`}`,
+      spec,
+    );
   }
   const strategy = metaFields.string('strategy');
   const meta: TraceMeta = {
@@ -146,7 +165,8 @@ export function parseTrace(file: string, value: unknown): TraceFile {
   };
   const vars = top.stringList('vars');
   const rawStates = top.raw('states');
-  if (!Array.isArray(rawStates) || rawStates.length === 0) top.fail('states', 'a non-empty list of states', rawStates);
+  if (!Array.isArray(rawStates) || rawStates.length === 0)
+    top.fail('states', 'a non-empty list of states', rawStates);
   top.raw('params');
   const loop = top.has('loop') ? top.int('loop', 0, rawStates.length - 1) : undefined;
   const lassoMeta =
@@ -161,7 +181,11 @@ export function parseTrace(file: string, value: unknown): TraceFile {
 
   const actions: string[] = [];
   const states = rawStates.map((raw, i) => {
-    const state: Fields = new Fields(file, isPlainObject(raw) ? raw : top.fail(`states[${i}]`, 'a JSON object', raw), `states[${i}]`);
+    const state: Fields = new Fields(
+      file,
+      isPlainObject(raw) ? raw : top.fail(`states[${i}]`, 'a JSON object', raw),
+      `states[${i}]`,
+    );
     const stateMeta = state.object('#meta');
     if (i > 0) {
       if (stateMeta === undefined) state.fail('#meta', 'a JSON object with the action label', undefined);
@@ -169,13 +193,21 @@ export function parseTrace(file: string, value: unknown): TraceFile {
     }
     const vals: Record<string, unknown> = {};
     for (const name of vars) {
-      if (!state.has(name)) state.fail(name, `a value (every state has the variables ${vars.join(', ')})`, undefined);
+      if (!state.has(name))
+        state.fail(name, `a value (every state has the variables ${vars.join(', ')})`, undefined);
       vals[name] = fromItf(state.raw(name));
     }
     state.done();
     return vals;
   });
-  return { file, meta: { ...meta, ...lassoMeta }, vars, states, actions, ...(loop === undefined ? {} : { loop }) };
+  return {
+    file,
+    meta: { ...meta, ...lassoMeta },
+    vars,
+    states,
+    actions,
+    ...(loop === undefined ? {} : { loop }),
+  };
 }
 
 export function readTraceFile(file: string): TraceFile {
@@ -185,9 +217,15 @@ export function readTraceFile(file: string): TraceFile {
 /** The first place where `recorded` and `replayed` differ, as "path: recorded X, replayed Y". */
 export function firstDifference(recorded: unknown, replayed: unknown, path: string): string | undefined {
   if (deepEqual(recorded, replayed)) return undefined;
-  const differs = () => `${path === '' ? '(the state)' : path}: recorded ${describe(recorded)}, replayed ${describe(replayed)}`;
+  const differs = () =>
+    `${path === '' ? '(the state)' : path}: recorded ${describe(recorded)}, replayed ${describe(replayed)}`;
   // A set recorded as {"#set": [...]} (Apalache, Quint) is the model's list of the same items, in any order.
-  if (isPlainObject(recorded) && Array.isArray(recorded['#set']) && Object.keys(recorded).length === 1 && Array.isArray(replayed)) {
+  if (
+    isPlainObject(recorded) &&
+    Array.isArray(recorded['#set']) &&
+    Object.keys(recorded).length === 1 &&
+    Array.isArray(replayed)
+  ) {
     const items = [...replayed];
     const unmatched = (recorded['#set'] as unknown[]).findIndex((x) => {
       const at = items.findIndex((y) => firstDifference(x, y, '') === undefined);
@@ -216,12 +254,16 @@ export function firstDifference(recorded: unknown, replayed: unknown, path: stri
 }
 
 function describe(v: unknown): string {
-  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? JSON.stringify(v) : (JSON.stringify(v) ?? describeValue(v));
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean'
+    ? JSON.stringify(v)
+    : (JSON.stringify(v) ?? describeValue(v));
 }
 
 /** The initial state of `model` whose view is the trace's first state. */
 export function initialStateOf<S>(model: Model<S, unknown>, trace: TraceFile): S | undefined {
-  return model.init().find((init) => firstDifference(trace.states[0], stateView(model, init), '') === undefined);
+  return model
+    .init()
+    .find((init) => firstDifference(trace.states[0], stateView(model, init), '') === undefined);
 }
 
 export interface ReplayResult {
@@ -244,13 +286,23 @@ export interface TemporalSetting<S> {
  * or for a lasso, that its cycle returns to its first state, is fair, and never meets the goal.
  * Throws InputError when the trace cannot belong to `model`.
  */
-export function replay<S, A>(model: Model<S, A>, trace: TraceFile, temporal: TemporalSetting<S> = { properties: [], fairness: [] }): ReplayResult {
+export function replay<S, A>(
+  model: Model<S, A>,
+  trace: TraceFile,
+  temporal: TemporalSetting<S> = { properties: [], fairness: [] },
+): ReplayResult {
   const { file, meta, states, actions } = trace;
-  const lasso = trace.loop === undefined ? undefined : temporal.properties.find((p) => p.name === meta.property);
+  const lasso =
+    trace.loop === undefined ? undefined : temporal.properties.find((p) => p.name === meta.property);
   const property = model.invariants.find((p) => p.name === meta.property);
   if (trace.loop !== undefined && lasso === undefined) {
     const known = temporal.properties.map((p) => p.name).join(', ') || 'none in the spec';
-    throw new InputError(file, '#meta.property', `a liveness property of the spec (${known})`, describeValue(meta.property));
+    throw new InputError(
+      file,
+      '#meta.property',
+      `a liveness property of the spec (${known})`,
+      describeValue(meta.property),
+    );
   }
   if (trace.loop === undefined && property === undefined && meta.property !== DEADLOCK) {
     const known = [...model.invariants.map((p) => p.name), DEADLOCK].join(', ');
@@ -258,23 +310,37 @@ export function replay<S, A>(model: Model<S, A>, trace: TraceFile, temporal: Tem
   }
   const goal = lasso?.goals.find((g) => g.label === meta.goal);
   if (lasso !== undefined && goal === undefined) {
-    throw new InputError(file, '#meta.goal', `one of ${lasso.goals.map((g) => g.label).join(', ')}`, describeValue(meta.goal));
+    throw new InputError(
+      file,
+      '#meta.goal',
+      `one of ${lasso.goals.map((g) => g.label).join(', ')}`,
+      describeValue(meta.goal),
+    );
   }
   const inits = model.init();
   const modelVars = Object.keys(stateView(model, inits[0]!));
   if (!deepEqual([...modelVars].sort(), [...trace.vars].sort())) {
-    throw new InputError(file, 'vars', `the variables of the spec's model (${modelVars.join(', ')})`, trace.vars.join(', '));
+    throw new InputError(
+      file,
+      'vars',
+      `the variables of the spec's model (${modelVars.join(', ')})`,
+      trace.vars.join(', '),
+    );
   }
   const diverged = (message: string): ReplayResult => ({ reproduced: false, message });
 
   let s = initialStateOf(model, trace);
-  if (s === undefined) return diverged(`step 0: no initial state matches; ${firstDifference(states[0], stateView(model, inits[0]!), '')}`);
+  if (s === undefined)
+    return diverged(
+      `step 0: no initial state matches; ${firstDifference(states[0], stateView(model, inits[0]!), '')}`,
+    );
   const replayed: S[] = [s];
   const taken: A[] = [];
   const take = (step: number, label: string): string | undefined => {
     const enabled = model.actions(s!);
     const action = enabled.find((a) => model.label(a) === label);
-    if (action === undefined) return `step ${step}: action ${JSON.stringify(label)} is not enabled (enabled: ${enabled.map(model.label).join(', ') || 'none'})`;
+    if (action === undefined)
+      return `step ${step}: action ${JSON.stringify(label)} is not enabled (enabled: ${enabled.map(model.label).join(', ') || 'none'})`;
     taken.push(action);
     s = model.next(s!, action);
     replayed.push(s);
@@ -293,8 +359,15 @@ export function replay<S, A>(model: Model<S, A>, trace: TraceFile, temporal: Tem
     return result.reproduced ? { ...result, views } : result;
   }
   const stillViolated = property === undefined ? model.actions(s).length === 0 : !property.holds(s);
-  if (!stillViolated) return diverged(`all ${last} steps replay as recorded, but ${meta.property} is no longer violated in the last state`);
-  return { reproduced: true, message: `all ${last} steps replay as recorded and ${meta.property} is violated in the last state`, views };
+  if (!stillViolated)
+    return diverged(
+      `all ${last} steps replay as recorded, but ${meta.property} is no longer violated in the last state`,
+    );
+  return {
+    reproduced: true,
+    message: `all ${last} steps replay as recorded and ${meta.property} is violated in the last state`,
+    views,
+  };
 }
 
 /** The checks of a lasso once its states replayed: the loop closes, the goal never holds after the trigger, the cycle is fair. */
@@ -313,8 +386,10 @@ function replayLoop<S, A>(
   const last = states.length - 1;
   const diverged = (message: string): ReplayResult => ({ reproduced: false, message });
   if (meta.loopAction === undefined) {
-    if (model.actions(replayed[last]!).length > 0) return diverged(`the trace stutters in its last state, but actions are enabled there`);
-    if (loop !== last) return diverged(`a stuttering trace must loop on its last state (${last}), not ${loop}`);
+    if (model.actions(replayed[last]!).length > 0)
+      return diverged(`the trace stutters in its last state, but actions are enabled there`);
+    if (loop !== last)
+      return diverged(`a stuttering trace must loop on its last state (${last}), not ${loop}`);
   } else {
     const notEnabled = take(last + 1, meta.loopAction);
     if (notEnabled !== undefined) return diverged(notEnabled);
@@ -327,6 +402,10 @@ function replayLoop<S, A>(
   if (met !== -1) return diverged(`${goal.label}: the goal holds at step ${trigger + met}`);
   const unfair = unfairOnCycle(model, fairness, replayed.slice(loop, last + 1), taken.slice(loop));
   if (unfair !== undefined) return diverged(`the cycle from step ${loop} is not fair: ${unfair}`);
-  const cycle = meta.loopAction === undefined ? `stutters in step ${loop}` : `returns from step ${last} to step ${loop}`;
-  return { reproduced: true, message: `all ${last} steps replay as recorded, the cycle ${cycle}, and ${goal.label} never reaches its goal after step ${trigger} on this fair run` };
+  const cycle =
+    meta.loopAction === undefined ? `stutters in step ${loop}` : `returns from step ${last} to step ${loop}`;
+  return {
+    reproduced: true,
+    message: `all ${last} steps replay as recorded, the cycle ${cycle}, and ${goal.label} never reaches its goal after step ${trigger} on this fair run`,
+  };
 }

@@ -27,7 +27,11 @@ describe('the trail', () => {
     expect(actions.at(-1)).toBe((n - 1) % 7);
     const savedParents = whole(trail.saved(n).parents);
     const savedActions = whole(trail.saved(n).actions);
-    expect([savedParents.length, savedParents[n - 1], savedActions[1 << 20]]).toEqual([n, n - 2, (1 << 20) % 7]);
+    expect([savedParents.length, savedParents[n - 1], savedActions[1 << 20]]).toEqual([
+      n,
+      n - 2,
+      (1 << 20) % 7,
+    ]);
     const again = Trail.restore(savedParents, savedActions);
     const bytes = (a: Int32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
     expect(bytes(whole(again.saved(n).parents)).equals(bytes(savedParents))).toBe(true);

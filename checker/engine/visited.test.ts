@@ -34,7 +34,12 @@ describe('VisitedSet', () => {
     const other = new VisitedSet();
     other.add(0, 5);
     other.add(7, 0);
-    expect([other.has(0, 1), other.has(0, 5), other.has(7, 0), other.has(7, 1)]).toEqual([false, true, true, false]);
+    expect([other.has(0, 1), other.has(0, 5), other.has(7, 0), other.has(7, 1)]).toEqual([
+      false,
+      true,
+      true,
+      false,
+    ]);
   });
 
   it('says what its next growth allocates, and lists every fingerprint it holds', () => {
@@ -47,7 +52,8 @@ describe('VisitedSet', () => {
     }
     expect(set.bytes).toBe(growth);
     const listed = [...set.fingerprints()];
-    const asKeys = (words: number[]) => Array.from({ length: words.length / 2 }, (_, k) => `${words[2 * k]},${words[2 * k + 1]}`).sort();
+    const asKeys = (words: number[]) =>
+      Array.from({ length: words.length / 2 }, (_, k) => `${words[2 * k]},${words[2 * k + 1]}`).sort();
     expect(asKeys(listed)).toEqual(asKeys(pairs));
   });
 

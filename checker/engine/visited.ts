@@ -86,7 +86,7 @@ export class VisitedSet {
     const table = this.table;
     const capacity = this.capacity;
     // Maps the 32 mixed bits onto [0, capacity) by multiplication (exact below 2^53).
-    let slot = Math.floor(((low ^ Math.imul(high, 0x9e3779b1)) >>> 0) * capacity / 4294967296);
+    let slot = Math.floor((((low ^ Math.imul(high, 0x9e3779b1)) >>> 0) * capacity) / 4294967296);
     for (;;) {
       const at = slot * 2;
       const h = table[at]!;

@@ -14,7 +14,9 @@ import { explorerSource } from './source.ts';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const spec = join(root, 'specs/kafka/hanging-transaction.json');
 const traceFile = join(root, 'traces/kafka-3.5-hanging-transaction.itf.json');
-const b1: string[] = JSON.parse(readFileSync(traceFile, 'utf8')).states.slice(1).map((s: { '#meta': { action: string } }) => s['#meta'].action);
+const b1: string[] = JSON.parse(readFileSync(traceFile, 'utf8'))
+  .states.slice(1)
+  .map((s: { '#meta': { action: string } }) => s['#meta'].action);
 const io = { out: () => {}, err: () => {}, errIsTTY: false };
 const CHROMIUM = '/usr/bin/chromium';
 const browserAvailable = existsSync(CHROMIUM) || process.env.CI !== undefined;
@@ -23,11 +25,15 @@ let explorer: RunningExplorer;
 let outDir: string;
 
 async function post(name: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(`${explorer.url}api/${name}`, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const res = await fetch(`${explorer.url}api/${name}`, {
+    method: 'POST',
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }
 
-const violated = (json: Record<string, unknown>) => (json.properties as { name: string; holds: boolean }[]).filter((p) => !p.holds).map((p) => p.name);
+const violated = (json: Record<string, unknown>) =>
+  (json.properties as { name: string; holds: boolean }[]).filter((p) => !p.holds).map((p) => p.name);
 
 beforeAll(async () => {
   outDir = mkdtempSync(join(tmpdir(), 'txcheck-explore-'));
@@ -41,7 +47,10 @@ describe('the explorer API', () => {
   it('shows the initial state with its enabled actions in protocol terms and every property holding', async () => {
     const { status, json } = await post('state', { path: [] });
     expect(status).toBe(200);
-    expect(json.actions).toContainEqual({ label: 'P0.0: initTransactions', action: expect.stringContaining('initTransactions') });
+    expect(json.actions).toContainEqual({
+      label: 'P0.0: initTransactions',
+      action: expect.stringContaining('initTransactions'),
+    });
     expect(violated(json)).toEqual([]);
   });
 
@@ -74,17 +83,22 @@ describe('the explorer API', () => {
 
   it('answers bad requests with one error line and keeps running', async () => {
     const unknown = await post('state', { path: ['P0.0: initTransactions', 'no such action'] });
-    expect(unknown).toEqual({ status: 400, json: { error: 'step 2: no action labelled "no such action" is enabled here' } });
+    expect(unknown).toEqual({
+      status: 400,
+      json: { error: 'step 2: no action labelled "no such action" is enabled here' },
+    });
     expect((await post('state', '{not json')).status).toBe(400);
     expect((await post('state', { path: 'P0.0' })).json.error).toBe('path: expected a list of action labels');
     expect((await fetch(`${explorer.url}nowhere`)).status).toBe(404);
     expect((await post('state', { path: [] })).status).toBe(200);
   });
 
-  it('opened on a trace, offers the trace\'s steps as the way forward', async () => {
+  it("opened on a trace, offers the trace's steps as the way forward", async () => {
     const onTrace = await startExplorer(explorerSource(traceFile, outDir));
     try {
-      const info = (await (await fetch(`${onTrace.url}api/info`, { method: 'POST' })).json()) as { suggested: string[] };
+      const info = (await (await fetch(`${onTrace.url}api/info`, { method: 'POST' })).json()) as {
+        suggested: string[];
+      };
       expect(info.suggested).toEqual(b1);
     } finally {
       await onTrace.close();
@@ -100,17 +114,29 @@ describe('txcheck explore on the command line', () => {
   };
 
   it('refuses bad input in one line, exit 2: no file, a port out of range, a port in use', async () => {
-    expect(await run('explore')).toEqual({ code: 2, err: 'command line: explore: expected a spec or trace file\n' });
-    expect(await run('explore', spec, '--port', '70000')).toEqual({ code: 2, err: 'command line: --port: expected an integer from 1 to 65535, got 70000\n' });
+    expect(await run('explore')).toEqual({
+      code: 2,
+      err: 'command line: explore: expected a spec or trace file\n',
+    });
+    expect(await run('explore', spec, '--port', '70000')).toEqual({
+      code: 2,
+      err: 'command line: --port: expected an integer from 1 to 65535, got 70000\n',
+    });
     const busy = new URL(explorer.url).port;
-    expect(await run('explore', spec, '--port', busy)).toEqual({ code: 2, err: 'command line: --port: expected a free port on 127.0.0.1, got EADDRINUSE\n' });
+    expect(await run('explore', spec, '--port', busy)).toEqual({
+      code: 2,
+      err: 'command line: --port: expected a free port on 127.0.0.1, got EADDRINUSE\n',
+    });
   });
 });
 
 describe.skipIf(!browserAvailable)('the explorer in Chromium', { timeout: 90_000 }, () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
   }, 60_000);
   afterAll(async () => {
     await browser?.close();

@@ -57,7 +57,8 @@ function readBody(req: IncomingMessage): Promise<unknown> {
 /** The "path" field of a request: a list of action labels. */
 function pathOf(body: unknown): string[] {
   const path = (body as { path?: unknown } | null)?.path;
-  if (!Array.isArray(path) || !path.every((x) => typeof x === 'string')) throw new BadRequest('path: expected a list of action labels');
+  if (!Array.isArray(path) || !path.every((x) => typeof x === 'string'))
+    throw new BadRequest('path: expected a list of action labels');
   return path;
 }
 
@@ -77,20 +78,30 @@ function freshName(dir: string): string {
 export function startExplorer(source: ExplorerSource, port = 0): Promise<RunningExplorer> {
   const { model, renderer } = source;
   const handlers: Record<string, (body: unknown) => unknown> = {
-    '/api/info': () => ({ title: source.title, tool: TOOL, suggested: source.suggested, properties: model.invariants.map((p) => p.name) }),
+    '/api/info': () => ({
+      title: source.title,
+      tool: TOOL,
+      suggested: source.suggested,
+      properties: model.invariants.map((p) => p.name),
+    }),
     '/api/state': (body) => describeState(model, renderer, walk(model, pathOf(body))),
     '/api/search': (body) => {
       const path = pathOf(body);
       const explored = walk(model, path);
       const found = searchFrom(model, explored.states[explored.states.length - 1], SEARCH_STATES);
-      return found === null ? { found: false, bound: SEARCH_STATES } : { found: true, property: found.property, path: [...path, ...found.labels] };
+      return found === null
+        ? { found: false, bound: SEARCH_STATES }
+        : { found: true, property: found.property, path: [...path, ...found.labels] };
     },
     '/api/save': (body) => {
       const path = pathOf(body);
       const explored = walk(model, path);
       const last = explored.states[explored.states.length - 1];
       const broken = model.invariants.find((p) => !p.holds(last));
-      if (broken === undefined) throw new BadRequest('save: no property is violated at the end of this path, so replay would have nothing to reproduce');
+      if (broken === undefined)
+        throw new BadRequest(
+          'save: no property is violated at the end of this path, so replay would have nothing to reproduce',
+        );
       const file = freshName(source.outDir);
       const meta: TraceMeta = {
         tool: TOOL,
@@ -107,14 +118,21 @@ export function startExplorer(source: ExplorerSource, port = 0): Promise<Running
 
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (req.method === 'GET' && url.pathname === '/') return send(res, 200, 'text/html; charset=utf-8', explorerPage(source.title));
+    if (req.method === 'GET' && url.pathname === '/')
+      return send(res, 200, 'text/html; charset=utf-8', explorerPage(source.title));
     const handler = handlers[url.pathname];
-    if (handler === undefined) return send(res, 404, 'application/json', JSON.stringify({ error: `no such page: ${url.pathname}` }));
+    if (handler === undefined)
+      return send(res, 404, 'application/json', JSON.stringify({ error: `no such page: ${url.pathname}` }));
     readBody(req)
       .then((body) => send(res, 200, 'application/json', JSON.stringify(handler(body))))
       .catch((e: unknown) => {
         const known = e instanceof BadRequest || e instanceof PathError;
-        send(res, known ? 400 : 500, 'application/json', JSON.stringify({ error: known ? e.message : `internal error: ${(e as Error).message}` }));
+        send(
+          res,
+          known ? 400 : 500,
+          'application/json',
+          JSON.stringify({ error: known ? e.message : `internal error: ${(e as Error).message}` }),
+        );
       });
   });
   return new Promise((resolve, reject) => {
@@ -122,7 +140,10 @@ export function startExplorer(source: ExplorerSource, port = 0): Promise<Running
     server.listen(port, '127.0.0.1', () => {
       const address = server.address();
       const actual = typeof address === 'object' && address !== null ? address.port : port;
-      resolve({ url: `http://127.0.0.1:${actual}/`, close: () => new Promise((done) => server.close(() => done())) });
+      resolve({
+        url: `http://127.0.0.1:${actual}/`,
+        close: () => new Promise((done) => server.close(() => done())),
+      });
     });
   });
 }

@@ -44,13 +44,18 @@ export function walk<S>(model: Model<S, unknown>, labels: readonly string[]): Ex
   labels.forEach((label, i) => {
     const s = states[i] as S;
     const action = model.actions(s).find((a) => model.label(a) === label);
-    if (action === undefined) throw new PathError(i, `step ${i + 1}: no action labelled ${JSON.stringify(label)} is enabled here`);
+    if (action === undefined)
+      throw new PathError(i, `step ${i + 1}: no action labelled ${JSON.stringify(label)} is enabled here`);
     states.push(model.next(s, action));
   });
   return { states, labels };
 }
 
-export function describeState<S>(model: Model<S, unknown>, renderer: TraceRenderer | undefined, explored: Explored<S>): StateInfo {
+export function describeState<S>(
+  model: Model<S, unknown>,
+  renderer: TraceRenderer | undefined,
+  explored: Explored<S>,
+): StateInfo {
   const { states, labels } = explored;
   const s = states[states.length - 1]!;
   const views = states.map((x) => stateView(model, x));
@@ -58,7 +63,10 @@ export function describeState<S>(model: Model<S, unknown>, renderer: TraceRender
   const path = labels.map((label, i) => ({ step: i + 1, label, action: meanings?.[i]?.action ?? label }));
   const actions = model.actions(s).map((a) => {
     const label = model.label(a);
-    const meaning = renderer?.steps([views[views.length - 1]!, stateView(model, model.next(s, a))], [label])[0];
+    const meaning = renderer?.steps(
+      [views[views.length - 1]!, stateView(model, model.next(s, a))],
+      [label],
+    )[0];
     return { label, action: meaning?.action ?? label };
   });
   const current = views[views.length - 1]!;
@@ -75,7 +83,11 @@ export function describeState<S>(model: Model<S, unknown>, renderer: TraceRender
  * Breadth-first search from the end of a path (at most `maxStates` states): the labels that lead
  * from there to the nearest state violating a property, or null when none is found within the bound.
  */
-export function searchFrom<S>(model: Model<S, unknown>, from: S, maxStates: number): { labels: readonly string[]; property: string } | null {
+export function searchFrom<S>(
+  model: Model<S, unknown>,
+  from: S,
+  maxStates: number,
+): { labels: readonly string[]; property: string } | null {
   const result = bfs({ ...model, init: () => [from] }, { deadlockAllowed: true, maxStates });
   if (result.status !== 'violation') return null;
   return { labels: result.violation!.trace.actions, property: result.violation!.property };

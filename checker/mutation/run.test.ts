@@ -5,20 +5,31 @@ import { describe, expect, it } from 'vitest';
 import { UsageError, groups, mutates, scores, selection, table } from './run.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const sources = (dir: string): string[] => readdirSync(join(root, dir)).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).map((f) => `${dir}/${f}`);
+const sources = (dir: string): string[] =>
+  readdirSync(join(root, dir))
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+    .map((f) => `${dir}/${f}`);
 
 describe('mutation groups', () => {
   it('mutate every Kafka model source once but the renderers and the table of seeded mutants, and the engine search code once', () => {
     for (const file of [...sources('model/kafka'), ...sources('checker/engine')]) {
       const owners = Object.keys(groups).filter((g) => mutates(groups[g]!, file));
-      const left = ['model/kafka/render.ts', 'model/kafka/view.ts', 'model/kafka/mutants.ts', 'checker/engine/itf.ts', 'checker/engine/input.ts'].includes(file);
+      const left = [
+        'model/kafka/render.ts',
+        'model/kafka/view.ts',
+        'model/kafka/mutants.ts',
+        'checker/engine/itf.ts',
+        'checker/engine/input.ts',
+      ].includes(file);
       expect(owners, file).toHaveLength(left ? 0 : 1);
     }
     expect(mutates(groups.model!, 'model/kafka/coordinator.test.ts')).toBe(false);
   });
 
   it('run a file in the group that mutates it, a group whole, and refuse a word that is neither', () => {
-    expect([...selection(['model/kafka/pack.ts', './model/kafka/coordinator.ts', 'model/kafka/next.ts'])]).toEqual([
+    expect([
+      ...selection(['model/kafka/pack.ts', './model/kafka/coordinator.ts', 'model/kafka/next.ts']),
+    ]).toEqual([
       ['pack', ['model/kafka/pack.ts']],
       ['model', ['model/kafka/coordinator.ts', 'model/kafka/next.ts']],
     ]);
@@ -32,7 +43,9 @@ describe('mutation groups', () => {
     const status = (...s: string[]) => s.map((x) => ({ status: x }));
     const rows = scores({
       files: {
-        [`${root}model/kafka/b.ts`]: { mutants: status('Killed', 'Timeout', 'Survived', 'NoCoverage', 'CompileError', 'Ignored') },
+        [`${root}model/kafka/b.ts`]: {
+          mutants: status('Killed', 'Timeout', 'Survived', 'NoCoverage', 'CompileError', 'Ignored'),
+        },
         [`${root}model/kafka/a.ts`]: { mutants: status('Killed') },
       },
     });

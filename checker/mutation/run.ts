@@ -24,7 +24,13 @@ export type Groups = Readonly<Record<string, Group>>;
 export const groups: Groups = JSON.parse(readFileSync(join(root, 'checker/mutation/groups.json'), 'utf8'));
 
 const globPattern = (glob: string): RegExp =>
-  new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*\*\//g, '\0').replace(/\*/g, '[^/]*').replace(/\0/g, '(?:.*/)?')}$`);
+  new RegExp(
+    `^${glob
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*\*\//g, '\0')
+      .replace(/\*/g, '[^/]*')
+      .replace(/\0/g, '(?:.*/)?')}$`,
+  );
 
 /** Whether `file` (relative to the project) is one a group mutates: a positive glob matches it and no negated one. */
 export function mutates(group: Group, file: string): boolean {
@@ -46,7 +52,10 @@ export function selection(words: readonly string[], all: Groups = groups): Map<s
     }
     const file = word.replace(/^\.\//, '');
     const name = Object.keys(all).find((g) => mutates(all[g]!, file));
-    if (name === undefined) throw new UsageError(`npm run mutation: ${word} is neither a group (${Object.keys(all).join(', ')}) nor a file a group mutates`);
+    if (name === undefined)
+      throw new UsageError(
+        `npm run mutation: ${word} is neither a group (${Object.keys(all).join(', ')}) nor a file a group mutates`,
+      );
     const files = chosen.get(name);
     if (files === undefined) chosen.set(name, [file]);
     else if (files.length > 0) files.push(file);
@@ -67,35 +76,58 @@ export interface FileScore {
 export function scores(report: { files: Record<string, { mutants: { status: string }[] }> }): FileScore[] {
   return Object.entries(report.files)
     .map(([file, { mutants }]) => {
-      const count = (...statuses: string[]): number => mutants.filter((m) => statuses.includes(m.status)).length;
+      const count = (...statuses: string[]): number =>
+        mutants.filter((m) => statuses.includes(m.status)).length;
       const killed = count('Killed', 'Timeout');
       const survived = count('Survived');
       const noCoverage = count('NoCoverage');
-      return { file: file.startsWith(root) ? file.slice(root.length) : file, killed, survived, noCoverage, valid: killed + survived + noCoverage };
+      return {
+        file: file.startsWith(root) ? file.slice(root.length) : file,
+        killed,
+        survived,
+        noCoverage,
+        valid: killed + survived + noCoverage,
+      };
     })
     .sort((a, b) => a.file.localeCompare(b.file));
 }
 
-const percent = (killed: number, valid: number): string => (valid === 0 ? '-' : `${((100 * killed) / valid).toFixed(1)} %`);
+const percent = (killed: number, valid: number): string =>
+  valid === 0 ? '-' : `${((100 * killed) / valid).toFixed(1)} %`;
 
 /** The table the README's testing section keeps, as markdown rows. */
 export function table(rows: readonly FileScore[]): string {
-  const lines = ['| file | score | killed + timed out / valid | survived | no coverage |', '|---|---|---|---|---|'];
-  for (const r of rows) lines.push(`| \`${r.file}\` | ${percent(r.killed, r.valid)} | ${r.killed} / ${r.valid} | ${r.survived} | ${r.noCoverage} |`);
-  const sum = (key: 'killed' | 'survived' | 'noCoverage' | 'valid'): number => rows.reduce((n, r) => n + r[key], 0);
-  lines.push(`| together | ${percent(sum('killed'), sum('valid'))} | ${sum('killed')} / ${sum('valid')} | ${sum('survived')} | ${sum('noCoverage')} |`);
+  const lines = [
+    '| file | score | killed + timed out / valid | survived | no coverage |',
+    '|---|---|---|---|---|',
+  ];
+  for (const r of rows)
+    lines.push(
+      `| \`${r.file}\` | ${percent(r.killed, r.valid)} | ${r.killed} / ${r.valid} | ${r.survived} | ${r.noCoverage} |`,
+    );
+  const sum = (key: 'killed' | 'survived' | 'noCoverage' | 'valid'): number =>
+    rows.reduce((n, r) => n + r[key], 0);
+  lines.push(
+    `| together | ${percent(sum('killed'), sum('valid'))} | ${sum('killed')} / ${sum('valid')} | ${sum('survived')} | ${sum('noCoverage')} |`,
+  );
   return lines.join('\n');
 }
 
 function main(): number {
   let parsed;
   try {
-    parsed = parseArgs({ allowPositionals: true, options: { concurrency: { type: 'string' }, incremental: { type: 'boolean' } } });
+    parsed = parseArgs({
+      allowPositionals: true,
+      options: { concurrency: { type: 'string' }, incremental: { type: 'boolean' } },
+    });
   } catch (e) {
     throw new UsageError(`npm run mutation: ${(e as Error).message}`);
   }
   const { values, positionals } = parsed;
-  if (values.concurrency !== undefined && !/^[1-9]\d*$/.test(values.concurrency)) throw new UsageError(`npm run mutation: --concurrency ${values.concurrency}: expected a whole number from 1`);
+  if (values.concurrency !== undefined && !/^[1-9]\d*$/.test(values.concurrency))
+    throw new UsageError(
+      `npm run mutation: --concurrency ${values.concurrency}: expected a whole number from 1`,
+    );
   const chosen = selection(positionals);
   const rows: FileScore[] = [];
   for (const [name, files] of chosen) {
@@ -105,11 +137,15 @@ function main(): number {
     if (values.incremental) args.push('--incremental');
     console.log(`\n# mutation group ${name}${files.length > 0 ? `: ${files.join(', ')}` : ''}`);
     const started = performance.now();
-    const stryker = spawnSync(process.execPath, [join(root, 'node_modules/@stryker-mutator/core/bin/stryker.js'), ...args], {
-      cwd: root,
-      stdio: 'inherit',
-      env: { ...process.env, TXCHECK_MUTATION_GROUP: name },
-    });
+    const stryker = spawnSync(
+      process.execPath,
+      [join(root, 'node_modules/@stryker-mutator/core/bin/stryker.js'), ...args],
+      {
+        cwd: root,
+        stdio: 'inherit',
+        env: { ...process.env, TXCHECK_MUTATION_GROUP: name },
+      },
+    );
     if (stryker.status !== 0) return stryker.status ?? 1;
     const report = join(root, 'out/mutation', name, 'mutation.json');
     if (!existsSync(report)) return 1;

@@ -7,7 +7,10 @@ import { readFileSync } from 'node:fs';
 const groups = JSON.parse(readFileSync(new URL('./groups.json', import.meta.url), 'utf8'));
 const name = process.env.TXCHECK_MUTATION_GROUP ?? 'model';
 const group = groups[name];
-if (!group) throw new Error(`TXCHECK_MUTATION_GROUP: no group ${name}; expected one of ${Object.keys(groups).join(', ')}`);
+if (!group)
+  throw new Error(
+    `TXCHECK_MUTATION_GROUP: no group ${name}; expected one of ${Object.keys(groups).join(', ')}`,
+  );
 const out = `out/mutation/${name}`;
 
 export default {

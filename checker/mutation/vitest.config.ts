@@ -2,7 +2,10 @@
 import { readFileSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
 
-const groups = JSON.parse(readFileSync(new URL('./groups.json', import.meta.url), 'utf8')) as Record<string, { tests: string[] }>;
+const groups = JSON.parse(readFileSync(new URL('./groups.json', import.meta.url), 'utf8')) as Record<
+  string,
+  { tests: string[] }
+>;
 const group = groups[process.env.TXCHECK_MUTATION_GROUP ?? 'model'];
 if (!group) throw new Error(`TXCHECK_MUTATION_GROUP: no group ${process.env.TXCHECK_MUTATION_GROUP}`);
 

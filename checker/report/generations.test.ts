@@ -12,7 +12,15 @@ import { traceText } from '../engine/trace.ts';
 import { parseSpec } from '../../specs/load.ts';
 import { TOOL } from '../version.ts';
 
-const generations = ['kafka-0.11', 'kafka-3.5', 'kafka-3.6', 'kafka-3.8', 'kafka-4.0', 'kafka-4.1', 'kafka-latest'];
+const generations = [
+  'kafka-0.11',
+  'kafka-3.5',
+  'kafka-3.6',
+  'kafka-3.8',
+  'kafka-4.0',
+  'kafka-4.1',
+  'kafka-latest',
+];
 const verifying = new Set(['kafka-3.6', 'kafka-3.8', 'kafka-4.0', 'kafka-4.1', 'kafka-latest']);
 const dir = mkdtempSync(join(tmpdir(), 'txcheck-generations-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -20,7 +28,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const code = await main(argv, { out: (t) => void (out += t), err: (t) => void (err += t), errIsTTY: false });
+  const code = await main(argv, {
+    out: (t) => void (out += t),
+    err: (t) => void (err += t),
+    errIsTTY: false,
+  });
   return { code, out, err };
 }
 
@@ -52,22 +64,40 @@ function traceThrough(specFile: string, property: string, through: readonly RegE
   const tracked: Model<Tracked, unknown> = {
     init: () => model.init().map((s) => ({ s, taken: 0 })),
     actions: (t) => model.actions(t.s),
-    next: (t, a) => ({ s: model.next(t.s, a), taken: t.taken + (through[t.taken]?.test(model.label(a)) === true ? 1 : 0) }),
+    next: (t, a) => ({
+      s: model.next(t.s, a),
+      taken: t.taken + (through[t.taken]?.test(model.label(a)) === true ? 1 : 0),
+    }),
     label: (a) => model.label(a),
     kind: (a) => model.kind(a),
     actionKinds: model.actionKinds,
-    invariants: [{ name: property, description: '', holds: (t) => t.taken < through.length || broken.holds(t.s) }],
+    invariants: [
+      { name: property, description: '', holds: (t) => t.taken < through.length || broken.holds(t.s) },
+    ],
   };
   const { trace } = bfs(tracked, { deadlockAllowed: true }).violation!;
   const file = specFile.replace(/\.json$/, '.itf.json');
   const states = (trace.states as Tracked[]).map((t) => t.s);
-  writeFileSync(file, traceText(model, { states, actions: trace.actions }, { tool: TOOL, spec: spec.raw, specFile, strategy: 'bfs', property, description: 'made by the test' }));
+  writeFileSync(
+    file,
+    traceText(
+      model,
+      { states, actions: trace.actions },
+      { tool: TOOL, spec: spec.raw, specFile, strategy: 'bfs', property, description: 'made by the test' },
+    ),
+  );
   return file;
 }
 
 interface Shown {
   participants: string[];
-  steps: { step: number; label: string; actor: string; action: string; events: { kind: string; from?: string; to?: string; text: string }[] }[];
+  steps: {
+    step: number;
+    label: string;
+    actor: string;
+    action: string;
+    events: { kind: string; from?: string; to?: string; text: string }[];
+  }[];
 }
 
 /** show in every format and report on `trace`; returns the JSON form after checking the others agree with it. */
@@ -83,11 +113,14 @@ async function showAll(trace: string): Promise<Shown> {
   const lifelines = new Set([...shown.participants, 'network']);
   for (const s of shown.steps.slice(1)) {
     expect(lifelines, `step ${s.step} ${s.label}`).toContain(s.actor);
-    for (const e of s.events) for (const end of [e.from, e.to]) if (end !== undefined) expect(lifelines, `step ${s.step} ${s.label}`).toContain(end);
+    for (const e of s.events)
+      for (const end of [e.from, e.to])
+        if (end !== undefined) expect(lifelines, `step ${s.step} ${s.label}`).toContain(end);
   }
   const text = await cli(['show', trace]);
   expect([text.code, text.err]).toEqual([0, '']);
-  for (const s of shown.steps.slice(1)) expect(text.out).toMatch(new RegExp(`^ +${s.step}  ${s.actor} +\\S`, 'm'));
+  for (const s of shown.steps.slice(1))
+    expect(text.out).toMatch(new RegExp(`^ +${s.step}  ${s.actor} +\\S`, 'm'));
   const mermaid = await cli(['show', trace, '--format', 'mermaid']);
   expect([mermaid.code, mermaid.err]).toEqual([0, '']);
   expect(mermaid.out).toMatch(/^sequenceDiagram\n/);
@@ -114,21 +147,45 @@ describe.each(generations)('show and report on %s traces', (generation) => {
   });
 
   it('a counterexample where the new coordinator re-sends a marker after failover', async () => {
-    const spec = mutantSpec('failover', generation, { transactionsPerInstance: 2, faults: { coordinatorFailovers: 1 } });
-    const trace = traceThrough(spec, 'ReadCommittedIsolation', [/^TC: coordinatorFailover$/, /^deliver TC→L0#1: WriteTxnMarkers$/]);
+    const spec = mutantSpec('failover', generation, {
+      transactionsPerInstance: 2,
+      faults: { coordinatorFailovers: 1 },
+    });
+    const trace = traceThrough(spec, 'ReadCommittedIsolation', [
+      /^TC: coordinatorFailover$/,
+      /^deliver TC→L0#1: WriteTxnMarkers$/,
+    ]);
     const shown = await showAll(trace);
     const failover = shown.steps.findIndex((s) => s.label === 'TC: coordinatorFailover');
-    const marker = shown.steps.findIndex((s) => s.events.some((e) => e.kind === 'message' && e.from === 'TC' && / coordinator epoch 1\)/.test(e.text)));
+    const marker = shown.steps.findIndex((s) =>
+      s.events.some((e) => e.kind === 'message' && e.from === 'TC' && / coordinator epoch 1\)/.test(e.text)),
+    );
     expect(failover).toBeGreaterThan(0);
     expect(marker).toBeGreaterThan(failover);
   });
 
   it('a lasso: a lost EndTxn with no request timeout leaves the transaction open for good', async () => {
     const file = join(dir, `lasso.${generation}.json`);
-    const fairness = ['deliver', 'sendTxnRequest', 'sendProduce', 'resendTxnMarker', 'completeTransaction', 'verificationTimeout', 'fetch'];
+    const fairness = [
+      'deliver',
+      'sendTxnRequest',
+      'sendProduce',
+      'resendTxnMarker',
+      'completeTransaction',
+      'verificationTimeout',
+      'fetch',
+    ];
     writeFileSync(
       file,
-      JSON.stringify({ model: 'kafka', variant: generation, faults: { requestLoss: 1 }, properties: [], liveness: ['TransactionsComplete'], fairness, deadlock: true }),
+      JSON.stringify({
+        model: 'kafka',
+        variant: generation,
+        faults: { requestLoss: 1 },
+        properties: [],
+        liveness: ['TransactionsComplete'],
+        fairness,
+        deadlock: true,
+      }),
     );
     const trace = join(dir, `lasso.${generation}.itf.json`);
     expect((await cli(['check', file, '--workers', '1', '-o', trace])).code).toBe(1);
@@ -142,9 +199,16 @@ describe.each(generations)('show and report on %s traces', (generation) => {
 describe.each([...verifying])('show and report on %s traces with verification', (generation) => {
   it('a counterexample where a leader gives up a lost verification', async () => {
     const spec = mutantSpec('verification-timeout', generation, { faults: { requestLoss: 1 } });
-    const shown = await showAll(traceThrough(spec, 'ReadCommittedIsolation', [/^lose L0→TC \(verification\)/, /^L0: verificationTimeout/]));
+    const shown = await showAll(
+      traceThrough(spec, 'ReadCommittedIsolation', [
+        /^lose L0→TC \(verification\)/,
+        /^L0: verificationTimeout/,
+      ]),
+    );
     const timeout = shown.steps.find((s) => s.label.startsWith('L0: verificationTimeout'))!;
     expect(timeout.actor).toBe('L0');
-    expect(timeout.action).toMatch(/^verification with the coordinator timed out .*sends Produce response NOT_ENOUGH_REPLICAS/);
+    expect(timeout.action).toMatch(
+      /^verification with the coordinator timed out .*sends Produce response NOT_ENOUGH_REPLICAS/,
+    );
   });
 });

@@ -35,7 +35,11 @@ interface Row {
 }
 
 function svgText(x: number, y: number, lines: readonly string[], cls: string, anchor = 'middle'): string {
-  return lines.map((l, i) => `<text x="${x}" y="${y + i * LINE}" class="${cls}" text-anchor="${anchor}">${esc(l)}</text>`).join('');
+  return lines
+    .map(
+      (l, i) => `<text x="${x}" y="${y + i * LINE}" class="${cls}" text-anchor="${anchor}">${esc(l)}</text>`,
+    )
+    .join('');
 }
 
 function eventRow(step: ReportStep, e: DiagramEvent, x: (p: string) => number): Row {
@@ -52,9 +56,11 @@ function eventRow(step: ReportStep, e: DiagramEvent, x: (p: string) => number): 
   }
   const [from, to] = [x(e.from), x(e.to)];
   const width = Math.max(Math.abs(to - from) - 20, COLUMN - 20);
-  const late = e.kind === 'message' && e.sentAt !== undefined && e.sentAt < step.step - 1 ? e.sentAt : undefined;
+  const late =
+    e.kind === 'message' && e.sentAt !== undefined && e.sentAt < step.step - 1 ? e.sentAt : undefined;
   const lines = wrap(e.text, Math.floor(width / CHAR));
-  const effect = e.kind === 'message' && e.effect !== undefined ? wrap(`⇒ ${e.effect}`, Math.floor(width / CHAR)) : [];
+  const effect =
+    e.kind === 'message' && e.effect !== undefined ? wrap(`⇒ ${e.effect}`, Math.floor(width / CHAR)) : [];
   const extra = late === undefined ? 0 : 1;
   const height = (lines.length + extra) * LINE + 14 + effect.length * LINE;
   return {
@@ -63,7 +69,13 @@ function eventRow(step: ReportStep, e: DiagramEvent, x: (p: string) => number): 
     draw: (y) => {
       const mid = (from + to) / 2;
       let out = svgText(mid, y + LINE, lines, e.kind === 'lost' ? 'msg lost-text' : 'msg');
-      if (late !== undefined) out += svgText(mid, y + LINE * (lines.length + 1), [`sent at step ${late}, delivered ${step.step - late} steps later`], 'late');
+      if (late !== undefined)
+        out += svgText(
+          mid,
+          y + LINE * (lines.length + 1),
+          [`sent at step ${late}, delivered ${step.step - late} steps later`],
+          'late',
+        );
       const ly = y + (lines.length + extra) * LINE + 6;
       if (e.kind === 'lost') {
         const end = from + (to - from) * 0.6;
@@ -73,7 +85,8 @@ function eventRow(step: ReportStep, e: DiagramEvent, x: (p: string) => number): 
         const tip = to > from ? to - 2 : to + 2;
         out += `<line x1="${from}" y1="${ly}" x2="${tip}" y2="${ly}" class="arrow${e.response ? ' response' : ''}${late === undefined ? '' : ' delayed'}" marker-end="url(#head)"/>`;
       }
-      if (effect.length > 0) out += svgText(to + (to > from ? -6 : 6), ly + LINE, effect, 'effect', to > from ? 'end' : 'start');
+      if (effect.length > 0)
+        out += svgText(to + (to > from ? -6 : 6), ly + LINE, effect, 'effect', to > from ? 'end' : 'start');
       return out;
     },
   };
@@ -86,9 +99,15 @@ export function renderSvg(report: Report): string {
   const width = LEFT + report.participants.length * COLUMN + 20;
   const rows = report.steps.flatMap((s) => s.events.map((e) => eventRow(s, e, x)));
   const over = report.participants.filter((p) => report.explanation.over.includes(p));
-  const [left, right] = over.length === 0 ? [x(report.participants[0]!), x(report.participants[0]!)] : [x(over[0]!), x(over[over.length - 1]!)];
+  const [left, right] =
+    over.length === 0
+      ? [x(report.participants[0]!), x(report.participants[0]!)]
+      : [x(over[0]!), x(over[over.length - 1]!)];
   const boxWidth = Math.max(right - left + 200, 360);
-  const verdict = wrap(`✗ ${report.property} violated: ${report.explanation.text}`, Math.floor((boxWidth - 20) / CHAR));
+  const verdict = wrap(
+    `✗ ${report.property} violated: ${report.explanation.text}`,
+    Math.floor((boxWidth - 20) / CHAR),
+  );
 
   let y = 6;
   const body: string[] = [];
@@ -96,13 +115,18 @@ export function renderSvg(report: Report): string {
     const mine = rows.filter((r) => r.step === step.step);
     if (mine.length === 0) continue;
     const height = mine.reduce((h, r) => h + r.height, 0);
-    const parts = [`<rect x="0" y="${y}" width="${width}" height="${height}" class="band"/>`, `<text x="10" y="${y + 18}" class="step-no">${step.step}</text>`];
+    const parts = [
+      `<rect x="0" y="${y}" width="${width}" height="${height}" class="band"/>`,
+      `<text x="10" y="${y + 18}" class="step-no">${step.step}</text>`,
+    ];
     let ry = y;
     for (const r of mine) {
       parts.push(r.draw(ry));
       ry += r.height;
     }
-    body.push(`<g class="step" data-step="${step.step}" tabindex="-1"><title>${esc(`step ${step.step}: ${step.action}`)}</title>${parts.join('')}</g>`);
+    body.push(
+      `<g class="step" data-step="${step.step}" tabindex="-1"><title>${esc(`step ${step.step}: ${step.action}`)}</title>${parts.join('')}</g>`,
+    );
     y += height;
   }
   const verdictTop = y + 12;
@@ -110,9 +134,14 @@ export function renderSvg(report: Report): string {
   const height = verdictTop + verdictHeight + 16;
   const cx = (left + right) / 2;
   const heads = report.participants
-    .map((p) => `<rect x="${x(p) - 60}" y="8" width="120" height="30" rx="4" class="head"/><text x="${x(p)}" y="28" class="head-text" text-anchor="middle">${esc(p)}</text>`)
+    .map(
+      (p) =>
+        `<rect x="${x(p) - 60}" y="8" width="120" height="30" rx="4" class="head"/><text x="${x(p)}" y="28" class="head-text" text-anchor="middle">${esc(p)}</text>`,
+    )
     .join('');
-  const lifelines = report.participants.map((p) => `<line x1="${x(p)}" y1="0" x2="${x(p)}" y2="${verdictTop}" class="lifeline"/>`).join('');
+  const lifelines = report.participants
+    .map((p) => `<line x1="${x(p)}" y1="0" x2="${x(p)}" y2="${verdictTop}" class="lifeline"/>`)
+    .join('');
   // The lifeline heads sit in their own strip that stays in view while the diagram scrolls.
   return (
     `<div class="heads"><svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${HEADS}" viewBox="0 0 ${width} ${HEADS}">${heads}</svg></div>` +
@@ -129,7 +158,9 @@ function tableHtml(table: Table, changed: boolean): string {
   const rows = table.rows
     .map((r) => {
       const cells = r.cells.map((c) => `<td>${esc(c)}</td>`).join('');
-      const marks = r.marks.map((m) => `<span class="mark mark-${esc(m.toLowerCase())}">${esc(m)}</span>`).join(' ');
+      const marks = r.marks
+        .map((m) => `<span class="mark mark-${esc(m.toLowerCase())}">${esc(m)}</span>`)
+        .join(' ');
       return `<tr${r.marks.length > 0 ? ' class="marked"' : ''}>${cells}<td class="marks">${marks}</td></tr>`;
     })
     .join('');
@@ -138,13 +169,18 @@ function tableHtml(table: Table, changed: boolean): string {
 
 function detailHtml(report: Report, step: ReportStep): string {
   const last = step.step === report.steps.length - 1;
-  const changes = step.changes.length === 0 ? '<p class="quiet">Nothing changed.</p>' : `<ul class="changes">${step.changes.map((c) => `<li>${esc(c)}</li>`).join('')}</ul>`;
+  const changes =
+    step.changes.length === 0
+      ? '<p class="quiet">Nothing changed.</p>'
+      : `<ul class="changes">${step.changes.map((c) => `<li>${esc(c)}</li>`).join('')}</ul>`;
   const tables = step.tables.map((t) => tableHtml(t, tableChanged(report, step.step, t.id))).join('');
   const diff =
     step.diff.length === 0
       ? ''
       : `<details class="diff"><summary>State diff: ${step.diff.length} field${step.diff.length === 1 ? '' : 's'} changed</summary><ul>${step.diff.map((d) => `<li><code>${esc(describeChange(d))}</code></li>`).join('')}</ul></details>`;
-  const verdict = last ? `<div class="why"><strong>${esc(report.property)} is violated here.</strong> ${esc(report.explanation.text)}</div>` : '';
+  const verdict = last
+    ? `<div class="why"><strong>${esc(report.property)} is violated here.</strong> ${esc(report.explanation.text)}</div>`
+    : '';
   return (
     `<section class="detail" data-step="${step.step}" hidden>` +
     `<h3>Step ${step.step}${step.actor === '' ? '' : ` · ${esc(step.actor)}`}</h3>` +
@@ -262,7 +298,10 @@ const SCRIPT = `
 export function renderHtml(report: Report): string {
   const { source } = report;
   const list = report.steps
-    .map((s) => `<li><button type="button" data-step="${s.step}"><span class="no">${s.step}</span><span class="actor">${esc(s.actor)}</span><span class="act">${esc(s.action)}</span></button></li>`)
+    .map(
+      (s) =>
+        `<li><button type="button" data-step="${s.step}"><span class="no">${s.step}</span><span class="actor">${esc(s.actor)}</span><span class="act">${esc(s.action)}</span></button></li>`,
+    )
     .join('');
   return `<!doctype html>
 <html lang="en">

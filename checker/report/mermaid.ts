@@ -22,7 +22,12 @@ function label(text: string): string {
 }
 
 export function renderMermaid(report: Report): string {
-  const ids = new Map(report.participants.map((p, i) => [p, `${p.replace(/[^A-Za-z0-9]/g, '_')}${/^[A-Za-z]/.test(p) ? '' : `_${i}`}`]));
+  const ids = new Map(
+    report.participants.map((p, i) => [
+      p,
+      `${p.replace(/[^A-Za-z0-9]/g, '_')}${/^[A-Za-z]/.test(p) ? '' : `_${i}`}`,
+    ]),
+  );
   const id = (p: string) => ids.get(p) ?? p.replace(/[^A-Za-z0-9]/g, '_');
   const lines = ['sequenceDiagram'];
   for (const p of report.participants) lines.push(`  participant ${id(p)} as ${p}`);
@@ -31,7 +36,9 @@ export function renderMermaid(report: Report): string {
       case 'message': {
         const late = e.sentAt !== undefined && e.sentAt < step - 1 ? ` (sent at ${e.sentAt})` : '';
         const effect = e.effect === undefined ? '' : `<br/>⇒ ${label(e.effect)}`;
-        return [`  ${id(e.from)}${e.response ? '-->>' : '->>'}${id(e.to)}: ${label(`${step}: ${e.text}${late}`)}${effect}`];
+        return [
+          `  ${id(e.from)}${e.response ? '-->>' : '->>'}${id(e.to)}: ${label(`${step}: ${e.text}${late}`)}${effect}`,
+        ];
       }
       case 'lost':
         return [`  ${id(e.from)}-x${id(e.to)}: ${label(`${step}: lost: ${e.text}`)}`];
@@ -43,9 +50,21 @@ export function renderMermaid(report: Report): string {
   };
   for (const step of report.steps) for (const e of step.events) lines.push(...event(step.step, e));
   const over = report.participants.filter((p) => report.explanation.over.includes(p));
-  const span = over.length === 0 ? id(report.participants[0]!) : over.length === 1 ? id(over[0]!) : `${id(over[0]!)},${id(over[over.length - 1]!)}`;
-  const all = report.participants.length === 1 ? id(report.participants[0]!) : `${id(report.participants[0]!)},${id(report.participants[report.participants.length - 1]!)}`;
+  const span =
+    over.length === 0
+      ? id(report.participants[0]!)
+      : over.length === 1
+        ? id(over[0]!)
+        : `${id(over[0]!)},${id(over[over.length - 1]!)}`;
+  const all =
+    report.participants.length === 1
+      ? id(report.participants[0]!)
+      : `${id(report.participants[0]!)},${id(report.participants[report.participants.length - 1]!)}`;
   if (report.cycle !== undefined) lines.push(`  Note over ${all}: ${label(`↺ ${report.cycle}`)}`);
-  lines.push('  rect rgb(255, 215, 215)', `    Note over ${span}: ${label(`✗ ${report.property} violated: ${report.explanation.text}`)}`, '  end');
+  lines.push(
+    '  rect rgb(255, 215, 215)',
+    `    Note over ${span}: ${label(`✗ ${report.property} violated: ${report.explanation.text}`)}`,
+    '  end',
+  );
   return `${lines.join('\n')}\n`;
 }

@@ -27,7 +27,12 @@ export interface Report {
   readonly property: string;
   readonly propertyDescription: string;
   readonly explanation: Explanation;
-  readonly source: { readonly traceFile: string; readonly specFile: string; readonly model: string; readonly description: string };
+  readonly source: {
+    readonly traceFile: string;
+    readonly specFile: string;
+    readonly model: string;
+    readonly description: string;
+  };
   readonly participants: readonly string[];
   readonly steps: readonly ReportStep[];
   /** A lasso (liveness) trace: how the run repeats forever after its last step. */
@@ -57,7 +62,8 @@ function shown(v: unknown): string {
 /** The leaf fields that differ between two values, as paths; appended list items count as new fields. */
 export function diffFields(before: unknown, after: unknown, path = ''): FieldChange[] {
   if (deepEqual(before, after)) return [];
-  const at = (key: string | number) => (typeof key === 'number' ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`);
+  const at = (key: string | number) =>
+    typeof key === 'number' ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`;
   if (Array.isArray(before) && Array.isArray(after)) {
     const out: FieldChange[] = [];
     for (let i = 0; i < Math.max(before.length, after.length); i++) {
@@ -100,12 +106,26 @@ export function buildReport(input: ReportInput): Report {
   const meanings = renderer?.steps(states, labels);
   const steps: ReportStep[] = states.map((state, i) => {
     const diff = i === 0 ? [] : diffFields(states[i - 1], state);
-    const meaning = i === 0 ? { actor: '', action: '(initial state)', changes: [], events: [] } : (meanings?.[i - 1] ?? genericMeaning(labels[i - 1]!, diff));
-    return { step: i, label: i === 0 ? '' : labels[i - 1]!, ...meaning, diff, tables: renderer?.tables(state) ?? [] };
+    const meaning =
+      i === 0
+        ? { actor: '', action: '(initial state)', changes: [], events: [] }
+        : (meanings?.[i - 1] ?? genericMeaning(labels[i - 1]!, diff));
+    return {
+      step: i,
+      label: i === 0 ? '' : labels[i - 1]!,
+      ...meaning,
+      diff,
+      tables: renderer?.tables(state) ?? [],
+    };
   });
-  const named = new Set(steps.flatMap((s) => s.events.flatMap((e) => (e.kind === 'note' ? [e.over] : [e.from, e.to]))));
+  const named = new Set(
+    steps.flatMap((s) => s.events.flatMap((e) => (e.kind === 'note' ? [e.over] : [e.from, e.to]))),
+  );
   const explained = renderer?.explain(property, states, labels);
-  const participants = renderer === undefined ? [GENERIC_LIFELINE] : renderer.participants(states).filter((p) => named.has(p) || explained?.over.includes(p));
+  const participants =
+    renderer === undefined
+      ? [GENERIC_LIFELINE]
+      : renderer.participants(states).filter((p) => named.has(p) || explained?.over.includes(p));
   const last = states.length - 1;
   const fallback =
     property === DEADLOCK
@@ -115,11 +135,19 @@ export function buildReport(input: ReportInput): Report {
         : `${property} (${input.propertyDescription}) does not hold in the state after step ${last}.`;
   const explanation = explained ?? { text: fallback, over: participants.slice(0, 1) };
   return {
-    title: input.cycle === undefined ? `${property} violated after ${last} steps` : `${property} fails on a run of ${last} steps that then repeats forever`,
+    title:
+      input.cycle === undefined
+        ? `${property} violated after ${last} steps`
+        : `${property} fails on a run of ${last} steps that then repeats forever`,
     property,
     propertyDescription: input.propertyDescription,
     explanation,
-    source: { traceFile: input.traceFile, specFile: input.specFile, model: input.model, description: input.specDescription },
+    source: {
+      traceFile: input.traceFile,
+      specFile: input.specFile,
+      model: input.model,
+      description: input.specDescription,
+    },
     participants: participants.length > 0 ? participants : [GENERIC_LIFELINE],
     steps,
     ...(input.cycle === undefined ? {} : { cycle: input.cycle }),

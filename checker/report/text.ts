@@ -4,12 +4,16 @@ import { type Report, tableChanged } from './report.ts';
 import type { Table } from './renderer.ts';
 
 function tableLines(table: Table, indent: string): string[] {
-  const widths = table.columns.map((c, i) => Math.max(c.length, ...table.rows.map((r) => (r.cells[i] ?? '').length)));
+  const widths = table.columns.map((c, i) =>
+    Math.max(c.length, ...table.rows.map((r) => (r.cells[i] ?? '').length)),
+  );
   const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
   return [
     `${indent}${table.title}`,
     `${indent}  ${line(table.columns)}`.trimEnd(),
-    ...table.rows.map((r) => `${indent}  ${line(r.cells)}${r.marks.length > 0 ? `  ◀ ${r.marks.join(', ')}` : ''}`.trimEnd()),
+    ...table.rows.map((r) =>
+      `${indent}  ${line(r.cells)}${r.marks.length > 0 ? `  ◀ ${r.marks.join(', ')}` : ''}`.trimEnd(),
+    ),
   ];
 }
 
@@ -22,7 +26,9 @@ export function renderText(report: Report): string {
   lines.push(`${'step'.padStart(stepWidth + 1)}  ${'actor'.padEnd(actorWidth)}  action`);
   const indent = ' '.repeat(stepWidth + 1 + 2 + actorWidth + 2);
   for (const step of report.steps) {
-    lines.push(`${String(step.step).padStart(stepWidth + 1)}  ${step.actor.padEnd(actorWidth)}  ${step.action}`);
+    lines.push(
+      `${String(step.step).padStart(stepWidth + 1)}  ${step.actor.padEnd(actorWidth)}  ${step.action}`,
+    );
     for (const change of step.changes) lines.push(`${indent}· ${change}`);
     for (const table of step.tables) {
       if (table.focus && tableChanged(report, step.step, table.id)) lines.push(...tableLines(table, indent));
@@ -35,6 +41,10 @@ export function renderText(report: Report): string {
     for (const table of focus) lines.push(...tableLines(table, '  '));
   }
   if (report.cycle !== undefined) lines.push('', `Cycle: ${report.cycle}`);
-  lines.push('', `Violated: ${report.property}: ${report.propertyDescription}.`, `Why: ${report.explanation.text}`);
+  lines.push(
+    '',
+    `Violated: ${report.property}: ${report.propertyDescription}.`,
+    `Why: ${report.explanation.text}`,
+  );
   return `${lines.join('\n')}\n`;
 }

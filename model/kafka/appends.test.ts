@@ -6,7 +6,18 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../checker/cli.ts';
 import { P0, at } from './conformance/coordinator-support.ts';
-import { TC, answer, handle, initial, kafkaConfig, labels, messages, request, take, txn } from './conformance/harness.ts';
+import {
+  TC,
+  answer,
+  handle,
+  initial,
+  kafkaConfig,
+  labels,
+  messages,
+  request,
+  take,
+  txn,
+} from './conformance/harness.ts';
 import { Api, Err, NO_STATE, Tm, TxnState } from './state.ts';
 import { kafkaView } from './view.ts';
 
@@ -15,18 +26,32 @@ const asyncCfg = kafkaConfig('kafka-3.8', { coordinatorAppends: 'async', faults,
 
 describe('the append window', () => {
   const s0 = at(initial(asyncCfg), { pid: 0, epoch: 0, state: TxnState.Empty });
-  const adding = handle(asyncCfg, s0, 0, TC, request(Api.AddPartitionsToTxn, { txnId: 0, pid: 0, epoch: 0, partitions: P0 }));
+  const adding = handle(
+    asyncCfg,
+    s0,
+    0,
+    TC,
+    request(Api.AddPartitionsToTxn, { txnId: 0, pid: 0, epoch: 0, partitions: P0 }),
+  );
 
   it('answers other requests for the transactional.id CONCURRENT_TRANSACTIONS until the append ends', () => {
     const init = handle(asyncCfg, adding, 1, TC, request(Api.InitProducerId, { txnId: 0 }));
     expect(answer(init, TC, 1).error).toBe(Err.CONCURRENT_TRANSACTIONS);
-    const end = handle(asyncCfg, adding, 0, TC, request(Api.EndTxn, { txnId: 0, pid: 0, epoch: 0, commit: true }));
+    const end = handle(
+      asyncCfg,
+      adding,
+      0,
+      TC,
+      request(Api.EndTxn, { txnId: 0, pid: 0, epoch: 0, commit: true }),
+    );
     expect(answer(end, TC, 0).error).toBe(Err.CONCURRENT_TRANSACTIONS);
     expect(txn(end, 0)!.pendingState).toBe(TxnState.Ongoing);
   });
 
   it('offers completion always and failure only while the budget lasts', () => {
-    expect(labels(asyncCfg, adding)).toEqual(expect.arrayContaining(['TC: completeAppend(t0)', 'TC: failAppend(t0)']));
+    expect(labels(asyncCfg, adding)).toEqual(
+      expect.arrayContaining(['TC: completeAppend(t0)', 'TC: failAppend(t0)']),
+    );
     const noBudget = { ...adding, faults: { ...adding.faults, appendFailures: 0 } };
     expect(labels(asyncCfg, noBudget)).toContain('TC: completeAppend(t0)');
     expect(labels(asyncCfg, noBudget)).not.toContain('TC: failAppend(t0)');
@@ -34,7 +59,15 @@ describe('the append window', () => {
 
   it('shows the appends in flight in the view, only with asynchronous appends', () => {
     expect(kafkaView(asyncCfg, adding).coordinator.pendingAppends).toEqual([
-      { transactionalId: 't0', state: 'Ongoing', producerId: 0, producerEpoch: 0, partitions: ['p0'], epochFence: false, answers: 'P0.0 (AddPartitionsToTxn)' },
+      {
+        transactionalId: 't0',
+        state: 'Ongoing',
+        producerId: 0,
+        producerEpoch: 0,
+        partitions: ['p0'],
+        epochFence: false,
+        answers: 'P0.0 (AddPartitionsToTxn)',
+      },
     ]);
     const atomic = kafkaConfig('kafka-3.8');
     expect(kafkaView(atomic, initial(atomic)).coordinator.pendingAppends).toBeUndefined();
@@ -43,7 +76,13 @@ describe('the append window', () => {
 
   it('with atomic appends (the default) installs the transition and answers in the request step', () => {
     const cfg = kafkaConfig('kafka-3.8');
-    const s = handle(cfg, at(initial(cfg), { pid: 0, epoch: 0, state: TxnState.Empty }), 0, TC, request(Api.AddPartitionsToTxn, { txnId: 0, pid: 0, epoch: 0, partitions: P0 }));
+    const s = handle(
+      cfg,
+      at(initial(cfg), { pid: 0, epoch: 0, state: TxnState.Empty }),
+      0,
+      TC,
+      request(Api.AddPartitionsToTxn, { txnId: 0, pid: 0, epoch: 0, partitions: P0 }),
+    );
     expect(answer(s, TC, 0).error).toBe(Err.NONE);
     expect(txn(s, 0)).toMatchObject({ state: TxnState.Ongoing, pendingState: NO_STATE });
     expect(s.coordinator.appends).toEqual([]);
@@ -67,10 +106,24 @@ describe('spec fields', () => {
   const dir = mkdtempSync(join(tmpdir(), 'txcheck-appends-'));
   async function check(name: string, fields: Record<string, unknown>) {
     const file = join(dir, `${name}.json`);
-    writeFileSync(file, JSON.stringify({ model: 'kafka', partitions: 1, consumers: { readCommitted: 0 }, deadlock: true, maxStates: 200, ...fields }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        model: 'kafka',
+        partitions: 1,
+        consumers: { readCommitted: 0 },
+        deadlock: true,
+        maxStates: 200,
+        ...fields,
+      }),
+    );
     let out = '';
     let err = '';
-    const code = await main(['check', file, '--json', '--workers', '1'], { out: (t) => (out += t), err: (t) => (err += t), errIsTTY: false });
+    const code = await main(['check', file, '--json', '--workers', '1'], {
+      out: (t) => (out += t),
+      err: (t) => (err += t),
+      errIsTTY: false,
+    });
     return { file, code, out, err };
   }
 
@@ -87,8 +140,13 @@ describe('spec fields', () => {
   });
 
   it('refuses atomic appends that may fail, in one line', async () => {
-    const { file, code, out } = await check('atomic-failures', { coordinatorAppends: 'atomic', faults: { appendFailures: 1 } });
+    const { file, code, out } = await check('atomic-failures', {
+      coordinatorAppends: 'atomic',
+      faults: { appendFailures: 1 },
+    });
     expect(code).toBe(2);
-    expect(JSON.parse(out).message).toBe(`${file}: coordinatorAppends: expected "async" (or no field) when faults.appendFailures is above 0, got "atomic"`);
+    expect(JSON.parse(out).message).toBe(
+      `${file}: coordinatorAppends: expected "async" (or no field) when faults.appendFailures is above 0, got "atomic"`,
+    );
   });
 });

@@ -7,14 +7,18 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../checker/cli.ts';
 const dir = mkdtempSync(join(tmpdir(), 'txcheck-clients-'));
-const shipped = (name: string) => JSON.parse(readFileSync(fileURLToPath(new URL(`../../specs/kafka/${name}.json`, import.meta.url)), 'utf8'));
+const shipped = (name: string) =>
+  JSON.parse(readFileSync(fileURLToPath(new URL(`../../specs/kafka/${name}.json`, import.meta.url)), 'utf8'));
 
 /** Checks `spec` (its expect left out) on one thread; the trace goes to <dir>/<name>.itf.json. */
 async function check(name: string, spec: Record<string, unknown>) {
   const file = join(dir, `${name}.json`);
   writeFileSync(file, JSON.stringify({ ...spec, expect: undefined }));
   let out = '';
-  const code = await main(['check', file, '--json', '--workers', '1', '--out', join(dir, `${name}.itf.json`)], { out: (t) => (out += t), err: () => {}, errIsTTY: false });
+  const code = await main(
+    ['check', file, '--json', '--workers', '1', '--out', join(dir, `${name}.itf.json`)],
+    { out: (t) => (out += t), err: () => {}, errIsTTY: false },
+  );
   return { file, code, result: JSON.parse(out) };
 }
 
@@ -38,13 +42,25 @@ describe('the client field of a spec', () => {
   });
 
   it('refuses an unknown client in one line', async () => {
-    const { file, code, result } = await check('bad', { model: 'kafka', client: 'kafka-9.9', deadlock: true });
+    const { file, code, result } = await check('bad', {
+      model: 'kafka',
+      client: 'kafka-9.9',
+      deadlock: true,
+    });
     expect(code).toBe(2);
-    expect(result.message).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: client: expected one of "kafka-0.11", .*got "kafka-9.9"$`));
+    expect(result.message).toMatch(
+      new RegExp(
+        `^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: client: expected one of "kafka-0.11", .*got "kafka-9.9"$`,
+      ),
+    );
   });
 });
 
-describe("an alternative client rule set: franz-go's (specs/kafka/clients/franz-go.ts)", () => {  const javaClient = (spec: Record<string, unknown>) => ({ ...spec, variant: (spec.variant as { base: string }).base });
+describe("an alternative client rule set: franz-go's (specs/kafka/clients/franz-go.ts)", () => {
+  const javaClient = (spec: Record<string, unknown>) => ({
+    ...spec,
+    variant: (spec.variant as { base: string }).base,
+  });
 
   it('never expires a batch in flight, so the delayed Produce of B2 never happens; the Java client breaks ReadCommittedIsolation', async () => {
     const spec = shipped('franz-go-delayed-produce');

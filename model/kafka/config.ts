@@ -185,7 +185,15 @@ export interface HandlerContext {
 
 export type RequestHandler = (ctx: HandlerContext, s: State, connection: Connection, req: Request) => State;
 
-export const requestApis = ['InitProducerId', 'AddPartitionsToTxn', 'AddOffsetsToTxn', 'EndTxn', 'Produce', 'WriteTxnMarkers', 'TxnOffsetCommit'] as const;
+export const requestApis = [
+  'InitProducerId',
+  'AddPartitionsToTxn',
+  'AddOffsetsToTxn',
+  'EndTxn',
+  'Produce',
+  'WriteTxnMarkers',
+  'TxnOffsetCommit',
+] as const;
 export type RequestApi = (typeof requestApis)[number];
 export type RequestHandlers = Readonly<Record<RequestApi, RequestHandler>>;
 
@@ -214,7 +222,16 @@ export interface ClientHandlers {
   readonly batchExpired: BatchExpiryHandler;
 }
 
-export const clientReactions = ['InitProducerId', 'AddPartitionsToTxn', 'AddOffsetsToTxn', 'EndTxn', 'TxnOffsetCommit', 'Produce', 'requestTimeout', 'batchExpired'] as const;
+export const clientReactions = [
+  'InitProducerId',
+  'AddPartitionsToTxn',
+  'AddOffsetsToTxn',
+  'EndTxn',
+  'TxnOffsetCommit',
+  'Produce',
+  'requestTimeout',
+  'batchExpired',
+] as const;
 
 /** Client transaction k of producer instance i. */
 export function clientTxnIndex(cfg: KafkaConfig, producer: number, k: number): number {
@@ -233,7 +250,12 @@ export function forRequest(rules: Rules, req: Request): Rules {
   let r = variants.get(req.supports);
   if (r === undefined) {
     const has = (bit: number): boolean => (req.supports & bit) !== 0;
-    r = { ...rules, tv2: rules.tv2 && has(Supports.TransactionVersion2), transactionAbortable: rules.transactionAbortable && has(Supports.TransactionAbortable), kip447: rules.kip447 && has(Supports.GroupGeneration) };
+    r = {
+      ...rules,
+      tv2: rules.tv2 && has(Supports.TransactionVersion2),
+      transactionAbortable: rules.transactionAbortable && has(Supports.TransactionAbortable),
+      kip447: rules.kip447 && has(Supports.GroupGeneration),
+    };
     variants.set(req.supports, r);
   }
   return r;
@@ -241,7 +263,11 @@ export function forRequest(rules: Rules, req: Request): Rules {
 
 /** What a client with these rules tells the brokers its requests support. */
 export function clientSupports(rules: Rules): number {
-  return (rules.tv2 ? Supports.TransactionVersion2 : 0) | (rules.transactionAbortable ? Supports.TransactionAbortable : 0) | (rules.kip447 ? Supports.GroupGeneration : 0);
+  return (
+    (rules.tv2 ? Supports.TransactionVersion2 : 0) |
+    (rules.transactionAbortable ? Supports.TransactionAbortable : 0) |
+    (rules.kip447 ? Supports.GroupGeneration : 0)
+  );
 }
 
 /** 2 under transaction version 2, else 1 (TransactionVersion). */
@@ -253,4 +279,3 @@ export function transactionVersion(rules: Rules): number {
 export function serverTransactionVersion(cfg: KafkaConfig, s: State): number {
   return cfg.rules.tv2 && s.transactionVersion === 2 ? 2 : 1;
 }
-

@@ -8,17 +8,54 @@ import { describe, expect, it } from 'vitest';
 import type { KafkaConfig } from './config.ts';
 import { transactionTimeout } from './coordinator.ts';
 import { send } from './network.ts';
-import { type Message, type State, Api, Err, KAFKA_MAX_EPOCH, LEADER_BASE, NO_EPOCH, NO_PID, NO_STATE, TC_NODE, TxnState } from './state.ts';
+import {
+  type Message,
+  type State,
+  Api,
+  Err,
+  KAFKA_MAX_EPOCH,
+  LEADER_BASE,
+  NO_EPOCH,
+  NO_PID,
+  NO_STATE,
+  TC_NODE,
+  TxnState,
+} from './state.ts';
 import { P0, P1, ask, at, logged } from './conformance/coordinator-support.ts';
-import { type Bounds, TC, answer, handle, initial, kafkaConfig, labels, leader, messages, request, response, take, txn, withProducerEntry, withTxn } from './conformance/harness.ts';
+import {
+  type Bounds,
+  TC,
+  answer,
+  handle,
+  initial,
+  kafkaConfig,
+  labels,
+  leader,
+  messages,
+  request,
+  response,
+  take,
+  txn,
+  withProducerEntry,
+  withTxn,
+} from './conformance/harness.ts';
 
 const PID = 10;
 const EPOCH = 1;
 const exhausted = KAFKA_MAX_EPOCH - 1;
 
 /** `generation` with fault budgets; `faults` only adds to the harness's zero budgets. */
-function config(generation: string, faults: Partial<KafkaConfig['faults']>, bounds: Bounds = {}, rules = {}): KafkaConfig {
-  return kafkaConfig(generation, { faults: { ...kafkaConfig(generation).faults, ...faults }, ...bounds }, rules);
+function config(
+  generation: string,
+  faults: Partial<KafkaConfig['faults']>,
+  bounds: Bounds = {},
+  rules = {},
+): KafkaConfig {
+  return kafkaConfig(
+    generation,
+    { faults: { ...kafkaConfig(generation).faults, ...faults }, ...bounds },
+    rules,
+  );
 }
 
 /** `message` is on its way from `from` to `to` on connection `conn`, not yet delivered. */
@@ -26,11 +63,28 @@ function inFlight(s: State, from: number, to: number, message: Message, conn = 0
   return { ...s, network: send(s.network, from, to, conn, message) };
 }
 
-const markerAnswer = (p: number): Message => response(Api.WriteTxnMarkers, { txnId: 0, error: Err.NONE, pid: PID, epoch: EPOCH, partitions: p, coordinatorEpoch: 0 });
-const produceRequest = (p: number): Message => request(Api.Produce, { txnId: 0, pid: PID, epoch: EPOCH, partitions: p, seq: 0, ghostProducer: 0, ghostTxn: 0 });
+const markerAnswer = (p: number): Message =>
+  response(Api.WriteTxnMarkers, {
+    txnId: 0,
+    error: Err.NONE,
+    pid: PID,
+    epoch: EPOCH,
+    partitions: p,
+    coordinatorEpoch: 0,
+  });
+const produceRequest = (p: number): Message =>
+  request(Api.Produce, {
+    txnId: 0,
+    pid: PID,
+    epoch: EPOCH,
+    partitions: p,
+    seq: 0,
+    ghostProducer: 0,
+    ghostTxn: 0,
+  });
 
-describe('the coordinator\'s marker connections', () => {
-  it('one to each leader, the group coordinator of the transform app\'s __consumer_offsets partition too', () => {
+describe("the coordinator's marker connections", () => {
+  it("one to each leader, the group coordinator of the transform app's __consumer_offsets partition too", () => {
     const cfg = kafkaConfig('kafka-3.8', { app: 'consume-transform-produce', inputRecords: 1 });
     const s = initial(cfg);
     expect(s.partitions).toHaveLength(cfg.partitions + 1);
@@ -42,16 +96,26 @@ describe('the coordinator\'s marker connections', () => {
 // completion handler then sees wasDisconnected (TransactionMarkerRequestCompletionHandler.scala).
 describe('a marker timeout closes the connection of a marker still in flight to or from that leader', () => {
   const cfg = config('kafka-3.8', { markerTimeouts: 2 });
-  const sending = at(initial(cfg), { pid: PID, epoch: EPOCH, state: TxnState.PrepareCommit, pendingState: TxnState.CompleteCommit, partitions: P0 | P1 });
+  const sending = at(initial(cfg), {
+    pid: PID,
+    epoch: EPOCH,
+    state: TxnState.PrepareCommit,
+    pendingState: TxnState.CompleteCommit,
+    partitions: P0 | P1,
+  });
   const timeouts = (s: State): string[] => labels(cfg, s).filter((l) => l.startsWith('TC: markerTimeout'));
 
-  it('a request to a leader may time out on that leader\'s connection only', () => {
+  it("a request to a leader may time out on that leader's connection only", () => {
     expect(timeouts(take(cfg, sending, 'TC: resendTxnMarker(t0, p1)'))).toEqual(['TC: markerTimeout(L1)']);
     expect(timeouts(take(cfg, sending, 'TC: resendTxnMarker(t0, p0)'))).toEqual(['TC: markerTimeout(L0)']);
   });
 
   it('so may the answer on its way back, and only for the leader that sent it', () => {
-    const answered = take(cfg, take(cfg, sending, 'TC: resendTxnMarker(t0, p1)'), 'deliver TC→L1: WriteTxnMarkers');
+    const answered = take(
+      cfg,
+      take(cfg, sending, 'TC: resendTxnMarker(t0, p1)'),
+      'deliver TC→L1: WriteTxnMarkers',
+    );
     expect(messages(answered, leader(1), TC)).toHaveLength(1);
     expect(timeouts(answered)).toEqual(['TC: markerTimeout(L1)']);
   });
@@ -63,18 +127,27 @@ describe('a marker timeout closes the connection of a marker still in flight to 
     expect(timeouts(take(cfg, timedOut, 'TC: resendTxnMarker(t0, p0)'))).toEqual(['TC: markerTimeout(L0)']);
   });
 
-  it('a client\'s request or a Produce in flight is no marker', () => {
-    let s = inFlight(sending, 0, TC, request(Api.EndTxn, { txnId: 0, pid: PID, epoch: EPOCH, commit: true, ghostProducer: 0, ghostTxn: 0 }));
+  it("a client's request or a Produce in flight is no marker", () => {
+    let s = inFlight(
+      sending,
+      0,
+      TC,
+      request(Api.EndTxn, { txnId: 0, pid: PID, epoch: EPOCH, commit: true, ghostProducer: 0, ghostTxn: 0 }),
+    );
     s = inFlight(s, 0, leader(0), produceRequest(0));
     expect(timeouts(s)).toEqual([]);
   });
 });
 
 describe('TransactionMarkerChannelManager: a marker is re-sent per transactional.id', () => {
-  it('another transactional.id\'s marker in flight to the same leader does not hold this one back', () => {
+  it("another transactional.id's marker in flight to the same leader does not hold this one back", () => {
     const cfg = kafkaConfig('kafka-3.8', { transactionalIds: 2 });
     const prepared = { state: TxnState.PrepareCommit, pendingState: TxnState.CompleteCommit, partitions: P0 };
-    const both = withTxn(at(initial(cfg), { pid: PID, epoch: EPOCH, ...prepared }), 1, { pid: PID + 1, epoch: 0, ...prepared });
+    const both = withTxn(at(initial(cfg), { pid: PID, epoch: EPOCH, ...prepared }), 1, {
+      pid: PID + 1,
+      epoch: 0,
+      ...prepared,
+    });
     const s = take(cfg, both, 'TC: resendTxnMarker(t1, p0)');
     expect(labels(cfg, s)).toContain('TC: resendTxnMarker(t0, p0)');
     expect(labels(cfg, s)).not.toContain('TC: resendTxnMarker(t1, p0)');
@@ -85,26 +158,40 @@ describe('TransactionMarkerChannelManager: a marker is re-sent per transactional
 // state that allows expiration, once txnLastUpdateTimestamp is old enough. In the model an id is
 // idle while nothing for it is on its way to the coordinator.
 describe('TransactionStateManager.removeExpiredTransactionalIds: which transactional.id may expire', () => {
-  const cfg = config('kafka-3.8', { transactionalIdExpiries: 1 }, { transactionalIds: 2, coordinatorAppends: 'async' });
-  const idle = withTxn(at(initial(cfg), { pid: PID, epoch: EPOCH, state: TxnState.CompleteCommit }), 1, { pid: PID + 1, epoch: 0 });
-  const expiries = (s: State): string[] => labels(cfg, s).filter((l) => l.startsWith('TC: transactionalIdExpiry'));
+  const cfg = config(
+    'kafka-3.8',
+    { transactionalIdExpiries: 1 },
+    { transactionalIds: 2, coordinatorAppends: 'async' },
+  );
+  const idle = withTxn(at(initial(cfg), { pid: PID, epoch: EPOCH, state: TxnState.CompleteCommit }), 1, {
+    pid: PID + 1,
+    epoch: 0,
+  });
+  const expiries = (s: State): string[] =>
+    labels(cfg, s).filter((l) => l.startsWith('TC: transactionalIdExpiry'));
 
   it('both idle ids may expire', () => {
     expect(expiries(idle)).toEqual(['TC: transactionalIdExpiry(t0)', 'TC: transactionalIdExpiry(t1)']);
   });
 
   it('not while a transition of it is pending (the append of a new transaction in flight)', () => {
-    const s = handle(cfg, idle, 0, TC, request(Api.AddPartitionsToTxn, { txnId: 0, pid: PID, epoch: EPOCH, partitions: P0 }));
+    const s = handle(
+      cfg,
+      idle,
+      0,
+      TC,
+      request(Api.AddPartitionsToTxn, { txnId: 0, pid: PID, epoch: EPOCH, partitions: P0 }),
+    );
     expect(txn(s, 0)!.pendingState).toBe(TxnState.Ongoing);
     expect(expiries(s)).toEqual(['TC: transactionalIdExpiry(t1)']);
   });
 
-  it('not while a request of it is on its way to the coordinator; another id\'s request keeps only that id', () => {
+  it("not while a request of it is on its way to the coordinator; another id's request keeps only that id", () => {
     const s = inFlight(idle, 0, TC, request(Api.InitProducerId, { txnId: 0, ghostProducer: 0, ghostTxn: 0 }));
     expect(expiries(s)).toEqual(['TC: transactionalIdExpiry(t1)']);
   });
 
-  it('a Produce on its way to a leader, a marker answer or an answer to the client do not reach the coordinator\'s metadata', () => {
+  it("a Produce on its way to a leader, a marker answer or an answer to the client do not reach the coordinator's metadata", () => {
     let s = inFlight(idle, 0, leader(0), produceRequest(0));
     s = inFlight(s, leader(0), TC, markerAnswer(0));
     s = inFlight(s, TC, 0, response(Api.EndTxn, { txnId: 0, error: Err.NONE, pid: PID, epoch: EPOCH }));
@@ -120,7 +207,9 @@ describe('TransactionStateManager.timedOutTransactions: which transaction may ti
     ['CompleteCommit', TxnState.CompleteCommit],
     ['CompleteAbort', TxnState.CompleteAbort],
   ])('not in %s', (_name, state) => {
-    expect(labels(cfg, at(initial(cfg), { pid: PID, epoch: EPOCH, state }))).not.toContain('TC: transactionTimeout(t0)');
+    expect(labels(cfg, at(initial(cfg), { pid: PID, epoch: EPOCH, state }))).not.toContain(
+      'TC: transactionTimeout(t0)',
+    );
   });
 
   it('an Ongoing one at the maximum epoch neither times out nor changes when asked to (prepareFenceProducerEpoch throws)', () => {
@@ -142,16 +231,63 @@ describe('TransactionCoordinator.endTransaction: only a failed fence is remember
 
   const v1 = config('kafka-3.8', faults, { coordinatorAppends: 'async', instancesPerId: 2 });
   const v2 = config('kafka-4.0', faults, { coordinatorAppends: 'async' });
-  const noTimeoutFence = config('kafka-3.8', faults, { coordinatorAppends: 'async' }, { timeoutFence: false });
+  const noTimeoutFence = config(
+    'kafka-3.8',
+    faults,
+    { coordinatorAppends: 'async' },
+    { timeoutFence: false },
+  );
   const empty = (cfg: KafkaConfig) => at(initial(cfg), { pid: PID, epoch: EPOCH, state: TxnState.Empty });
-  const ongoing = (cfg: KafkaConfig) => at(initial(cfg), { pid: PID, epoch: EPOCH, state: TxnState.Ongoing, partitions: P0 });
+  const ongoing = (cfg: KafkaConfig) =>
+    at(initial(cfg), { pid: PID, epoch: EPOCH, state: TxnState.Ongoing, partitions: P0 });
 
   it.each([
-    ['an InitProducerId epoch bump', v1, () => handle(v1, empty(v1), 0, TC, request(Api.InitProducerId, { txnId: 0 }))],
-    ['an AddPartitionsToTxn', v1, () => handle(v1, empty(v1), 0, TC, request(Api.AddPartitionsToTxn, { txnId: 0, pid: PID, epoch: EPOCH, partitions: P0 }))],
-    ['a TV1 EndTxn', v1, () => handle(v1, ongoing(v1), 0, TC, request(Api.EndTxn, { txnId: 0, pid: PID, epoch: EPOCH, commit: true }))],
-    ['a TV2 EndTxn (its epoch bump is no fence)', v2, () => handle(v2, ongoing(v2), 0, TC, request(Api.EndTxn, { txnId: 0, pid: PID, epoch: EPOCH, commit: false }))],
-    ['a timeout abort that bumps no epoch (before KAFKA-6119)', noTimeoutFence, () => take(noTimeoutFence, ongoing(noTimeoutFence), 'TC: transactionTimeout(t0)')],
+    [
+      'an InitProducerId epoch bump',
+      v1,
+      () => handle(v1, empty(v1), 0, TC, request(Api.InitProducerId, { txnId: 0 })),
+    ],
+    [
+      'an AddPartitionsToTxn',
+      v1,
+      () =>
+        handle(
+          v1,
+          empty(v1),
+          0,
+          TC,
+          request(Api.AddPartitionsToTxn, { txnId: 0, pid: PID, epoch: EPOCH, partitions: P0 }),
+        ),
+    ],
+    [
+      'a TV1 EndTxn',
+      v1,
+      () =>
+        handle(
+          v1,
+          ongoing(v1),
+          0,
+          TC,
+          request(Api.EndTxn, { txnId: 0, pid: PID, epoch: EPOCH, commit: true }),
+        ),
+    ],
+    [
+      'a TV2 EndTxn (its epoch bump is no fence)',
+      v2,
+      () =>
+        handle(
+          v2,
+          ongoing(v2),
+          0,
+          TC,
+          request(Api.EndTxn, { txnId: 0, pid: PID, epoch: EPOCH, commit: false }),
+        ),
+    ],
+    [
+      'a timeout abort that bumps no epoch (before KAFKA-6119)',
+      noTimeoutFence,
+      () => take(noTimeoutFence, ongoing(noTimeoutFence), 'TC: transactionTimeout(t0)'),
+    ],
   ])('%s whose append fails', (_name, cfg, started) => {
     const s = failed(cfg, started());
     expect(txn(s, 0)!.pendingState).toBe(NO_STATE);
@@ -166,13 +302,36 @@ describe('TransactionCoordinator.endTransaction: only a failed fence is remember
   it('the metadata a failed first InitProducerId leaves is Empty, with no epoch, no transaction and no failed fence', () => {
     const s = failed(v1, handle(v1, initial(v1), 0, TC, request(Api.InitProducerId, { txnId: 0 })));
     // initTransactionError: the failed grant names no producer id or epoch.
-    expect(answer(s, TC, 0)).toMatchObject({ error: Err.COORDINATOR_NOT_AVAILABLE, pid: NO_PID, epoch: NO_EPOCH });
-    expect(txn(s, 0)).toEqual({ pid: 0, epoch: NO_EPOCH, lastEpoch: NO_EPOCH, state: TxnState.Empty, pendingState: NO_STATE, partitions: 0, ghostTxn: -1, hasFailedEpochFence: false, prevPid: NO_PID, nextPid: NO_PID, transactionVersion: 1 });
+    expect(answer(s, TC, 0)).toMatchObject({
+      error: Err.COORDINATOR_NOT_AVAILABLE,
+      pid: NO_PID,
+      epoch: NO_EPOCH,
+    });
+    expect(txn(s, 0)).toEqual({
+      pid: 0,
+      epoch: NO_EPOCH,
+      lastEpoch: NO_EPOCH,
+      state: TxnState.Empty,
+      pendingState: NO_STATE,
+      partitions: 0,
+      ghostTxn: -1,
+      hasFailedEpochFence: false,
+      prevPid: NO_PID,
+      nextPid: NO_PID,
+      transactionVersion: 1,
+    });
   });
 
   it('a failed epoch bump is answered like any InitProducerId error, without the id and epoch it would have granted', () => {
-    const s = failed(v1, handle(v1, empty(v1), 0, TC, request(Api.InitProducerId, { txnId: 0, pid: PID, epoch: EPOCH })));
-    expect(answer(s, TC, 0)).toMatchObject({ error: Err.COORDINATOR_NOT_AVAILABLE, pid: NO_PID, epoch: NO_EPOCH });
+    const s = failed(
+      v1,
+      handle(v1, empty(v1), 0, TC, request(Api.InitProducerId, { txnId: 0, pid: PID, epoch: EPOCH })),
+    );
+    expect(answer(s, TC, 0)).toMatchObject({
+      error: Err.COORDINATOR_NOT_AVAILABLE,
+      pid: NO_PID,
+      epoch: NO_EPOCH,
+    });
   });
 });
 
@@ -180,9 +339,26 @@ describe('TransactionCoordinator.endTransaction: only a failed fence is remember
 // appends in flight are one per id, and which started first is no part of the state.
 describe('TransactionStateManager.appendTransactionToLog: appends of two transactional.ids in flight', () => {
   const cfg = kafkaConfig('kafka-3.8', { transactionalIds: 2, coordinatorAppends: 'async' });
-  const both = withTxn(at(initial(cfg), { pid: PID, epoch: EPOCH, state: TxnState.Empty }), 1, { pid: PID + 1, epoch: 0 });
-  const add0 = (s: State): State => handle(cfg, s, 0, TC, request(Api.AddPartitionsToTxn, { txnId: 0, pid: PID, epoch: EPOCH, partitions: P0 }));
-  const add1 = (s: State): State => handle(cfg, s, 1, TC, request(Api.AddPartitionsToTxn, { txnId: 1, pid: PID + 1, epoch: 0, partitions: P1 }));
+  const both = withTxn(at(initial(cfg), { pid: PID, epoch: EPOCH, state: TxnState.Empty }), 1, {
+    pid: PID + 1,
+    epoch: 0,
+  });
+  const add0 = (s: State): State =>
+    handle(
+      cfg,
+      s,
+      0,
+      TC,
+      request(Api.AddPartitionsToTxn, { txnId: 0, pid: PID, epoch: EPOCH, partitions: P0 }),
+    );
+  const add1 = (s: State): State =>
+    handle(
+      cfg,
+      s,
+      1,
+      TC,
+      request(Api.AddPartitionsToTxn, { txnId: 1, pid: PID + 1, epoch: 0, partitions: P1 }),
+    );
 
   it('the order in which they started does not matter', () => {
     expect(add0(add1(both))).toEqual(add1(add0(both)));
@@ -199,7 +375,7 @@ describe('TransactionStateManager.appendTransactionToLog: appends of two transac
   });
 });
 
-describe('ghost history of the coordinator\'s writes', () => {
+describe("ghost history of the coordinator's writes", () => {
   it('a written PrepareCommit of no client transaction notes none', () => {
     const cfg = kafkaConfig('kafka-3.8');
     const s0 = at(initial(cfg), { pid: PID, epoch: EPOCH, state: TxnState.Ongoing, partitions: P0 });
@@ -214,17 +390,33 @@ describe('ghost history of the coordinator\'s writes', () => {
   const running = take(cfg, take(cfg, initial(cfg), 'P0.0: initTransactions'), 'P0.1: initTransactions');
   const started: State = { ...running, network: [] };
 
-  it('an epoch grant to another instance makes the first instance\'s unprepared transactions zombies\'', () => {
-    const granted = handle(cfg, at(started, { pid: PID, epoch: EPOCH, state: TxnState.CompleteCommit }), 1, TC, request(Api.InitProducerId, { txnId: 0 }));
+  it("an epoch grant to another instance makes the first instance's unprepared transactions zombies'", () => {
+    const granted = handle(
+      cfg,
+      at(started, { pid: PID, epoch: EPOCH, state: TxnState.CompleteCommit }),
+      1,
+      TC,
+      request(Api.InitProducerId, { txnId: 0 }),
+    );
     expect(answer(granted, TC, 1)).toMatchObject({ error: Err.NONE, epoch: EPOCH + 1 });
     expect(granted.history.map((h) => h.fenced)).toEqual([true, false]);
   });
 
   it('a fence grants nothing yet: the fencing instance is told CONCURRENT_TRANSACTIONS, and its retry after the abort is the grant', () => {
-    const fencing = handle(cfg, at(started, { pid: PID, epoch: EPOCH, state: TxnState.Ongoing, partitions: P0, ghostTxn: 0 }), 1, TC, request(Api.InitProducerId, { txnId: 0 }));
+    const fencing = handle(
+      cfg,
+      at(started, { pid: PID, epoch: EPOCH, state: TxnState.Ongoing, partitions: P0, ghostTxn: 0 }),
+      1,
+      TC,
+      request(Api.InitProducerId, { txnId: 0 }),
+    );
     expect(answer(fencing, TC, 1).error).toBe(Err.CONCURRENT_TRANSACTIONS);
     expect(fencing.history.map((h) => h.fenced)).toEqual([false, false]);
-    let s = take(cfg, take(cfg, fencing, 'deliver TC→L0: WriteTxnMarkers'), 'deliver L0→TC: WriteTxnMarkers response');
+    let s = take(
+      cfg,
+      take(cfg, fencing, 'deliver TC→L0: WriteTxnMarkers'),
+      'deliver L0→TC: WriteTxnMarkers response',
+    );
     s = take(cfg, { ...s, network: [] }, 'TC: completeTransaction(t0)');
     const granted = handle(cfg, s, 1, TC, request(Api.InitProducerId, { txnId: 0 }));
     expect(answer(granted, TC, 1).error).toBe(Err.NONE);
@@ -250,13 +442,29 @@ describe('TransactionCoordinator.handleInitProducerId: which expected producer i
   const cfg = kafkaConfig('kafka-3.8');
   it('the previous producer id at an epoch that is not exhausted is fenced', () => {
     const s = at(initial(cfg), { pid: PID + 1, prevPid: PID, epoch: 3, lastEpoch: 2, state: TxnState.Empty });
-    expect(ask(cfg, s, Api.InitProducerId, { pid: PID, epoch: 3 }).reply).toMatchObject({ error: Err.PRODUCER_FENCED, pid: NO_PID, epoch: NO_EPOCH });
+    expect(ask(cfg, s, Api.InitProducerId, { pid: PID, epoch: 3 }).reply).toMatchObject({
+      error: Err.PRODUCER_FENCED,
+      pid: NO_PID,
+      epoch: NO_EPOCH,
+    });
   });
 
   it('an id that is neither the current nor the previous one is fenced, even at an exhausted epoch', () => {
-    const rotated = at(initial(cfg), { pid: PID + 1, prevPid: PID, epoch: 0, lastEpoch: exhausted, state: TxnState.Empty });
-    expect(ask(cfg, rotated, Api.InitProducerId, { pid: PID + 5, epoch: exhausted }).reply.error).toBe(Err.PRODUCER_FENCED);
-    expect(ask(cfg, rotated, Api.InitProducerId, { pid: PID, epoch: exhausted }).reply).toMatchObject({ error: Err.NONE, pid: PID + 1, epoch: 0 });
+    const rotated = at(initial(cfg), {
+      pid: PID + 1,
+      prevPid: PID,
+      epoch: 0,
+      lastEpoch: exhausted,
+      state: TxnState.Empty,
+    });
+    expect(ask(cfg, rotated, Api.InitProducerId, { pid: PID + 5, epoch: exhausted }).reply.error).toBe(
+      Err.PRODUCER_FENCED,
+    );
+    expect(ask(cfg, rotated, Api.InitProducerId, { pid: PID, epoch: exhausted }).reply).toMatchObject({
+      error: Err.NONE,
+      pid: PID + 1,
+      epoch: 0,
+    });
   });
 });
 
@@ -266,13 +474,23 @@ describe('TransactionCoordinator.handleInitProducerId: which expected producer i
 describe('TransactionCoordinator.handleAddPartitionsToTransaction: the order of its checks', () => {
   it('kafka-3.8: a stale epoch is fenced even while a transition is pending', () => {
     const cfg = kafkaConfig('kafka-3.8');
-    const s = at(initial(cfg), { pid: PID, epoch: EPOCH + 1, state: TxnState.Ongoing, partitions: P0, pendingState: TxnState.PrepareCommit });
-    expect(ask(cfg, s, Api.AddPartitionsToTxn, { pid: PID, epoch: EPOCH, partitions: P1 }).reply.error).toBe(Err.PRODUCER_FENCED);
+    const s = at(initial(cfg), {
+      pid: PID,
+      epoch: EPOCH + 1,
+      state: TxnState.Ongoing,
+      partitions: P0,
+      pendingState: TxnState.PrepareCommit,
+    });
+    expect(ask(cfg, s, Api.AddPartitionsToTxn, { pid: PID, epoch: EPOCH, partitions: P1 }).reply.error).toBe(
+      Err.PRODUCER_FENCED,
+    );
   });
 
   it('kafka-4.0: an unknown transactional.id is INVALID_PRODUCER_ID_MAPPING', () => {
     const cfg = kafkaConfig('kafka-4.0');
-    expect(ask(cfg, initial(cfg), Api.AddPartitionsToTxn, { pid: PID, epoch: EPOCH, partitions: P1 }).reply.error).toBe(Err.INVALID_PRODUCER_ID_MAPPING);
+    expect(
+      ask(cfg, initial(cfg), Api.AddPartitionsToTxn, { pid: PID, epoch: EPOCH, partitions: P1 }).reply.error,
+    ).toBe(Err.INVALID_PRODUCER_ID_MAPPING);
   });
 });
 
@@ -281,8 +499,10 @@ describe('TransactionCoordinator.handleAddPartitionsToTransaction: the order of 
 // the metadata; a retry answered NONE carries the metadata's producer id and epoch.
 describe('TransactionCoordinator.endTransaction, TV2: the retry after a producer id rotation', () => {
   const cfg = kafkaConfig('kafka-4.0');
-  const rotated = (epoch: number) => at(initial(cfg), { pid: PID + 1, prevPid: PID, epoch, state: TxnState.CompleteCommit });
-  const end = (s: State, pid: number, epoch: number) => ask(cfg, s, Api.EndTxn, { pid, epoch, commit: true }).reply;
+  const rotated = (epoch: number) =>
+    at(initial(cfg), { pid: PID + 1, prevPid: PID, epoch, state: TxnState.CompleteCommit });
+  const end = (s: State, pid: number, epoch: number) =>
+    ask(cfg, s, Api.EndTxn, { pid, epoch, commit: true }).reply;
 
   it('the previous id at the exhausted epoch is the retry; another id, another epoch, or a later epoch of the new id is not', () => {
     expect(end(rotated(0), PID, exhausted)).toMatchObject({ error: Err.NONE, pid: PID + 1, epoch: 0 });
@@ -303,17 +523,24 @@ describe('WriteTxnMarkers carries the transaction version of the transaction it 
   const cfg = kafkaConfig('kafka-latest');
   /** A commit marker at the producer's own epoch reaches a leader that holds an open transaction of it. */
   const lateMarker = (transactionVersion: number): Err => {
-    let s = at(initial(cfg), { pid: PID, epoch: 3, state: TxnState.PrepareCommit, pendingState: TxnState.CompleteCommit, partitions: P0, transactionVersion });
+    let s = at(initial(cfg), {
+      pid: PID,
+      epoch: 3,
+      state: TxnState.PrepareCommit,
+      pendingState: TxnState.CompleteCommit,
+      partitions: P0,
+      transactionVersion,
+    });
     s = withProducerEntry(s, 0, { pid: PID, epoch: 3, lastSeqs: [0], txnFirstOffset: 0 });
     s = take(cfg, take(cfg, s, 'TC: resendTxnMarker(t0, p0)'), 'deliver TC→L0: WriteTxnMarkers');
     return answer(s, leader(0), TC).error;
   };
 
-  it('a version 1 transaction\'s marker meets the old rule: the equal epoch is written', () => {
+  it("a version 1 transaction's marker meets the old rule: the equal epoch is written", () => {
     expect(lateMarker(1)).toBe(Err.NONE);
   });
 
-  it('a version 2 transaction\'s marker meets KIP-1228: the equal epoch is stale', () => {
+  it("a version 2 transaction's marker meets KIP-1228: the equal epoch is stale", () => {
     expect(lateMarker(2)).toBe(Err.INVALID_PRODUCER_EPOCH);
   });
 });
@@ -324,7 +551,13 @@ describe('TransactionCoordinator.onElection: what a failover keeps', () => {
   const cfg = config('kafka-3.8', { coordinatorFailovers: 1 }, { instancesPerId: 2 });
 
   it('a failed fence is forgotten, so the fence after the failover bumps the epoch', () => {
-    const s0 = at(initial(cfg), { pid: PID, epoch: EPOCH, state: TxnState.Ongoing, partitions: P0, hasFailedEpochFence: true });
+    const s0 = at(initial(cfg), {
+      pid: PID,
+      epoch: EPOCH,
+      state: TxnState.Ongoing,
+      partitions: P0,
+      hasFailedEpochFence: true,
+    });
     const loaded = take(cfg, s0, 'TC: coordinatorFailover');
     expect(txn(loaded, 0)).toMatchObject({ state: TxnState.Ongoing, hasFailedEpochFence: false });
     const fenced = handle(cfg, loaded, 1, TC, request(Api.InitProducerId, { txnId: 0 }));
@@ -333,7 +566,12 @@ describe('TransactionCoordinator.onElection: what a failover keeps', () => {
 
   it('requests on their way to the coordinator are answered NOT_COORDINATOR and gone; requests to leaders and answers stay', () => {
     let s = at(initial(cfg), { pid: PID, epoch: EPOCH, state: TxnState.Ongoing, partitions: P0 });
-    s = inFlight(s, 0, TC, request(Api.EndTxn, { txnId: 0, pid: PID, epoch: EPOCH, commit: true, ghostProducer: 0, ghostTxn: 0 }));
+    s = inFlight(
+      s,
+      0,
+      TC,
+      request(Api.EndTxn, { txnId: 0, pid: PID, epoch: EPOCH, commit: true, ghostProducer: 0, ghostTxn: 0 }),
+    );
     s = inFlight(s, 0, leader(0), produceRequest(0));
     s = inFlight(s, leader(0), TC, markerAnswer(0));
     const after = take(cfg, s, 'TC: coordinatorFailover');
@@ -348,17 +586,32 @@ describe('TransactionCoordinator.onElection: what a failover keeps', () => {
 
 // getTransactionState while loading: InitProducerId gets initTransactionError (no producer id or
 // epoch, whatever the request named); the others echo their request.
-describe('TransactionStateManager.getTransactionState while loading: the answer\'s form', () => {
+describe("TransactionStateManager.getTransactionState while loading: the answer's form", () => {
   const cfg = config('kafka-3.8', { coordinatorFailovers: 1 }, { coordinatorLoading: 'async' });
-  const loading = take(cfg, at(initial(cfg), { pid: PID, epoch: EPOCH, state: TxnState.Ongoing, partitions: P0 }), 'TC: coordinatorFailover');
+  const loading = take(
+    cfg,
+    at(initial(cfg), { pid: PID, epoch: EPOCH, state: TxnState.Ongoing, partitions: P0 }),
+    'TC: coordinatorFailover',
+  );
 
   it('an InitProducerId that names its producer id and epoch (KIP-360) gets neither back', () => {
     const reply = ask(cfg, loading, Api.InitProducerId, { pid: PID, epoch: EPOCH }).reply;
-    expect(reply).toMatchObject({ api: Api.InitProducerId, error: Err.COORDINATOR_LOAD_IN_PROGRESS, pid: NO_PID, epoch: NO_EPOCH });
+    expect(reply).toMatchObject({
+      api: Api.InitProducerId,
+      error: Err.COORDINATOR_LOAD_IN_PROGRESS,
+      pid: NO_PID,
+      epoch: NO_EPOCH,
+    });
   });
 
   it('an AddPartitionsToTxn is answered as one', () => {
     const reply = ask(cfg, loading, Api.AddPartitionsToTxn, { pid: PID, epoch: EPOCH, partitions: P1 }).reply;
-    expect(reply).toMatchObject({ api: Api.AddPartitionsToTxn, error: Err.COORDINATOR_LOAD_IN_PROGRESS, pid: PID, epoch: EPOCH, partitions: P1 });
+    expect(reply).toMatchObject({
+      api: Api.AddPartitionsToTxn,
+      error: Err.COORDINATOR_LOAD_IN_PROGRESS,
+      pid: PID,
+      epoch: EPOCH,
+      partitions: P1,
+    });
   });
 });

@@ -7,7 +7,13 @@
 // asynchronous appends the completion, or a failure, is a step of its own, and requests in between
 // meet the pending state. pendingState is also set for the marker phase (PrepareX with
 // pendingState CompleteX).
-import { type KafkaConfig, type Rules, forRequest, serverTransactionVersion, transactionVersion } from './config.ts';
+import {
+  type KafkaConfig,
+  type Rules,
+  forRequest,
+  serverTransactionVersion,
+  transactionVersion,
+} from './config.ts';
 import { noteEpochGrant, noteExcuse, noteExpiry, noteTxn } from './ghost.ts';
 import { type Connection, hasMessage, reply, request, response, send } from './network.ts';
 import {
@@ -35,7 +41,15 @@ import { bit, bits, setAt } from './util.ts';
 /** `leaders`: the data partitions, plus the group's __consumer_offsets partition with the transform app. */
 export function emptyCoordinator(transactionalIds: number, leaders: number): Coordinator {
   const none = Array.from({ length: transactionalIds }, () => null);
-  return { epoch: 0, loading: false, nextPid: 0, metadata: none, log: none, appends: [], markerConns: Array.from({ length: leaders }, () => 0) };
+  return {
+    epoch: 0,
+    loading: false,
+    nextPid: 0,
+    metadata: none,
+    log: none,
+    appends: [],
+    markerConns: Array.from({ length: leaders }, () => 0),
+  };
 }
 
 function isPrepare(state: number): boolean {
@@ -113,8 +127,19 @@ function sincePreviousTransition(rules: Rules, md: TxnMetadata): number {
 }
 
 /** prepareAbortOrCommit: the PrepareCommit/PrepareAbort transition at `epoch` with `lastEpoch`. */
-function prepareAbortOrCommit(md: TxnMetadata, commit: boolean, epoch: number, lastEpoch: number): TxnMetadata {
-  return { ...md, epoch, lastEpoch, state: commit ? TxnState.PrepareCommit : TxnState.PrepareAbort, pendingState: NO_STATE };
+function prepareAbortOrCommit(
+  md: TxnMetadata,
+  commit: boolean,
+  epoch: number,
+  lastEpoch: number,
+): TxnMetadata {
+  return {
+    ...md,
+    epoch,
+    lastEpoch,
+    state: commit ? TxnState.PrepareCommit : TxnState.PrepareAbort,
+    pendingState: NO_STATE,
+  };
 }
 
 /**
@@ -122,8 +147,26 @@ function prepareAbortOrCommit(md: TxnMetadata, commit: boolean, epoch: number, l
  * TransactionStateManager.scala@3.9): meanwhile the metadata is `pending`, its pendingState the
  * transition's state. `answer` goes back on `channel` once the record is written.
  */
-function appendTransactionToLog(cfg: KafkaConfig, s: State, txnId: number, pending: TxnMetadata, transit: TxnMetadata, epochFence: boolean, channel: Connection | null, req: Request | null, answer: Response | null): State {
-  const append: TxnAppend = { txnId, transit, epochFence, request: req, response: answer, from: channel?.from ?? -1, conn: channel?.conn ?? -1 };
+function appendTransactionToLog(
+  cfg: KafkaConfig,
+  s: State,
+  txnId: number,
+  pending: TxnMetadata,
+  transit: TxnMetadata,
+  epochFence: boolean,
+  channel: Connection | null,
+  req: Request | null,
+  answer: Response | null,
+): State {
+  const append: TxnAppend = {
+    txnId,
+    transit,
+    epochFence,
+    request: req,
+    response: answer,
+    from: channel?.from ?? -1,
+    conn: channel?.conn ?? -1,
+  };
   const started = setMetadata(s, txnId, { ...pending, pendingState: transit.state });
   if (cfg.coordinatorAppends === 'atomic') return appendSucceeded(cfg, started, append);
   const appends = [...started.coordinator.appends, append].sort((x, y) => x.txnId - y.txnId);
@@ -150,7 +193,11 @@ function appendSucceeded(cfg: KafkaConfig, s: State, append: TxnAppend): State {
   const md = append.transit;
   let next: State = noteWritten(cfg, { ...s, coordinator: persist(cfg.rules, s.coordinator, t, md) }, append);
   if (isPrepare(md.state)) {
-    const complete: TxnMetadata = { ...md, pendingState: md.state === TxnState.PrepareCommit ? TxnState.CompleteCommit : TxnState.CompleteAbort, hasFailedEpochFence: false };
+    const complete: TxnMetadata = {
+      ...md,
+      pendingState: md.state === TxnState.PrepareCommit ? TxnState.CompleteCommit : TxnState.CompleteAbort,
+      hasFailedEpochFence: false,
+    };
     next = sendMarkers(setMetadata(next, t, complete), t, complete, complete.partitions);
   }
   return append.response === null ? next : answerAppend(next, append, append.response);
@@ -160,8 +207,10 @@ function appendSucceeded(cfg: KafkaConfig, s: State, append: TxnAppend): State {
 function noteWritten(cfg: KafkaConfig, s: State, append: TxnAppend): State {
   const md = append.transit;
   const req = append.request;
-  if (md.state === TxnState.PrepareCommit && md.ghostTxn >= 0) return noteTxn(s, md.ghostTxn, { prepared: true });
-  if (req !== null && req.api === Api.InitProducerId && md.state === TxnState.Empty) return noteEpochGrant(cfg, s, req.ghostProducer, req.ghostTxn);
+  if (md.state === TxnState.PrepareCommit && md.ghostTxn >= 0)
+    return noteTxn(s, md.ghostTxn, { prepared: true });
+  if (req !== null && req.api === Api.InitProducerId && md.state === TxnState.Empty)
+    return noteEpochGrant(cfg, s, req.ghostProducer, req.ghostTxn);
   return s;
 }
 
@@ -181,16 +230,26 @@ export function failAppend(rules: Rules, s: State, txnId: number): State {
   const append = pendingAppend(s, txnId)!;
   const md = s.coordinator.metadata[txnId]!;
   const failedFence = append.epochFence && rules.rememberFailedFence;
-  const next = setMetadata(withoutAppend(s, txnId), txnId, { ...md, pendingState: NO_STATE, hasFailedEpochFence: md.hasFailedEpochFence || failedFence });
+  const next = setMetadata(withoutAppend(s, txnId), txnId, {
+    ...md,
+    pendingState: NO_STATE,
+    hasFailedEpochFence: md.hasFailedEpochFence || failedFence,
+  });
   if (append.response === null) return next;
   const error = Err.COORDINATOR_NOT_AVAILABLE;
   // initTransactionError: an InitProducerId error carries no producer id or epoch.
-  const answer = append.response.api === Api.InitProducerId ? response(Api.InitProducerId, { txnId, error }) : { ...append.response, error };
+  const answer =
+    append.response.api === Api.InitProducerId
+      ? response(Api.InitProducerId, { txnId, error })
+      : { ...append.response, error };
   return answerAppend(next, append, answer);
 }
 
 function withoutAppend(s: State, txnId: number): State {
-  return { ...s, coordinator: { ...s.coordinator, appends: s.coordinator.appends.filter((a) => a.txnId !== txnId) } };
+  return {
+    ...s,
+    coordinator: { ...s.coordinator, appends: s.coordinator.appends.filter((a) => a.txnId !== txnId) },
+  };
 }
 
 /**
@@ -201,7 +260,15 @@ function withoutAppend(s: State, txnId: number): State {
  */
 function coordinatorError(req: Request, error: Err): Response {
   if (req.api === Api.InitProducerId) return response(Api.InitProducerId, { txnId: req.txnId, error });
-  return response(req.api, { txnId: req.txnId, error, pid: req.pid, epoch: req.epoch, partitions: req.partitions, seq: req.seq, guard: req.guard });
+  return response(req.api, {
+    txnId: req.txnId,
+    error,
+    pid: req.pid,
+    epoch: req.epoch,
+    partitions: req.partitions,
+    seq: req.seq,
+    guard: req.guard,
+  });
 }
 
 /**
@@ -216,7 +283,10 @@ function answerLoading(s: State, channel: Connection, req: Request): State {
  * What the coordinator knows of transactional.id `txnId`: its memory, or while it loads, the
  * record it is loading. Properties read it, so that the loading window hides nothing.
  */
-export function knownTransaction(s: State, txnId: number): Pick<TxnMetadata, 'pid' | 'epoch' | 'state' | 'partitions' | 'prevPid' | 'nextPid'> | null {
+export function knownTransaction(
+  s: State,
+  txnId: number,
+): Pick<TxnMetadata, 'pid' | 'epoch' | 'state' | 'partitions' | 'prevPid' | 'nextPid'> | null {
   return (s.coordinator.loading ? s.coordinator.log[txnId] : s.coordinator.metadata[txnId]) ?? null;
 }
 
@@ -243,21 +313,54 @@ export function handleInitProducerId(cfg: KafkaConfig, s: State, channel: Connec
   if (md === null) {
     let pid: number;
     [c, pid] = generateProducerId(c);
-    md = { pid, epoch: NO_EPOCH, lastEpoch: NO_EPOCH, state: TxnState.Empty, pendingState: NO_STATE, partitions: 0, ghostTxn: -1, hasFailedEpochFence: false, prevPid: NO_PID, nextPid: NO_PID, transactionVersion: serverTransactionVersion(cfg, s) };
+    md = {
+      pid,
+      epoch: NO_EPOCH,
+      lastEpoch: NO_EPOCH,
+      state: TxnState.Empty,
+      pendingState: NO_STATE,
+      partitions: 0,
+      ghostTxn: -1,
+      hasFailedEpochFence: false,
+      prevPid: NO_PID,
+      nextPid: NO_PID,
+      transactionVersion: serverTransactionVersion(cfg, s),
+    };
   }
   const expected = req.pid !== NO_PID;
-  const validProducerId = !expected || md.epoch === NO_EPOCH || req.pid === md.pid || (req.pid === md.prevPid && isEpochExhausted(cfg, req.epoch));
+  const validProducerId =
+    !expected ||
+    md.epoch === NO_EPOCH ||
+    req.pid === md.pid ||
+    (req.pid === md.prevPid && isEpochExhausted(cfg, req.epoch));
   if (md.pendingState !== NO_STATE) return answer(s, Err.CONCURRENT_TRANSACTIONS);
   if (!validProducerId) return answer(s, Err.PRODUCER_FENCED);
   if (isPrepare(md.state)) return answer(s, Err.CONCURRENT_TRANSACTIONS);
   // Fence the running transaction; the client is told CONCURRENT_TRANSACTIONS and retries once the abort completes.
-  if (md.state === TxnState.Ongoing) return fenceProducerEpoch(cfg, noteExcuse({ ...s, coordinator: c }, t, Excuse.OtherInstance, req.ghostProducer), t, md, channel, req);
+  if (md.state === TxnState.Ongoing)
+    return fenceProducerEpoch(
+      cfg,
+      noteExcuse({ ...s, coordinator: c }, t, Excuse.OtherInstance, req.ghostProducer),
+      t,
+      md,
+      channel,
+      req,
+    );
   let empty: TxnMetadata;
   if (isEpochExhausted(cfg, md.epoch) && (!expected || req.epoch === md.epoch)) {
     // prepareProducerIdRotation: the last epoch is kept when the client named it.
     let pid: number;
     [c, pid] = generateProducerId(c);
-    empty = { ...md, pid, prevPid: md.pid, epoch: 0, lastEpoch: expected ? md.epoch : NO_EPOCH, state: TxnState.Empty, partitions: 0, ghostTxn: -1 };
+    empty = {
+      ...md,
+      pid,
+      prevPid: md.pid,
+      epoch: 0,
+      lastEpoch: expected ? md.epoch : NO_EPOCH,
+      state: TxnState.Empty,
+      partitions: 0,
+      ghostTxn: -1,
+    };
   } else if (isEpochExhausted(cfg, md.epoch)) {
     return answer(s, Err.UNKNOWN_SERVER_ERROR);
   } else {
@@ -270,7 +373,12 @@ export function handleInitProducerId(cfg: KafkaConfig, s: State, channel: Connec
     else return answer(s, Err.PRODUCER_FENCED);
     empty = { ...md, prevPid: NO_PID, epoch, lastEpoch, state: TxnState.Empty, partitions: 0, ghostTxn: -1 };
   }
-  const granted = response(Api.InitProducerId, { txnId: t, error: Err.NONE, pid: empty.pid, epoch: empty.epoch });
+  const granted = response(Api.InitProducerId, {
+    txnId: t,
+    error: Err.NONE,
+    pid: empty.pid,
+    epoch: empty.epoch,
+  });
   return appendTransactionToLog(cfg, { ...s, coordinator: c }, t, md, empty, false, channel, req, granted);
 }
 
@@ -283,20 +391,47 @@ export function handleInitProducerId(cfg: KafkaConfig, s: State, channel: Connec
  * until KAFKA-20090 keeps the epoch there and, under transaction version 2, also rotates the
  * producer id on completion when the epoch is exhausted.
  */
-function fenceProducerEpoch(cfg: KafkaConfig, s: State, t: number, md: TxnMetadata, channel: Connection | null, req: Request | null): State {
+function fenceProducerEpoch(
+  cfg: KafkaConfig,
+  s: State,
+  t: number,
+  md: TxnMetadata,
+  channel: Connection | null,
+  req: Request | null,
+): State {
   const rules = cfg.rules;
   const atMax = md.epoch >= cfg.maxEpoch;
-  if (atMax && !rules.fenceRotatesProducerId) return req === null ? s : reply(s, channel!, response(Api.InitProducerId, { txnId: t, error: Err.UNKNOWN_SERVER_ERROR }));
+  if (atMax && !rules.fenceRotatesProducerId)
+    return req === null
+      ? s
+      : reply(s, channel!, response(Api.InitProducerId, { txnId: t, error: Err.UNKNOWN_SERVER_ERROR }));
   const epoch = md.hasFailedEpochFence || atMax ? md.epoch : md.epoch + 1;
   let c = s.coordinator;
   let nextPid = NO_PID;
-  if (rules.tv2 && rules.fenceRotatesProducerId && isEpochExhausted(cfg, md.epoch)) [c, nextPid] = generateProducerId(c);
+  if (rules.tv2 && rules.fenceRotatesProducerId && isEpochExhausted(cfg, md.epoch))
+    [c, nextPid] = generateProducerId(c);
   // Not from a client: the brokers' transaction version (TransactionCoordinator, 4.0).
-  const fenced: TxnMetadata = { ...md, epoch, lastEpoch: fenceLastEpoch, prevPid: sincePreviousTransition(rules, md), transactionVersion: serverTransactionVersion(cfg, s) };
+  const fenced: TxnMetadata = {
+    ...md,
+    epoch,
+    lastEpoch: fenceLastEpoch,
+    prevPid: sincePreviousTransition(rules, md),
+    transactionVersion: serverTransactionVersion(cfg, s),
+  };
   const error = rules.mutantFenceAnswersNone ? Err.NONE : Err.CONCURRENT_TRANSACTIONS;
   const answer = req === null ? null : response(Api.InitProducerId, { txnId: t, error });
   const transit = { ...prepareAbortOrCommit(fenced, false, epoch, fenceLastEpoch), nextPid };
-  return appendTransactionToLog(cfg, { ...s, coordinator: c }, t, fenced, transit, true, channel, req, answer);
+  return appendTransactionToLog(
+    cfg,
+    { ...s, coordinator: c },
+    t,
+    fenced,
+    transit,
+    true,
+    channel,
+    req,
+    answer,
+  );
 }
 
 /**
@@ -317,7 +452,12 @@ function producerCheck(rules: Rules, md: TxnMetadata | null, req: Request): Err 
  * AddPartitionsToTxn (handleAddPartitionsToTransaction), and AddOffsetsToTxn, which adds the
  * group's __consumer_offsets partition the same way.
  */
-export function handleAddPartitionsToTxn(cfg: KafkaConfig, s: State, channel: Connection, req: Request): State {
+export function handleAddPartitionsToTxn(
+  cfg: KafkaConfig,
+  s: State,
+  channel: Connection,
+  req: Request,
+): State {
   const rules = forRequest(cfg.rules, req);
   if (s.coordinator.loading) return answerLoading(s, channel, req);
   if (req.verifyOnly) return handleVerifyPartitionsInTransaction(rules, s, channel, req);
@@ -325,10 +465,19 @@ export function handleAddPartitionsToTxn(cfg: KafkaConfig, s: State, channel: Co
   const md = s.coordinator.metadata[t] ?? null;
   // A leader adding its partition (transaction version 2) needs its attempt back with the answer.
   const answerWith = (error: Err): Response =>
-    response(req.api, { txnId: t, error, pid: req.pid, epoch: req.epoch, partitions: req.partitions, seq: req.seq, guard: req.guard });
+    response(req.api, {
+      txnId: t,
+      error,
+      pid: req.pid,
+      epoch: req.epoch,
+      partitions: req.partitions,
+      seq: req.seq,
+      guard: req.guard,
+    });
   const answer = (state: State, error: Err): State => reply(state, channel, answerWith(error));
   // A pending transition is answered before the producer checks from 4.0 (KAFKA-18660, PR #18758).
-  if (rules.pendingCheckFirst && md !== null && md.pendingState !== NO_STATE) return answer(s, Err.CONCURRENT_TRANSACTIONS);
+  if (rules.pendingCheckFirst && md !== null && md.pendingState !== NO_STATE)
+    return answer(s, Err.CONCURRENT_TRANSACTIONS);
   const error = producerCheck(rules, md, req);
   if (error !== Err.NONE || md === null) return answer(s, error);
   if (isPrepare(md.state)) return answer(s, Err.CONCURRENT_TRANSACTIONS);
@@ -354,7 +503,12 @@ export function handleAddPartitionsToTxn(cfg: KafkaConfig, s: State, channel: Co
  * (3.6), TRANSACTION_ABORTABLE from 3.8 (KAFKA-16314; TransactionCoordinator.scala@3.8), which the
  * leader passes on to clients whose Produce or TxnOffsetCommit version knows it.
  */
-function handleVerifyPartitionsInTransaction(rules: Rules, s: State, channel: Connection, req: Request): State {
+function handleVerifyPartitionsInTransaction(
+  rules: Rules,
+  s: State,
+  channel: Connection,
+  req: Request,
+): State {
   const md = s.coordinator.metadata[req.txnId] ?? null;
   let error: Err;
   if (md === null || md.pid !== req.pid) error = Err.INVALID_PRODUCER_ID_MAPPING;
@@ -362,7 +516,19 @@ function handleVerifyPartitionsInTransaction(rules: Rules, s: State, channel: Co
   else if (isPrepare(md.state)) error = Err.CONCURRENT_TRANSACTIONS;
   else if ((md.partitions & req.partitions) === req.partitions) error = Err.NONE;
   else error = rules.transactionAbortable ? Err.TRANSACTION_ABORTABLE : Err.INVALID_TXN_STATE;
-  return reply(s, channel, response(Api.AddPartitionsToTxn, { txnId: req.txnId, error, pid: req.pid, epoch: req.epoch, partitions: req.partitions, seq: req.seq, guard: req.guard }));
+  return reply(
+    s,
+    channel,
+    response(Api.AddPartitionsToTxn, {
+      txnId: req.txnId,
+      error,
+      pid: req.pid,
+      epoch: req.epoch,
+      partitions: req.partitions,
+      seq: req.seq,
+      guard: req.guard,
+    }),
+  );
 }
 
 /** EndTxn (endTransaction, TV0/TV1: the epoch stays; markers carry it). */
@@ -372,16 +538,22 @@ export function handleEndTxn(cfg: KafkaConfig, s: State, channel: Connection, re
   if (rules.tv2) return handleEndTxnV2(cfg, s, channel, req);
   const t = req.txnId;
   const md = s.coordinator.metadata[t] ?? null;
-  const answerWith = (error: Err): Response => response(Api.EndTxn, { txnId: t, error, pid: req.pid, epoch: req.epoch });
+  const answerWith = (error: Err): Response =>
+    response(Api.EndTxn, { txnId: t, error, pid: req.pid, epoch: req.epoch });
   const answer = (state: State, error: Err): State => reply(state, channel, answerWith(error));
   const error = producerCheck(rules, md, req);
   if (error !== Err.NONE || md === null) return answer(s, error);
   if (md.state === TxnState.Ongoing || rules.mutantEndTxnIgnoresState) {
-    const prepared = { ...prepareAbortOrCommit(md, req.commit, md.epoch, md.lastEpoch), transactionVersion: 1 };
+    const prepared = {
+      ...prepareAbortOrCommit(md, req.commit, md.epoch, md.lastEpoch),
+      transactionVersion: 1,
+    };
     return appendTransactionToLog(cfg, s, t, md, prepared, false, channel, req, answerWith(Err.NONE));
   }
-  if (md.state === (req.commit ? TxnState.CompleteCommit : TxnState.CompleteAbort)) return answer(s, Err.NONE);
-  if (md.state === (req.commit ? TxnState.PrepareCommit : TxnState.PrepareAbort)) return answer(s, Err.CONCURRENT_TRANSACTIONS);
+  if (md.state === (req.commit ? TxnState.CompleteCommit : TxnState.CompleteAbort))
+    return answer(s, Err.NONE);
+  if (md.state === (req.commit ? TxnState.PrepareCommit : TxnState.PrepareAbort))
+    return answer(s, Err.CONCURRENT_TRANSACTIONS);
   return answer(s, Err.INVALID_TXN_STATE);
 }
 
@@ -408,15 +580,25 @@ function handleEndTxnV2(cfg: KafkaConfig, s: State, channel: Connection, req: Re
   const md = s.coordinator.metadata[t] ?? null;
   const answer = (state: State, error: Err): State => {
     const now = state.coordinator.metadata[t] ?? null;
-    return reply(state, channel, response(Api.EndTxn, { txnId: t, error, pid: now?.pid ?? req.pid, epoch: now?.epoch ?? req.epoch }));
+    return reply(
+      state,
+      channel,
+      response(Api.EndTxn, { txnId: t, error, pid: now?.pid ?? req.pid, epoch: now?.epoch ?? req.epoch }),
+    );
   };
   // A retry of an EndTxn whose completion rotated the producer id (retryOnOverflow, KAFKA-18660).
-  const retryOnOverflow = md !== null && md.prevPid === req.pid && req.epoch === cfg.maxEpoch - 1 && md.epoch === 0;
-  if (md === null || (md.pid !== req.pid && !retryOnOverflow)) return answer(s, Err.INVALID_PRODUCER_ID_MAPPING);
+  const retryOnOverflow =
+    md !== null && md.prevPid === req.pid && req.epoch === cfg.maxEpoch - 1 && md.epoch === 0;
+  if (md === null || (md.pid !== req.pid && !retryOnOverflow))
+    return answer(s, Err.INVALID_PRODUCER_ID_MAPPING);
   const retry = md.epoch === req.epoch + 1 || retryOnOverflow;
   const current = md.epoch === req.epoch && !retryOnOverflow;
   const validEpoch =
-    md.state === TxnState.Ongoing || md.state === TxnState.Empty ? current : isPrepare(md.state) ? retry : retry || current;
+    md.state === TxnState.Ongoing || md.state === TxnState.Empty
+      ? current
+      : isPrepare(md.state)
+        ? retry
+        : retry || current;
   const pending = md.pendingState !== NO_STATE;
   if (pending && rules.pendingCheckFirst) return answer(s, Err.CONCURRENT_TRANSACTIONS);
   if (!validEpoch && !rules.mutantNoCoordinatorEpochCheck) return answer(s, Err.PRODUCER_FENCED);
@@ -430,27 +612,49 @@ function handleEndTxnV2(cfg: KafkaConfig, s: State, channel: Connection, req: Re
     let c = s.coordinator;
     let nextPid = NO_PID;
     if (isEpochExhausted(cfg, from.epoch)) [c, nextPid] = generateProducerId(c);
-    const transit = { ...prepareAbortOrCommit(from, commit, atMax ? from.epoch : from.epoch + 1, from.epoch), nextPid, prevPid: NO_PID, transactionVersion: 2 };
+    const transit = {
+      ...prepareAbortOrCommit(from, commit, atMax ? from.epoch : from.epoch + 1, from.epoch),
+      nextPid,
+      prevPid: NO_PID,
+      transactionVersion: 2,
+    };
     const completed = completedTransition(transit);
     const granted = rules.mutantEndTxnAnswersPreparedEpoch ? transit : completed;
-    return appendTransactionToLog(cfg, { ...s, coordinator: c }, t, md, transit, false, channel, req, response(Api.EndTxn, { txnId: t, error: Err.NONE, pid: granted.pid, epoch: granted.epoch }));
+    return appendTransactionToLog(
+      cfg,
+      { ...s, coordinator: c },
+      t,
+      md,
+      transit,
+      false,
+      channel,
+      req,
+      response(Api.EndTxn, { txnId: t, error: Err.NONE, pid: granted.pid, epoch: granted.epoch }),
+    );
   };
   if (md.state === TxnState.Ongoing || rules.mutantEndTxnIgnoresState) return prepare(md, req.commit);
-  const sameResult = md.state === (req.commit ? TxnState.CompleteCommit : TxnState.CompleteAbort) || md.state === (req.commit ? TxnState.PrepareCommit : TxnState.PrepareAbort);
+  const sameResult =
+    md.state === (req.commit ? TxnState.CompleteCommit : TxnState.CompleteAbort) ||
+    md.state === (req.commit ? TxnState.PrepareCommit : TxnState.PrepareAbort);
   if (isPrepare(md.state)) return answer(s, sameResult ? Err.CONCURRENT_TRANSACTIONS : Err.INVALID_TXN_STATE);
   if (!req.commit && current) return prepare({ ...md, partitions: 0 }, false);
   return answer(s, retry && sameResult ? Err.NONE : Err.INVALID_TXN_STATE);
 }
 
 /** A WriteTxnMarkers answer (TransactionMarkerRequestCompletionHandler). */
-export function handleWriteTxnMarkersResponse(s: State, conn: number, resp: { txnId: number; error: Err; pid: number; partitions: number; coordinatorEpoch: number }): State {
+export function handleWriteTxnMarkersResponse(
+  s: State,
+  conn: number,
+  resp: { txnId: number; error: Err; pid: number; partitions: number; coordinatorEpoch: number },
+): State {
   // An answer to a previous coordinator epoch reaches a coordinator that has resigned: dropped.
   if (resp.coordinatorEpoch !== s.coordinator.epoch) return s;
   // An answer on a connection the marker channel closed after a timeout is never read.
   if (conn !== s.coordinator.markerConns[resp.partitions]) return s;
   const md = s.coordinator.metadata[resp.txnId] ?? null;
   if (md === null || !isComplete(md.pendingState) || md.pid !== resp.pid) return s;
-  if (resp.error === Err.NONE) return setMetadata(s, resp.txnId, { ...md, partitions: md.partitions & ~bit(resp.partitions) });
+  if (resp.error === Err.NONE)
+    return setMetadata(s, resp.txnId, { ...md, partitions: md.partitions & ~bit(resp.partitions) });
   // Retriable: the partition stays due and the marker is sent again (TransactionMarkerRequestCompletionHandler).
   if (resp.error === Err.NOT_ENOUGH_REPLICAS) return s;
   // INVALID_PRODUCER_EPOCH / TRANSACTION_COORDINATOR_FENCED: stop sending this transaction's
@@ -488,7 +692,12 @@ export function canRetryTxnMarker(s: State, txnId: number, p: number): boolean {
   const conn = s.coordinator.markerConns[p];
   return !hasMessage(
     s.network,
-    (ch, m) => ch.conn === conn && m.api === Api.WriteTxnMarkers && m.txnId === txnId && m.partitions === p && (ch.from === TC_NODE || ch.to === TC_NODE),
+    (ch, m) =>
+      ch.conn === conn &&
+      m.api === Api.WriteTxnMarkers &&
+      m.txnId === txnId &&
+      m.partitions === p &&
+      (ch.from === TC_NODE || ch.to === TC_NODE),
   );
 }
 
@@ -501,7 +710,13 @@ export function retryTxnMarker(s: State, txnId: number, p: number): State {
 export function canTimeOutTxnMarker(s: State, p: number): boolean {
   const leader = LEADER_BASE + p;
   const conn = s.coordinator.markerConns[p];
-  return hasMessage(s.network, (ch, m) => ch.conn === conn && m.api === Api.WriteTxnMarkers && ((ch.from === TC_NODE && ch.to === leader) || (ch.from === leader && ch.to === TC_NODE)));
+  return hasMessage(
+    s.network,
+    (ch, m) =>
+      ch.conn === conn &&
+      m.api === Api.WriteTxnMarkers &&
+      ((ch.from === TC_NODE && ch.to === leader) || (ch.from === leader && ch.to === TC_NODE)),
+  );
 }
 
 /**
@@ -511,7 +726,13 @@ export function canTimeOutTxnMarker(s: State, p: number): boolean {
  * wasDisconnected).
  */
 export function txnMarkerTimeout(s: State, p: number): State {
-  return { ...s, coordinator: { ...s.coordinator, markerConns: setAt(s.coordinator.markerConns, p, s.coordinator.markerConns[p]! + 1) } };
+  return {
+    ...s,
+    coordinator: {
+      ...s.coordinator,
+      markerConns: setAt(s.coordinator.markerConns, p, s.coordinator.markerConns[p]! + 1),
+    },
+  };
 }
 
 /** An Ongoing transaction may time out; at the maximum epoch its fence throws before KAFKA-20090, so nothing happens. */
@@ -532,7 +753,17 @@ export function transactionTimeout(cfg: KafkaConfig, s: State, txnId: number): S
   const md = s.coordinator.metadata[txnId]!;
   const excused = noteExcuse(s, txnId, Excuse.TransactionTimedOut);
   if (cfg.rules.timeoutFence) return fenceProducerEpoch(cfg, excused, txnId, md, null, null);
-  return appendTransactionToLog(cfg, excused, txnId, md, prepareAbortOrCommit(md, false, md.epoch, md.lastEpoch), false, null, null, null);
+  return appendTransactionToLog(
+    cfg,
+    excused,
+    txnId,
+    md,
+    prepareAbortOrCommit(md, false, md.epoch, md.lastEpoch),
+    false,
+    null,
+    null,
+    null,
+  );
 }
 
 /**
@@ -544,7 +775,8 @@ export function transactionTimeout(cfg: KafkaConfig, s: State, txnId: number): S
  */
 export function canExpireTransactionalId(s: State, txnId: number): boolean {
   const md = s.coordinator.metadata[txnId] ?? null;
-  if (md === null || md.pendingState !== NO_STATE || (md.state !== TxnState.Empty && !isComplete(md.state))) return false;
+  if (md === null || md.pendingState !== NO_STATE || (md.state !== TxnState.Empty && !isComplete(md.state)))
+    return false;
   return !hasMessage(s.network, (ch, m) => ch.to === TC_NODE && !m.response && m.txnId === txnId);
 }
 
@@ -556,8 +788,15 @@ export function canExpireTransactionalId(s: State, txnId: number): boolean {
  */
 export function transactionalIdExpiry(cfg: KafkaConfig, s: State, txnId: number): State {
   const c = s.coordinator;
-  const removed: State = { ...s, coordinator: { ...c, metadata: setAt(c.metadata, txnId, null), log: setAt(c.log, txnId, null) } };
-  return noteExcuse(noteExpiry(cfg, removed, txnId, c.metadata[txnId]!.pid), txnId, Excuse.TransactionalIdExpired);
+  const removed: State = {
+    ...s,
+    coordinator: { ...c, metadata: setAt(c.metadata, txnId, null), log: setAt(c.log, txnId, null) },
+  };
+  return noteExcuse(
+    noteExpiry(cfg, removed, txnId, c.metadata[txnId]!.pid),
+    txnId,
+    Excuse.TransactionalIdExpired,
+  );
 }
 
 /**
@@ -577,14 +816,32 @@ export function transactionalIdExpiry(cfg: KafkaConfig, s: State, txnId: number)
 export function coordinatorFailover(cfg: KafkaConfig, s: State, kept: number): State {
   let next = s;
   for (const append of s.coordinator.appends) {
-    if ((kept & bit(append.txnId)) !== 0) next = noteWritten(cfg, { ...next, coordinator: writeRecord(cfg.rules, next.coordinator, append.txnId, append.transit) }, append);
+    if ((kept & bit(append.txnId)) !== 0)
+      next = noteWritten(
+        cfg,
+        { ...next, coordinator: writeRecord(cfg.rules, next.coordinator, append.txnId, append.transit) },
+        append,
+      );
     if (append.request === null) continue;
-    next = answerAppend(next, append, cfg.rules.mutantResignedAppendAnswersNone ? append.response! : coordinatorError(append.request, Err.NOT_COORDINATOR));
+    next = answerAppend(
+      next,
+      append,
+      cfg.rules.mutantResignedAppendAnswersNone
+        ? append.response!
+        : coordinatorError(append.request, Err.NOT_COORDINATOR),
+    );
   }
   next = answerRequestsOnTheirWay(next, Err.NOT_COORDINATOR);
   const c = next.coordinator;
   // The new coordinator's marker channel opens new connections.
-  const elected: Coordinator = { ...c, epoch: c.epoch + 1, loading: true, metadata: c.metadata.map(() => null), appends: [], markerConns: c.markerConns.map((m) => m + 1) };
+  const elected: Coordinator = {
+    ...c,
+    epoch: c.epoch + 1,
+    loading: true,
+    metadata: c.metadata.map(() => null),
+    appends: [],
+    markerConns: c.markerConns.map((m) => m + 1),
+  };
   next = { ...next, coordinator: elected };
   return cfg.coordinatorLoading === 'atomic' ? loadTransactions(cfg, next) : next;
 }
@@ -599,7 +856,8 @@ function answerRequestsOnTheirWay(s: State, error: Err): State {
     return answers.length === 0 ? [] : [{ ...ch, messages: answers }];
   });
   let next: State = { ...s, network };
-  for (const ch of toCoordinator) for (const m of ch.messages) if (!m.response) next = reply(next, ch, coordinatorError(m, error));
+  for (const ch of toCoordinator)
+    for (const m of ch.messages) if (!m.response) next = reply(next, ch, coordinatorError(m, error));
   return next;
 }
 
@@ -620,7 +878,11 @@ export function loadTransactions(cfg: KafkaConfig, s: State): State {
       prevPid: rec.prevPid,
       nextPid: rec.nextPid,
       state: rec.state,
-      pendingState: preparing ? (rec.state === TxnState.PrepareCommit ? TxnState.CompleteCommit : TxnState.CompleteAbort) : NO_STATE,
+      pendingState: preparing
+        ? rec.state === TxnState.PrepareCommit
+          ? TxnState.CompleteCommit
+          : TxnState.CompleteAbort
+        : NO_STATE,
       partitions: preparing && rules.mutantLosePartitionsOnFailover ? 0 : rec.partitions,
       ghostTxn: rec.ghostTxn,
       transactionVersion: rec.transactionVersion,

@@ -18,19 +18,33 @@ import { kafkaProperties } from './properties.ts';
 
 const specs = shippedSpecFiles().filter((f) => f.startsWith('specs/kafka/') && !benchmarks.includes(f));
 
-
 /** Each named part as the state holds it, written here from state.ts apart from footprints.ts's part numbers. */
 const PART: Record<PartName, { readonly of: (s: State) => unknown; readonly paths: RegExp }> = {
-  producer: { of: (s) => s.producers.map((p) => [p.tm, p.pid, p.epoch, p.request]), paths: /^producers\.\*\.(tm|pid|epoch|request)(\.|$)/ },
+  producer: {
+    of: (s) => s.producers.map((p) => [p.tm, p.pid, p.epoch, p.request]),
+    paths: /^producers\.\*\.(tm|pid|epoch|request)(\.|$)/,
+  },
   producerStatus: { of: (s) => s.producers.map((p) => p.status), paths: /^producers\.\*\.status$/ },
-  producerExcuses: { of: (s) => s.producers.map((p) => p.ghostExcuses), paths: /^producers\.\*\.ghostExcuses$/ },
+  producerExcuses: {
+    of: (s) => s.producers.map((p) => p.ghostExcuses),
+    paths: /^producers\.\*\.ghostExcuses$/,
+  },
   // A client notes its own decisions, answers and records in the ghost history; the coordinator
   // notes what it did to each client transaction (prepared, fenced, expired).
-  producerHistory: { of: (s) => s.history.map((h) => [h.decision, h.told, h.recordsSent]), paths: /^history\.\*\.(decision|told|recordsSent)$/ },
-  coordinator: { of: (s) => [s.coordinator, s.history.map((h) => [h.prepared, h.fenced, h.expired])], paths: /^(coordinator(\.|$)|history\.\*\.(prepared|fenced|expired)$)/ },
+  producerHistory: {
+    of: (s) => s.history.map((h) => [h.decision, h.told, h.recordsSent]),
+    paths: /^history\.\*\.(decision|told|recordsSent)$/,
+  },
+  coordinator: {
+    of: (s) => [s.coordinator, s.history.map((h) => [h.prepared, h.fenced, h.expired])],
+    paths: /^(coordinator(\.|$)|history\.\*\.(prepared|fenced|expired)$)/,
+  },
   leader: { of: (s) => s.partitions, paths: /^partitions(\.|$)/ },
   consumer: { of: (s) => s.consumers, paths: /^consumers(\.|$)/ },
-  markersInFlight: { of: (s) => s.network.filter((ch) => ch.from === TC_NODE && ch.to >= LEADER_BASE), paths: /^network(\.|$)/ },
+  markersInFlight: {
+    of: (s) => s.network.filter((ch) => ch.from === TC_NODE && ch.to >= LEADER_BASE),
+    paths: /^network(\.|$)/,
+  },
 };
 
 /** Reads of what never changes in a run: the lists themselves, which id a producer has, whether the app runs. */
@@ -53,7 +67,8 @@ function pathsRead(holds: (s: State) => boolean, s: State): Set<string> {
   return paths;
 }
 
-const sameAction = (a: Action, b: Action): boolean => a.kind === b.kind && a.actor === b.actor && a.target === b.target && a.conn === b.conn && a.api === b.api;
+const sameAction = (a: Action, b: Action): boolean =>
+  a.kind === b.kind && a.actor === b.actor && a.target === b.target && a.conn === b.conn && a.api === b.api;
 
 let independentPairs = 0;
 let invisibleSteps = 0;
@@ -61,8 +76,14 @@ let invisibleSteps = 0;
 describe('Kafka transition classes', () => {
   it.each(specs)('%s: independent actions commute, enablers and visibility over-approximate', (file) => {
     const cfg = loadSpecFile(file).params as KafkaConfig;
-    const all = kafkaIndependence(cfg, kafkaProperties.map((p) => p.name));
-    const perProperty = kafkaProperties.map((p) => ({ property: p, independence: kafkaIndependence(cfg, [p.name]) }));
+    const all = kafkaIndependence(
+      cfg,
+      kafkaProperties.map((p) => p.name),
+    );
+    const perProperty = kafkaProperties.map((p) => ({
+      property: p,
+      independence: kafkaIndependence(cfg, [p.name]),
+    }));
     let pairs = 0;
     for (const s of walkStates(cfg, 6, 40, seedrandom(file))) {
       const actions = enabledActions(cfg, s);
@@ -76,18 +97,30 @@ describe('Kafka transition classes', () => {
           pairs++;
           const b = afterX.find((a) => sameAction(a, actions[y]!));
           expect(b, `${all.names[classes[x]!]} disables ${all.names[classes[y]!]}`).toBeDefined();
-          if (x < y) expect(deepEqual(step(cfg, after[x]!, b!), step(cfg, after[y]!, actions[x]!)), `${all.names[classes[x]!]} and ${all.names[classes[y]!]} do not commute`).toBe(true);
+          if (x < y)
+            expect(
+              deepEqual(step(cfg, after[x]!, b!), step(cfg, after[y]!, actions[x]!)),
+              `${all.names[classes[x]!]} and ${all.names[classes[y]!]} do not commute`,
+            ).toBe(true);
         }
         for (const c of afterX.map((a) => all.classOf(a))) {
           if (enabledClasses.has(c)) continue;
-          expect(all.enablers[c]!.includes(classes[x]!), `${all.names[classes[x]!]} enables ${all.names[c]}`).toBe(true);
+          expect(
+            all.enablers[c]!.includes(classes[x]!),
+            `${all.names[classes[x]!]} enables ${all.names[c]}`,
+          ).toBe(true);
         }
         for (const { property, independence } of perProperty) {
           if (independence.visible[classes[x]!]) continue;
           invisibleSteps++;
-          expect(property.holds(after[x]!), `${all.names[classes[x]!]} changes ${property.name}`).toBe(property.holds(s));
+          expect(property.holds(after[x]!), `${all.names[classes[x]!]} changes ${property.name}`).toBe(
+            property.holds(s),
+          );
           for (const part of PROPERTY_READS[property.name]!) {
-            expect(deepEqual(PART[part].of(after[x]!), PART[part].of(s)), `${all.names[classes[x]!]} changes the ${part} ${property.name} reads`).toBe(true);
+            expect(
+              deepEqual(PART[part].of(after[x]!), PART[part].of(s)),
+              `${all.names[classes[x]!]} changes the ${part} ${property.name} reads`,
+            ).toBe(true);
           }
         }
       }
@@ -100,22 +133,32 @@ describe('Kafka transition classes', () => {
     expect(invisibleSteps).toBeGreaterThan(1000);
   });
 
-  it.each(kafkaProperties.map((p) => [p.name, p] as const))('%s reads only the parts of the state it is said to read', (name, property) => {
-    const parts = PROPERTY_READS[name]!;
-    const unlisted = new Set<string>();
-    for (const file of specs) {
-      for (const s of walkStates(loadSpecFile(file).params as KafkaConfig, 2, 40, seedrandom(`${file}/reads`))) {
-        for (const path of pathsRead((t) => property.holds(t), s)) if (!FIXED.test(path) && !parts.some((part) => PART[part].paths.test(path))) unlisted.add(path);
+  it.each(kafkaProperties.map((p) => [p.name, p] as const))(
+    '%s reads only the parts of the state it is said to read',
+    (name, property) => {
+      const parts = PROPERTY_READS[name]!;
+      const unlisted = new Set<string>();
+      for (const file of specs) {
+        for (const s of walkStates(
+          loadSpecFile(file).params as KafkaConfig,
+          2,
+          40,
+          seedrandom(`${file}/reads`),
+        )) {
+          for (const path of pathsRead((t) => property.holds(t), s))
+            if (!FIXED.test(path) && !parts.some((part) => PART[part].paths.test(path))) unlisted.add(path);
+        }
       }
-    }
-    expect([...unlisted]).toEqual([]);
-  });
+      expect([...unlisted]).toEqual([]);
+    },
+  );
 
   it('declares every class an action of every shipped spec can take', () => {
     for (const file of specs) {
       const cfg = loadSpecFile(file).params as KafkaConfig;
       const independence = kafkaIndependence(cfg, []);
-      for (const s of walkStates(cfg, 4, 40, seedrandom(`${file}/classes`))) for (const a of enabledActions(cfg, s)) expect(() => independence.classOf(a)).not.toThrow();
+      for (const s of walkStates(cfg, 4, 40, seedrandom(`${file}/classes`)))
+        for (const a of enabledActions(cfg, s)) expect(() => independence.classOf(a)).not.toThrow();
     }
   });
 });
@@ -127,9 +170,21 @@ describe('Kafka transition classes', () => {
 // use, and a case that only read another case's classes would not run the code it tests.
 describe('Kafka transition classes: steps on disjoint state are independent', () => {
   const base = loadSpecFile('specs/kafka/commit-abort.json').params as KafkaConfig;
-  const two: KafkaConfig = { ...base, transactionalIds: 2, instancesPerId: 1, partitions: 2, consumers: { readCommitted: 1, readUncommitted: 0 } };
+  const two: KafkaConfig = {
+    ...base,
+    transactionalIds: 2,
+    instancesPerId: 1,
+    partitions: 2,
+    consumers: { readCommitted: 1, readUncommitted: 0 },
+  };
   // consume-transform-produce, two instances of one transactional.id, one data partition.
-  const transform: KafkaConfig = { ...base, app: 'consume-transform-produce', transactionalIds: 1, instancesPerId: 2, partitions: 1 };
+  const transform: KafkaConfig = {
+    ...base,
+    app: 'consume-transform-produce',
+    transactionalIds: 1,
+    instancesPerId: 2,
+    partitions: 1,
+  };
   const classes = (cfg: KafkaConfig) => {
     const independence = kafkaIndependence(cfg, ['AtomicCommit']);
     const of = (name: string): number => {
@@ -137,7 +192,8 @@ describe('Kafka transition classes: steps on disjoint state are independent', ()
       expect(c, name).toBeGreaterThanOrEqual(0);
       return c;
     };
-    const dependent = (a: string, b: string): boolean => independence.dependent[of(a)]!.includes(of(b)) || independence.dependent[of(b)]!.includes(of(a));
+    const dependent = (a: string, b: string): boolean =>
+      independence.dependent[of(a)]!.includes(of(b)) || independence.dependent[of(b)]!.includes(of(a));
     return { independence, of, dependent };
   };
 
@@ -161,9 +217,17 @@ describe('Kafka transition classes: steps on disjoint state are independent', ()
   it.each([
     // KIP-447: a member that joins moves the group to a new generation, which the group
     // coordinator checks a TxnOffsetCommit against.
-    ['a new instance joins the group while the other commits offsets', 'initTransactions/1', 'deliver/0/2001'],
+    [
+      'a new instance joins the group while the other commits offsets',
+      'initTransactions/1',
+      'deliver/0/2001',
+    ],
     // The committed offsets a client fetches are what the group coordinator appends.
-    ['a client fetches the committed offsets the group coordinator appends', 'fetchOffsets/0', 'deliver/1/2001'],
+    [
+      'a client fetches the committed offsets the group coordinator appends',
+      'fetchOffsets/0',
+      'deliver/1/2001',
+    ],
   ])('with the transform app, %s: dependent', (_, a, b) => {
     expect(classes(transform).dependent(a, b)).toBe(true);
   });

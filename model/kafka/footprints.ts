@@ -23,7 +23,15 @@ interface Footprint {
 }
 
 /** The parts of the state every property reads (unknown properties read everything). */
-export type PartName = 'producer' | 'producerStatus' | 'producerExcuses' | 'producerHistory' | 'coordinator' | 'leader' | 'consumer' | 'markersInFlight';
+export type PartName =
+  | 'producer'
+  | 'producerStatus'
+  | 'producerExcuses'
+  | 'producerHistory'
+  | 'coordinator'
+  | 'leader'
+  | 'consumer'
+  | 'markersInFlight';
 export const PROPERTY_READS: Readonly<Record<string, readonly PartName[]>> = {
   ReadCommittedIsolation: ['consumer', 'leader', 'producerHistory'],
   AtomicCommit: ['leader'],
@@ -116,16 +124,26 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
     if (part === undefined) throw new Error(`no channel from node ${from} to node ${to}`);
     return part;
   };
-  const channelsFrom = (node: number): number[] => [...channelPart].filter(([k]) => k.startsWith(`${node}>`)).map(([, v]) => v);
-  const channelsTo = (node: number): number[] => [...channelPart].filter(([k]) => k.endsWith(`>${node}`)).map(([, v]) => v);
-  const producersOf = (t: number): number[] => range(cfg.instancesPerId).map((k) => t * cfg.instancesPerId + k);
+  const channelsFrom = (node: number): number[] =>
+    [...channelPart].filter(([k]) => k.startsWith(`${node}>`)).map(([, v]) => v);
+  const channelsTo = (node: number): number[] =>
+    [...channelPart].filter(([k]) => k.endsWith(`>${node}`)).map(([, v]) => v);
+  const producersOf = (t: number): number[] =>
+    range(cfg.instancesPerId).map((k) => t * cfg.instancesPerId + k);
 
   // ---- Classes ----
   const footprints: Footprint[] = [];
   const names: string[] = [];
   const classByKey = new Map<string, number>();
   const define = (key: string, build: (f: Footprint) => void): void => {
-    const f: Footprint = { reads: new Set(), writes: new Set(), heads: new Set(), tails: new Set(), guardReads: new Set(), guardNonEmpty: new Set() };
+    const f: Footprint = {
+      reads: new Set(),
+      writes: new Set(),
+      heads: new Set(),
+      tails: new Set(),
+      guardReads: new Set(),
+      guardNonEmpty: new Set(),
+    };
     build(f);
     classByKey.set(key, footprints.length);
     footprints.push(f);
@@ -139,7 +157,13 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
     add(f.writes, P[i]!, HP[i]!, ...(keepsTm ? [] : [PT[i]!]), ...(offsetsLeader >= 0 ? [G] : []));
     add(f.reads, PC[i]!, PS[i]!, TV, ...(offsetsLeader >= 0 ? [L[offsetsLeader]!] : []));
     add(f.tails, ...channelsFrom(i));
-    add(f.guardReads, P[i]!, PS[i]!, ...(offsetsLeader >= 0 ? [L[offsetsLeader]!] : []), ...(i % cfg.instancesPerId > 0 ? [PS[i - 1]!] : []));
+    add(
+      f.guardReads,
+      P[i]!,
+      PS[i]!,
+      ...(offsetsLeader >= 0 ? [L[offsetsLeader]!] : []),
+      ...(i % cfg.instancesPerId > 0 ? [PS[i - 1]!] : []),
+    );
   };
   const spends = (f: Footprint, k: keyof FaultBudget): void => {
     add(f.writes, fault(k));
@@ -173,7 +197,15 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
   };
 
   for (const i of range(producers)) {
-    for (const kind of [ActionKind.initTransactions, ActionKind.fetchOffsets, ActionKind.beginTransaction, ActionKind.sendOffsetsToTransaction, ActionKind.commitTransaction, ActionKind.abortTransaction, ActionKind.sendTxnRequest]) {
+    for (const kind of [
+      ActionKind.initTransactions,
+      ActionKind.fetchOffsets,
+      ActionKind.beginTransaction,
+      ActionKind.sendOffsetsToTransaction,
+      ActionKind.commitTransaction,
+      ActionKind.abortTransaction,
+      ActionKind.sendTxnRequest,
+    ]) {
       define(`${kind}/${i}`, (f) => {
         client(f, i);
         if (kind === ActionKind.initTransactions) add(f.writes, PS[i]!);
@@ -307,7 +339,8 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
   for (const f of footprints) for (const g of f.guardReads) if (!f.writes.has(g)) f.reads.add(g);
 
   // ---- Relations ----
-  const touches = (f: Footprint, part: number): boolean => f.reads.has(part) || f.writes.has(part) || f.heads.has(part) || f.tails.has(part);
+  const touches = (f: Footprint, part: number): boolean =>
+    f.reads.has(part) || f.writes.has(part) || f.heads.has(part) || f.tails.has(part);
   const dependentPair = (a: Footprint, b: Footprint): boolean => {
     for (const w of a.writes) if (touches(b, w)) return true;
     for (const w of b.writes) if (touches(a, w)) return true;
@@ -323,8 +356,12 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
     return false;
   };
   const classes = footprints.length;
-  const dependent = footprints.map((a, x) => range(classes).filter((y) => y !== x && dependentPair(a, footprints[y]!)));
-  const enablers = footprints.map((f, x) => range(classes).filter((y) => y !== x && canEnable(footprints[y]!, f)));
+  const dependent = footprints.map((a, x) =>
+    range(classes).filter((y) => y !== x && dependentPair(a, footprints[y]!)),
+  );
+  const enablers = footprints.map((f, x) =>
+    range(classes).filter((y) => y !== x && canEnable(footprints[y]!, f)),
+  );
 
   const read = new Set<number>();
   for (const name of properties) {

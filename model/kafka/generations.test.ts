@@ -12,7 +12,14 @@ function statusOf(file: string, property: string, variants: string[]): Record<st
 
 describe('generations', () => {
   it('B1, the hanging transaction: broken before KIP-890, fixed by partition verification (3.6)', () => {
-    expect(statusOf('specs/kafka/hanging-transaction.json', 'NoHangingTransaction', ['kafka-0.11', 'kafka-3.5', 'kafka-3.6', 'kafka-4.0'])).toEqual({
+    expect(
+      statusOf('specs/kafka/hanging-transaction.json', 'NoHangingTransaction', [
+        'kafka-0.11',
+        'kafka-3.5',
+        'kafka-3.6',
+        'kafka-4.0',
+      ]),
+    ).toEqual({
       'kafka-0.11': 'violated',
       'kafka-3.5': 'violated',
       'kafka-3.6': 'holds',
@@ -21,7 +28,15 @@ describe('generations', () => {
   });
 
   it('B2, the delayed Produce that joins the next transaction: still broken in 3.6 and 3.8, fixed by transaction version 2 (4.0)', () => {
-    expect(statusOf('specs/kafka/delayed-produce.json', 'ReadCommittedIsolation', ['kafka-3.5', 'kafka-3.6', 'kafka-3.8', 'kafka-4.0', 'kafka-latest'])).toEqual({
+    expect(
+      statusOf('specs/kafka/delayed-produce.json', 'ReadCommittedIsolation', [
+        'kafka-3.5',
+        'kafka-3.6',
+        'kafka-3.8',
+        'kafka-4.0',
+        'kafka-latest',
+      ]),
+    ).toEqual({
       'kafka-3.5': 'violated',
       'kafka-3.6': 'violated',
       'kafka-3.8': 'violated',
@@ -31,7 +46,15 @@ describe('generations', () => {
   });
 
   it('the stale EndTxn commits the next transaction until transaction version 2 (4.0)', () => {
-    expect(statusOf('specs/kafka/stale-end-txn.json', 'ReadCommittedIsolation', ['kafka-3.5', 'kafka-3.6', 'kafka-3.8', 'kafka-4.0', 'kafka-4.1'])).toEqual({
+    expect(
+      statusOf('specs/kafka/stale-end-txn.json', 'ReadCommittedIsolation', [
+        'kafka-3.5',
+        'kafka-3.6',
+        'kafka-3.8',
+        'kafka-4.0',
+        'kafka-4.1',
+      ]),
+    ).toEqual({
       'kafka-3.5': 'violated',
       'kafka-3.6': 'violated',
       'kafka-3.8': 'violated',
@@ -41,7 +64,16 @@ describe('generations', () => {
   });
 
   it('a commit retried after its transactional.id expired is reported aborted by a KIP-360 client, until INVALID_PRODUCER_ID_MAPPING is fatal (KAFKA-18019, 4.0)', () => {
-    expect(statusOf('specs/kafka/transactional-id-expiry.json', 'ReadCommittedIsolation', ['kafka-0.11', 'kafka-3.5', 'kafka-3.6', 'kafka-3.8', 'kafka-4.0', 'kafka-latest'])).toEqual({
+    expect(
+      statusOf('specs/kafka/transactional-id-expiry.json', 'ReadCommittedIsolation', [
+        'kafka-0.11',
+        'kafka-3.5',
+        'kafka-3.6',
+        'kafka-3.8',
+        'kafka-4.0',
+        'kafka-latest',
+      ]),
+    ).toEqual({
       'kafka-0.11': 'holds',
       'kafka-3.5': 'violated',
       'kafka-3.6': 'violated',
@@ -52,7 +84,14 @@ describe('generations', () => {
   });
 
   it('a leader that forgot an expired producer accepts its fenced epoch until partition verification (3.6)', () => {
-    expect(statusOf('specs/kafka/producer-state-expiry.json', 'NoHangingTransaction', ['kafka-3.5', 'kafka-3.6', 'kafka-4.0', 'kafka-latest'])).toEqual({
+    expect(
+      statusOf('specs/kafka/producer-state-expiry.json', 'NoHangingTransaction', [
+        'kafka-3.5',
+        'kafka-3.6',
+        'kafka-4.0',
+        'kafka-latest',
+      ]),
+    ).toEqual({
       'kafka-3.5': 'violated',
       'kafka-3.6': 'holds',
       'kafka-4.0': 'holds',
@@ -61,7 +100,9 @@ describe('generations', () => {
   });
 
   it('a transaction-timeout abort without an epoch bump hangs a partition (before KAFKA-6119)', () => {
-    expect(statusOf('specs/kafka/transaction-timeout.json', 'NoHangingTransaction', ['kafka-0.11', 'kafka-3.5'])).toEqual({
+    expect(
+      statusOf('specs/kafka/transaction-timeout.json', 'NoHangingTransaction', ['kafka-0.11', 'kafka-3.5']),
+    ).toEqual({
       'kafka-0.11': 'violated',
       'kafka-3.5': 'holds',
     });

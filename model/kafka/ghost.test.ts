@@ -16,7 +16,7 @@ function running(s: State, ...producers: number[]): State {
   return producers.reduce((t, i) => withProducer(t, i, { status: Instance.Running }), s);
 }
 
-describe('noteEpochGrant: a new epoch for one instance fences the other instances\' unprepared transactions', () => {
+describe("noteEpochGrant: a new epoch for one instance fences the other instances' unprepared transactions", () => {
   const base = (): State => {
     let s = running(initial(cfg), 0, 1, 2);
     s = withProducer(s, 1, { ghostExcuses: Excuse.TransactionTimedOut });
@@ -51,14 +51,21 @@ describe('noteExcuse', () => {
     let s = running(initial(cfg), 0, 2);
     s = withProducer(s, 0, { ghostExcuses: Excuse.OtherInstance });
     const once = noteExcuse(s, 0, Excuse.TransactionTimedOut);
-    expect(once.producers.map((p) => p.ghostExcuses)).toEqual([Excuse.OtherInstance | Excuse.TransactionTimedOut, 0, 0, 0]);
+    expect(once.producers.map((p) => p.ghostExcuses)).toEqual([
+      Excuse.OtherInstance | Excuse.TransactionTimedOut,
+      0,
+      0,
+      0,
+    ]);
     expect(noteExcuse(once, 0, Excuse.TransactionTimedOut)).toEqual(once);
     expect(noteExcuse(s, 0, Excuse.TransactionTimedOut, 0)).toEqual(s);
   });
 
   it('a crashed instance is excused too', () => {
     const s = withProducer(initial(cfg), 1, { status: Instance.Crashed });
-    expect(noteExcuse(s, 0, Excuse.TransactionalIdExpired).producers[1]!.ghostExcuses).toBe(Excuse.TransactionalIdExpired);
+    expect(noteExcuse(s, 0, Excuse.TransactionalIdExpired).producers[1]!.ghostExcuses).toBe(
+      Excuse.TransactionalIdExpired,
+    );
   });
 });
 
@@ -77,14 +84,23 @@ describe('noteExpiry: the expiry of a transactional.id meets the transaction of 
 
   it('an instance being granted the producer id meets it in its first transaction', () => {
     let s = running(initial(cfg), 0);
-    s = { ...s, network: send(s.network, TC_NODE, 0, 0, response(Api.InitProducerId, { pid: PID, epoch: 0 })) };
+    s = {
+      ...s,
+      network: send(s.network, TC_NODE, 0, 0, response(Api.InitProducerId, { pid: PID, epoch: 0 })),
+    };
     expect(expired(noteExpiry(cfg, s, 0, PID))).toEqual([txn(0, 0)]);
     // An answer with another producer id, or of another request, grants nothing.
-    const other = { ...s, network: send([], TC_NODE, 0, 0, response(Api.InitProducerId, { pid: PID + 1, epoch: 0 })) };
+    const other = {
+      ...s,
+      network: send([], TC_NODE, 0, 0, response(Api.InitProducerId, { pid: PID + 1, epoch: 0 })),
+    };
     expect(expired(noteExpiry(cfg, other, 0, PID))).toEqual([]);
     const endTxn = { ...s, network: send([], TC_NODE, 0, 0, response(Api.EndTxn, { pid: PID, epoch: 0 })) };
     expect(expired(noteExpiry(cfg, endTxn, 0, PID))).toEqual([]);
-    const toOther = { ...s, network: send([], TC_NODE, 1, 0, response(Api.InitProducerId, { pid: PID, epoch: 0 })) };
+    const toOther = {
+      ...s,
+      network: send([], TC_NODE, 1, 0, response(Api.InitProducerId, { pid: PID, epoch: 0 })),
+    };
     expect(expired(noteExpiry(cfg, toOther, 0, PID))).toEqual([]);
   });
 

@@ -18,7 +18,10 @@ export function noteEpochGrant(cfg: KafkaConfig, s: State, producer: number, fir
   const grantee = s.producers[producer]!;
   const txnId = grantee.txnId;
   // A fresh grant starts a new session: an earlier excuse no longer covers it.
-  const renewed = grantee.ghostExcuses === 0 ? s : { ...s, producers: setAt(s.producers, producer, { ...grantee, ghostExcuses: 0 }) };
+  const renewed =
+    grantee.ghostExcuses === 0
+      ? s
+      : { ...s, producers: setAt(s.producers, producer, { ...grantee, ghostExcuses: 0 }) };
   const excused = noteExcuse(renewed, txnId, Excuse.OtherInstance, producer);
   let history = excused.history;
   s.producers.forEach((p, j) => {
@@ -40,7 +43,13 @@ export function noteEpochGrant(cfg: KafkaConfig, s: State, producer: number, fir
 export function noteExcuse(s: State, txnId: number, excuse: Excuse, except = -1): State {
   let producers = s.producers;
   producers.forEach((p, j) => {
-    if (p.txnId !== txnId || j === except || p.status === Instance.NotStarted || (p.ghostExcuses & excuse) !== 0) return;
+    if (
+      p.txnId !== txnId ||
+      j === except ||
+      p.status === Instance.NotStarted ||
+      (p.ghostExcuses & excuse) !== 0
+    )
+      return;
     producers = setAt(producers, j, { ...p, ghostExcuses: p.ghostExcuses | excuse });
   });
   return producers === s.producers ? s : { ...s, producers };
@@ -52,7 +61,11 @@ export function noteExcuse(s: State, txnId: number, excuse: Excuse, except = -1)
  * transaction, or in its next one when it has none open.
  */
 export function noteExpiry(cfg: KafkaConfig, s: State, txnId: number, pid: number): State {
-  const granted = (i: number): boolean => hasMessage(s.network, (ch, m) => ch.to === i && m.response && m.api === Api.InitProducerId && m.pid === pid);
+  const granted = (i: number): boolean =>
+    hasMessage(
+      s.network,
+      (ch, m) => ch.to === i && m.response && m.api === Api.InitProducerId && m.pid === pid,
+    );
   let next = s;
   s.producers.forEach((p, i) => {
     if (p.txnId !== txnId || p.status !== Instance.Running || (p.pid !== pid && !granted(i))) return;

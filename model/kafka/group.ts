@@ -15,7 +15,16 @@ import {
   producerEntry,
   startVerification,
 } from './partition.ts';
-import { type LogBatch, type Partition, type Request, type State, BatchKind, Err, NO_OFFSET, Outcome } from './state.ts';
+import {
+  type LogBatch,
+  type Partition,
+  type Request,
+  type State,
+  BatchKind,
+  Err,
+  NO_OFFSET,
+  Outcome,
+} from './state.ts';
 
 /** A member joins the group: a rebalance moves the group to a new generation. */
 export function joinGroup(s: State): { state: State; generation: number } {
@@ -31,7 +40,8 @@ export function handleTxnOffsetCommit(brokers: Rules, s: State, connection: Conn
   const rules = forRequest(brokers, req);
   const entry = producerEntry(s.partitions[req.partitions]!, req.pid) ?? newEntry(req.pid);
   const asks = rules.tv2 || (asksCoordinator(rules) && rules.verifyOffsetCommit);
-  if (asks && !hasOngoingTransaction(rules, entry, req.epoch)) return startVerification(rules, s, connection, req);
+  if (asks && !hasOngoingTransaction(rules, entry, req.epoch))
+    return startVerification(rules, s, connection, req);
   return appendOffsetCommit(rules, s, connection, req, null);
 }
 
@@ -40,14 +50,23 @@ export function handleTxnOffsetCommit(brokers: Rules, s: State, connection: Conn
  * generation with ILLEGAL_GENERATION; then the batch is appended with coordinator origin: the
  * producer epoch is checked, sequences are not.
  */
-export function appendOffsetCommit(rules: Rules, s: State, connection: Connection, req: Request, guard: number | null): State {
-  if (rules.kip447 && req.generation !== s.group!.generation) return answerClient(s, connection, req, Err.ILLEGAL_GENERATION);
+export function appendOffsetCommit(
+  rules: Rules,
+  s: State,
+  connection: Connection,
+  req: Request,
+  guard: number | null,
+): State {
+  if (rules.kip447 && req.generation !== s.group!.generation)
+    return answerClient(s, connection, req, Err.ILLEGAL_GENERATION);
   const p = req.partitions;
   const part = s.partitions[p]!;
   const entry = producerEntry(part, req.pid) ?? newEntry(req.pid);
-  if (!guardHolds(rules, part, entry, req, guard)) return answerClient(s, connection, req, Err.INVALID_TXN_STATE);
+  if (!guardHolds(rules, part, entry, req, guard))
+    return answerClient(s, connection, req, Err.INVALID_TXN_STATE);
   if (req.epoch < entry.epoch) return answerClient(s, connection, req, Err.INVALID_PRODUCER_EPOCH);
-  if (rules.mutantOffsetsOutsideTransaction) return answerClient(appendNonTransactional(s, p, offsetCommit(req, false)), connection, req, Err.NONE);
+  if (rules.mutantOffsetsOutsideTransaction)
+    return answerClient(appendNonTransactional(s, p, offsetCommit(req, false)), connection, req, Err.NONE);
   return answerClient(appendDataBatch(s, p, entry, offsetCommit(req, true)), connection, req, Err.NONE);
 }
 
@@ -68,7 +87,11 @@ function offsetCommit(req: Request, transactional: boolean): LogBatch {
 export function committedOffset(offsets: Partition): number {
   for (let o = offsets.log.length - 1; o >= 0; o--) {
     const b = offsets.log[o]!;
-    if (b.kind === BatchKind.OffsetCommit && (!b.transactional || batchOutcome(offsets, o) === Outcome.Committed)) return b.value;
+    if (
+      b.kind === BatchKind.OffsetCommit &&
+      (!b.transactional || batchOutcome(offsets, o) === Outcome.Committed)
+    )
+      return b.value;
   }
   return 0;
 }

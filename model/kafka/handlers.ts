@@ -8,7 +8,17 @@ import * as partition from './partition.ts';
 import { defaultClientHandlers } from './producer.ts';
 
 // What a user's override file needs to type its handlers.
-export type { BatchExpiryHandler, ClientContext, ClientHandlers, HandlerContext, RequestApi, RequestHandler, RequestHandlers, RequestTimeoutHandler, ResponseHandler } from './config.ts';
+export type {
+  BatchExpiryHandler,
+  ClientContext,
+  ClientHandlers,
+  HandlerContext,
+  RequestApi,
+  RequestHandler,
+  RequestHandlers,
+  RequestTimeoutHandler,
+  ResponseHandler,
+} from './config.ts';
 export { defaultClientHandlers };
 export type { Connection } from './network.ts';
 

@@ -97,11 +97,24 @@ export function canSendProduce(p: IdempotentProducer, partition: number): boolea
 }
 
 function produceRequest(j: number, b: IdempotentBatch) {
-  return request(Api.Produce, { pid: b.pid, epoch: b.epoch, partitions: b.partition, seq: b.seq, ghostTxn: j, ghostRecord: b.record });
+  return request(Api.Produce, {
+    pid: b.pid,
+    epoch: b.epoch,
+    partitions: b.partition,
+    seq: b.seq,
+    ghostTxn: j,
+    ghostRecord: b.record,
+  });
 }
 
 function transmit(s: State, j: number, p: IdempotentProducer, b: IdempotentBatch): State {
-  const network = send(s.network, IDEMPOTENT_BASE + j, LEADER_BASE + b.partition, p.conns[b.partition]!, produceRequest(j, b));
+  const network = send(
+    s.network,
+    IDEMPOTENT_BASE + j,
+    LEADER_BASE + b.partition,
+    p.conns[b.partition]!,
+    produceRequest(j, b),
+  );
   return { ...put(s, j, p), network };
 }
 
@@ -114,7 +127,13 @@ export function sendProduce(s: State, j: number, partition: number): State {
   const index = p.batches.findIndex((b) => b.partition === partition && b.status === BatchStatus.Queued);
   const current = p.sequences[partition]!;
   const seqs = sequencesOf(current, p.pid, p.epoch) ? current : sequencesFrom(p.pid, p.epoch);
-  const batch: IdempotentBatch = { ...p.batches[index]!, status: BatchStatus.InFlight, pid: p.pid, epoch: p.epoch, seq: seqs.nextSeq };
+  const batch: IdempotentBatch = {
+    ...p.batches[index]!,
+    status: BatchStatus.InFlight,
+    pid: p.pid,
+    epoch: p.epoch,
+    seq: seqs.nextSeq,
+  };
   const next: IdempotentProducer = {
     ...p,
     batches: setAt(p.batches, index, batch),
@@ -132,7 +151,11 @@ export function produceTimeout(s: State, j: number, partition: number): State {
   const p = s.idempotentProducers[j]!;
   const index = inFlight(p, partition);
   const batch: IdempotentBatch = { ...p.batches[index]!, retried: true };
-  const next: IdempotentProducer = { ...p, batches: setAt(p.batches, index, batch), conns: setAt(p.conns, partition, p.conns[partition]! + 1) };
+  const next: IdempotentProducer = {
+    ...p,
+    batches: setAt(p.batches, index, batch),
+    conns: setAt(p.conns, partition, p.conns[partition]! + 1),
+  };
   return transmit(s, j, next, batch);
 }
 
@@ -146,9 +169,16 @@ export function batchExpired(cfg: KafkaConfig, s: State, j: number, partition: n
   const p = s.idempotentProducers[j]!;
   const index = inFlight(p, partition);
   const expired = p.batches[index]!;
-  const failed: IdempotentProducer = { ...withoutBatch(p, index), conns: setAt(p.conns, partition, p.conns[partition]! + 1) };
+  const failed: IdempotentProducer = {
+    ...withoutBatch(p, index),
+    conns: setAt(p.conns, partition, p.conns[partition]! + 1),
+  };
   if (!expired.retried) return put(s, j, failed);
-  return put(s, j, cfg.idempotentClientRules.kip360 ? bumpEpoch(cfg, failed, partition) : resetProducerId(failed));
+  return put(
+    s,
+    j,
+    cfg.idempotentClientRules.kip360 ? bumpEpoch(cfg, failed, partition) : resetProducerId(failed),
+  );
 }
 
 /** resetProducerId (0.11.0): the producer id is dropped and a new one asked for; every sequence restarts. */
@@ -190,14 +220,21 @@ function isNextSequence(p: IdempotentProducer, b: IdempotentBatch): boolean {
 function acknowledge(p: IdempotentProducer, index: number): IdempotentProducer {
   const b = p.batches[index]!;
   const seqs = p.sequences[b.partition]!;
-  const sequences = sequencesOf(seqs, b.pid, b.epoch) ? setAt(p.sequences, b.partition, { ...seqs, lastAcked: Math.max(seqs.lastAcked, b.seq) }) : p.sequences;
+  const sequences = sequencesOf(seqs, b.pid, b.epoch)
+    ? setAt(p.sequences, b.partition, { ...seqs, lastAcked: Math.max(seqs.lastAcked, b.seq) })
+    : p.sequences;
   return { ...withoutBatch(p, index), sequences };
 }
 
 export function handleProduceResponse(cfg: KafkaConfig, s: State, j: number, resp: Response): State {
   const p = s.idempotentProducers[j]!;
   const index = p.batches.findIndex(
-    (b) => b.status === BatchStatus.InFlight && b.partition === resp.partitions && b.pid === resp.pid && b.epoch === resp.epoch && b.seq === resp.seq,
+    (b) =>
+      b.status === BatchStatus.InFlight &&
+      b.partition === resp.partitions &&
+      b.pid === resp.pid &&
+      b.epoch === resp.epoch &&
+      b.seq === resp.seq,
   );
   if (index < 0) return s;
   const rules = cfg.idempotentClientRules;
@@ -209,9 +246,15 @@ export function handleProduceResponse(cfg: KafkaConfig, s: State, j: number, res
     return transmit(s, j, { ...p, batches: setAt(p.batches, index, again) }, again);
   }
   const failed = withoutBatch(p, index);
-  if (!rules.kip360) return put(s, j, resp.error === Err.OUT_OF_ORDER_SEQUENCE_NUMBER && b.pid === p.pid ? resetProducerId(failed) : failed);
+  if (!rules.kip360)
+    return put(
+      s,
+      j,
+      resp.error === Err.OUT_OF_ORDER_SEQUENCE_NUMBER && b.pid === p.pid ? resetProducerId(failed) : failed,
+    );
   // KIP-360: a real gap bumps the epoch and the batch goes again under it; any other error fails the batch and bumps too.
-  if (resp.error === Err.OUT_OF_ORDER_SEQUENCE_NUMBER) return put(s, j, requeue(bumpEpoch(cfg, p, b.partition), index));
+  if (resp.error === Err.OUT_OF_ORDER_SEQUENCE_NUMBER)
+    return put(s, j, requeue(bumpEpoch(cfg, p, b.partition), index));
   return put(s, j, bumpEpoch(cfg, failed, b.partition));
 }
 
@@ -228,7 +271,9 @@ function isFatal(rules: Rules, error: Err): boolean {
  */
 function retriedAsItIs(rules: Rules, p: IdempotentProducer, b: IdempotentBatch, error: Err): boolean {
   if (!rules.kip360) return error === Err.NOT_ENOUGH_REPLICAS && b.pid === p.pid && b.epoch === p.epoch;
-  return error === Err.NOT_ENOUGH_REPLICAS || (error === Err.OUT_OF_ORDER_SEQUENCE_NUMBER && !isNextSequence(p, b));
+  return (
+    error === Err.NOT_ENOUGH_REPLICAS || (error === Err.OUT_OF_ORDER_SEQUENCE_NUMBER && !isNextSequence(p, b))
+  );
 }
 
 /** The batch at `index` leaves the producer: acknowledged, or failed to the application. */

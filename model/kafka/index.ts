@@ -30,7 +30,9 @@ export function initialState(cfg: KafkaConfig): State {
   return {
     transactionVersion: cfg.transactionVersion,
     producers,
-    idempotentProducers: Array.from({ length: cfg.idempotentProducers }, () => initialIdempotentProducer(cfg.partitions)),
+    idempotentProducers: Array.from({ length: cfg.idempotentProducers }, () =>
+      initialIdempotentProducer(cfg.partitions),
+    ),
     group: transform ? { generation: 0 } : null,
     coordinator: emptyCoordinator(cfg.transactionalIds, cfg.partitions + (transform ? 1 : 0)),
     // The transform app's __consumer_offsets partition follows the data partitions.
@@ -61,6 +63,9 @@ export function kafkaModel(cfg: KafkaConfig, invariants: readonly Property<State
     view: (s) => kafkaView(cfg, s),
     pack: packState,
     unpack: unpackState,
-    independence: kafkaIndependence(cfg, invariants.map((p) => p.name)),
+    independence: kafkaIndependence(
+      cfg,
+      invariants.map((p) => p.name),
+    ),
   };
 }

@@ -8,19 +8,39 @@ import { kafkaLiveness } from './liveness.ts';
 import type { State } from './state.ts';
 import { BatchKind, NO_OFFSET } from './state.ts';
 
-const defaultFairness = ['deliver', 'sendTxnRequest', 'sendProduce', 'resendTxnMarker', 'completeTransaction', 'verificationTimeout', 'fetch'];
+const defaultFairness = [
+  'deliver',
+  'sendTxnRequest',
+  'sendProduce',
+  'resendTxnMarker',
+  'completeTransaction',
+  'verificationTimeout',
+  'fetch',
+];
 const all = ['TransactionsComplete', 'LsoAdvances', 'ConsumersProgress'];
 
 function check(spec: Record<string, unknown>) {
-  const loaded = parseSpec('test.json', { model: 'kafka', deadlock: true, consumers: { readCommitted: 1 }, ...spec }, '');
+  const loaded = parseSpec(
+    'test.json',
+    { model: 'kafka', deadlock: true, consumers: { readCommitted: 1 }, ...spec },
+    '',
+  );
   const model = loaded.entry.build(loaded.params, []);
   return checkLiveness(model, temporalProperties(loaded), { fairness: loaded.fairness });
 }
 
-const verdicts = (result: ReturnType<typeof check>) => Object.fromEntries(result.verdicts.map((v) => [v.property, v.lasso?.goal ?? 'holds']));
+const verdicts = (result: ReturnType<typeof check>) =>
+  Object.fromEntries(result.verdicts.map((v) => [v.property, v.lasso?.goal ?? 'holds']));
 
 // PROTOCOL.md B1: one partition, one producer, one request timeout.
-const hanging = { partitions: 1, transactionsPerInstance: 1, recordsPerTransaction: 1, faults: { batchExpiries: 1 }, liveness: ['LsoAdvances'], fairness: defaultFairness };
+const hanging = {
+  partitions: 1,
+  transactionsPerInstance: 1,
+  recordsPerTransaction: 1,
+  faults: { batchExpiries: 1 },
+  liveness: ['LsoAdvances'],
+  fairness: defaultFairness,
+};
 
 describe('Kafka liveness', () => {
   it('finds the hanging transaction (B1) under kafka-3.5 as an LsoAdvances lasso', () => {
@@ -47,7 +67,11 @@ describe('Kafka liveness', () => {
     const faultFree = { partitions: 2, transactionsPerInstance: 2, recordsPerTransaction: 1, liveness: all };
     const fair = check({ ...faultFree, fairness: defaultFairness });
     expect(fair.status).toBe('ok');
-    expect(verdicts(fair)).toEqual({ TransactionsComplete: 'holds', LsoAdvances: 'holds', ConsumersProgress: 'holds' });
+    expect(verdicts(fair)).toEqual({
+      TransactionsComplete: 'holds',
+      LsoAdvances: 'holds',
+      ConsumersProgress: 'holds',
+    });
     expect(fair.verdicts.map((v) => v.goals)).toEqual([1, 4, 4]);
     // Unfairly, a producer retrying AddPartitionsToTxn (CONCURRENT_TRANSACTIONS) starves the markers.
     const unfair = check({ ...faultFree, fairness: [] });
@@ -71,18 +95,44 @@ describe('Kafka liveness', () => {
     ['a transactional.id expiry', { faults: { transactionalIdExpiries: 1 } }],
     ['a producer state expiry', { faults: { producerStateExpiries: 1 } }],
     ['epoch exhaustion under transaction version 2', { variant: 'kafka-4.0', maxEpoch: 1 }],
-    ['epoch exhaustion and a transaction timeout under version 0/1', { maxEpoch: 1, faults: { transactionTimeouts: 1 } }],
+    [
+      'epoch exhaustion and a transaction timeout under version 0/1',
+      { maxEpoch: 1, faults: { transactionTimeouts: 1 } },
+    ],
   ])('holds all three properties with %s', (_, faults) => {
-    const result = check({ partitions: 2, transactionsPerInstance: 2, recordsPerTransaction: 1, liveness: all, fairness: defaultFairness, ...faults });
-    expect(verdicts(result)).toEqual({ TransactionsComplete: 'holds', LsoAdvances: 'holds', ConsumersProgress: 'holds' });
+    const result = check({
+      partitions: 2,
+      transactionsPerInstance: 2,
+      recordsPerTransaction: 1,
+      liveness: all,
+      fairness: defaultFairness,
+      ...faults,
+    });
+    expect(verdicts(result)).toEqual({
+      TransactionsComplete: 'holds',
+      LsoAdvances: 'holds',
+      ConsumersProgress: 'holds',
+    });
   });
 
   // A failover while appends are in flight, then a loading window: the new coordinator's loading
   // must be fair too, or clients retrying COORDINATOR_LOAD_IN_PROGRESS starve it.
   it('holds all three properties across a failover with asynchronous appends and loading once loadTransactions is fair', () => {
-    const windows = { partitions: 1, transactionsPerInstance: 2, recordsPerTransaction: 1, liveness: all, coordinatorAppends: 'async', coordinatorLoading: 'async', faults: { coordinatorFailovers: 1 } };
+    const windows = {
+      partitions: 1,
+      transactionsPerInstance: 2,
+      recordsPerTransaction: 1,
+      liveness: all,
+      coordinatorAppends: 'async',
+      coordinatorLoading: 'async',
+      faults: { coordinatorFailovers: 1 },
+    };
     const fair = check({ ...windows, fairness: [...defaultFairness, 'completeAppend', 'loadTransactions'] });
-    expect(verdicts(fair)).toEqual({ TransactionsComplete: 'holds', LsoAdvances: 'holds', ConsumersProgress: 'holds' });
+    expect(verdicts(fair)).toEqual({
+      TransactionsComplete: 'holds',
+      LsoAdvances: 'holds',
+      ConsumersProgress: 'holds',
+    });
     const loadingUnfair = check({ ...windows, fairness: [...defaultFairness, 'completeAppend'] });
     const lasso = loadingUnfair.verdicts[0]!.lasso!;
     expect(lasso.goal).toBe('TransactionsComplete[t0]');
@@ -96,18 +146,35 @@ describe('Kafka liveness', () => {
 // offset 0, client transaction 0's record (its transaction still open: the entry's first offset is
 // 0, so the LSO is 0), and after it other batches the goals must not mistake for that record.
 describe('Kafka liveness goals on hand-built states', () => {
-  const cfg = kafkaConfig('kafka-4.0', { transactionalIds: 1, instancesPerId: 2, transactionsPerInstance: 1, partitions: 1, consumers: { readCommitted: 1, readUncommitted: 0 } });
-  const goalsOf = (name: string, c: KafkaConfig = cfg) => kafkaLiveness.find((l) => l.name === name)!.goals(c) as Goal<State>[];
+  const cfg = kafkaConfig('kafka-4.0', {
+    transactionalIds: 1,
+    instancesPerId: 2,
+    transactionsPerInstance: 1,
+    partitions: 1,
+    consumers: { readCommitted: 1, readUncommitted: 0 },
+  });
+  const goalsOf = (name: string, c: KafkaConfig = cfg) =>
+    kafkaLiveness.find((l) => l.name === name)!.goals(c) as Goal<State>[];
   const goal = (name: string, label: string): Extract<Goal<State>, { kind: 'leadsTo' }> => {
     const g = goalsOf(name).find((x) => x.label === label);
     if (g?.kind !== 'leadsTo') throw new Error(`no leads-to goal ${label}`);
     return g;
   };
-  const open = withProducerEntry(withPartition(initial(cfg), 0, { log: [batch({ pid: 7, epoch: 0, ghostTxn: 0 })] }), 0, { pid: 7, txnFirstOffset: 0 });
+  const open = withProducerEntry(
+    withPartition(initial(cfg), 0, { log: [batch({ pid: 7, epoch: 0, ghostTxn: 0 })] }),
+    0,
+    { pid: 7, txnFirstOffset: 0 },
+  );
 
   it('has one LsoAdvances and one ConsumersProgress goal per partition and client transaction (both instances of the id)', () => {
-    expect(goalsOf('LsoAdvances').map((g) => g.label)).toEqual(['LsoAdvances[p0, txn 0]', 'LsoAdvances[p0, txn 1]']);
-    expect(goalsOf('ConsumersProgress').map((g) => g.label)).toEqual(['ConsumersProgress[C0, p0, txn 0]', 'ConsumersProgress[C0, p0, txn 1]']);
+    expect(goalsOf('LsoAdvances').map((g) => g.label)).toEqual([
+      'LsoAdvances[p0, txn 0]',
+      'LsoAdvances[p0, txn 1]',
+    ]);
+    expect(goalsOf('ConsumersProgress').map((g) => g.label)).toEqual([
+      'ConsumersProgress[C0, p0, txn 0]',
+      'ConsumersProgress[C0, p0, txn 1]',
+    ]);
   });
 
   it("watches __consumer_offsets's LSO too when the transform app runs", () => {
@@ -120,7 +187,11 @@ describe('Kafka liveness goals on hand-built states', () => {
     expect(goal('LsoAdvances', 'LsoAdvances[p0, txn 1]').p(open)).toBe(false);
     // Another transaction's record, a non-transactional record and a marker, all at or past the LSO, are not txn 1's.
     const others = withPartition(open, 0, {
-      log: [batch({ pid: 7, epoch: 0, ghostTxn: 0 }), batch({ pid: 8, epoch: 0, ghostTxn: 1, transactional: false }), batch({ pid: 7, epoch: 0, kind: BatchKind.Abort, ghostTxn: 1 })],
+      log: [
+        batch({ pid: 7, epoch: 0, ghostTxn: 0 }),
+        batch({ pid: 8, epoch: 0, ghostTxn: 1, transactional: false }),
+        batch({ pid: 7, epoch: 0, kind: BatchKind.Abort, ghostTxn: 1 }),
+      ],
     });
     expect(goal('LsoAdvances', 'LsoAdvances[p0, txn 1]').p(others)).toBe(false);
     // Closed (no open transaction): the LSO is the high watermark.
@@ -129,9 +200,24 @@ describe('Kafka liveness goals on hand-built states', () => {
   });
 
   it('ConsumersProgress waits for a committed record until this partition and offset is delivered', () => {
-    const committed = withProducerEntry(withPartition(open, 0, { log: [batch({ pid: 7, epoch: 0, ghostTxn: 0 }), batch({ pid: 7, epoch: 0, kind: BatchKind.Commit, ghostTxn: 0 })] }), 0, { pid: 7, txnFirstOffset: NO_OFFSET });
+    const committed = withProducerEntry(
+      withPartition(open, 0, {
+        log: [
+          batch({ pid: 7, epoch: 0, ghostTxn: 0 }),
+          batch({ pid: 7, epoch: 0, kind: BatchKind.Commit, ghostTxn: 0 }),
+        ],
+      }),
+      0,
+      { pid: 7, txnFirstOffset: NO_OFFSET },
+    );
     const waiting = goal('ConsumersProgress', 'ConsumersProgress[C0, p0, txn 0]');
-    const delivering = (partition: number, offset: number): State => ({ ...committed, consumers: committed.consumers.map((c) => ({ ...c, delivered: [{ partition, offset, ghostTxn: 0, ghostRecord: 0 }] })) });
+    const delivering = (partition: number, offset: number): State => ({
+      ...committed,
+      consumers: committed.consumers.map((c) => ({
+        ...c,
+        delivered: [{ partition, offset, ghostTxn: 0, ghostRecord: 0 }],
+      })),
+    });
     expect(waiting.p(committed)).toBe(true);
     expect(waiting.p(delivering(0, 0))).toBe(false);
     expect(waiting.p(delivering(1, 0))).toBe(true);

@@ -39,7 +39,12 @@ function readCommittedConsumers(cfg: KafkaConfig): number[] {
   return Array.from({ length: cfg.consumers.readCommitted }, (_, c) => c);
 }
 
-const open = new Set<number>([TxnState.Ongoing, TxnState.PrepareCommit, TxnState.PrepareAbort, TxnState.PrepareEpochFence]);
+const open = new Set<number>([
+  TxnState.Ongoing,
+  TxnState.PrepareCommit,
+  TxnState.PrepareAbort,
+  TxnState.PrepareEpochFence,
+]);
 const complete = new Set<number>([TxnState.CompleteCommit, TxnState.CompleteAbort]);
 
 function transactionsComplete(cfg: KafkaConfig): Goal<State>[] {
@@ -55,8 +60,14 @@ function lsoAdvances(cfg: KafkaConfig): Goal<State>[] {
   const goals: Goal<State>[] = [];
   for (let p = 0; p < logPartitions(cfg); p++) {
     for (let txn = 0; txn < clientTransactions(cfg); txn++) {
-      const unstable = (s: State) => recordOffsets(s, p, txn).some((o) => o >= lastStableOffset(s.partitions[p]!));
-      goals.push({ kind: 'leadsTo', label: `LsoAdvances[p${p}, txn ${txn}]`, p: unstable, q: (s) => !unstable(s) });
+      const unstable = (s: State) =>
+        recordOffsets(s, p, txn).some((o) => o >= lastStableOffset(s.partitions[p]!));
+      goals.push({
+        kind: 'leadsTo',
+        label: `LsoAdvances[p${p}, txn ${txn}]`,
+        p: unstable,
+        q: (s) => !unstable(s),
+      });
     }
   }
   return goals;
@@ -71,10 +82,18 @@ function consumersProgress(cfg: KafkaConfig): Goal<State>[] {
           const { log } = s.partitions[p]!;
           const delivered = s.consumers[c]!.delivered;
           return recordOffsets(s, p, txn).some(
-            (o) => log[o]!.kind === BatchKind.Data && batchOutcome(s.partitions[p]!, o) === Outcome.Committed && !delivered.some((d) => d.partition === p && d.offset === o),
+            (o) =>
+              log[o]!.kind === BatchKind.Data &&
+              batchOutcome(s.partitions[p]!, o) === Outcome.Committed &&
+              !delivered.some((d) => d.partition === p && d.offset === o),
           );
         };
-        goals.push({ kind: 'leadsTo', label: `ConsumersProgress[C${c}, p${p}, txn ${txn}]`, p: waiting, q: (s) => !waiting(s) });
+        goals.push({
+          kind: 'leadsTo',
+          label: `ConsumersProgress[C${c}, p${p}, txn ${txn}]`,
+          p: waiting,
+          q: (s) => !waiting(s),
+        });
       }
     }
   }
@@ -91,17 +110,20 @@ export interface KafkaLiveness {
 export const kafkaLiveness: readonly KafkaLiveness[] = [
   {
     name: 'TransactionsComplete',
-    description: 'every Ongoing or Prepare* transaction at the coordinator eventually reaches CompleteCommit or CompleteAbort (per transactional.id)',
+    description:
+      'every Ongoing or Prepare* transaction at the coordinator eventually reaches CompleteCommit or CompleteAbort (per transactional.id)',
     goals: (cfg) => transactionsComplete(cfg) as Goal<unknown>[],
   },
   {
     name: 'LsoAdvances',
-    description: "every partition's LSO (__consumer_offsets included) eventually passes every record below its high watermark (per partition and client transaction)",
+    description:
+      "every partition's LSO (__consumer_offsets included) eventually passes every record below its high watermark (per partition and client transaction)",
     goals: (cfg) => lsoAdvances(cfg) as Goal<unknown>[],
   },
   {
     name: 'ConsumersProgress',
-    description: 'every read_committed consumer eventually delivers every committed record (per consumer, partition and client transaction)',
+    description:
+      'every read_committed consumer eventually delivers every committed record (per consumer, partition and client transaction)',
     goals: (cfg) => consumersProgress(cfg) as Goal<unknown>[],
   },
 ];

@@ -12,7 +12,9 @@ import { TxnState } from './state.ts';
 
 describe('the marker channel connections', () => {
   it('follow the coordinator epoch when no marker times out, so failover opens the same connections as before', () => {
-    const cfg = kafkaConfig('kafka-3.5', { faults: { ...kafkaConfig('kafka-3.5').faults, coordinatorFailovers: 2 } });
+    const cfg = kafkaConfig('kafka-3.5', {
+      faults: { ...kafkaConfig('kafka-3.5').faults, coordinatorFailovers: 2 },
+    });
     const prepared = at(initial(cfg), { pid: 0, epoch: 0, state: TxnState.PrepareCommit, partitions: P0 });
     const twice = take(cfg, take(cfg, prepared, 'TC: coordinatorFailover'), 'TC: coordinatorFailover');
     expect(twice.coordinator.epoch).toBe(2);
@@ -21,13 +23,19 @@ describe('the marker channel connections', () => {
 });
 
 describe('marker-timeouts.json across generations', () => {
-  const spec = JSON.parse(readFileSync(fileURLToPath(new URL('../../specs/kafka/marker-timeouts.json', import.meta.url)), 'utf8'));
+  const spec = JSON.parse(
+    readFileSync(fileURLToPath(new URL('../../specs/kafka/marker-timeouts.json', import.meta.url)), 'utf8'),
+  );
   const dir = mkdtempSync(join(tmpdir(), 'txcheck-markers-'));
   async function verdict(variant: string, mutate: Record<string, unknown> = {}) {
     const file = join(dir, `${variant}.json`);
     writeFileSync(file, JSON.stringify({ ...spec, variant, expect: undefined, ...mutate }));
     let out = '';
-    await main(['check', file, '--json', '--workers', '1', '--out', join(dir, `${variant}.itf.json`)], { out: (t) => (out += t), err: () => {}, errIsTTY: false });
+    await main(['check', file, '--json', '--workers', '1', '--out', join(dir, `${variant}.itf.json`)], {
+      out: (t) => (out += t),
+      err: () => {},
+      errIsTTY: false,
+    });
     const result = JSON.parse(out);
     return result.status === 'violation' ? result.violation.property : result.status;
   }

@@ -18,7 +18,11 @@ describe('Kafka mutants', () => {
   it.each(mutantCases)('$mutant breaks $property', (c) => {
     const written = loadSpecFile(c.spec);
     expect(written.expect).toBe('holds');
-    const mutated = parseSpec(c.spec, { ...written.entry.withMutant!(written.raw, c.mutant), properties: [c.property] }, '');
+    const mutated = parseSpec(
+      c.spec,
+      { ...written.entry.withMutant!(written.raw, c.mutant), properties: [c.property] },
+      '',
+    );
     const result = bfs(mutated.entry.build(mutated.params, mutated.properties), { deadlockAllowed: true });
     expect(result.status).toBe('violation');
     expect(result.violation?.property).toBe(c.property);
@@ -30,10 +34,16 @@ describe('Kafka mutants', () => {
       .sort()
       .map((f) => `specs/kafka/mutants/${f}`);
     let out = '';
-    const code = await main(['mutants', ...specs, '--json'], { out: (t) => (out += t), err: () => {}, errIsTTY: false });
+    const code = await main(['mutants', ...specs, '--json'], {
+      out: (t) => (out += t),
+      err: () => {},
+      errIsTTY: false,
+    });
     const report = JSON.parse(out);
     expect(report.survivors).toEqual([]);
-    expect(report.mutants.map((m: { mutant: string }) => m.mutant).sort()).toEqual([...new Set(mutantCases.map((c) => c.mutant))].sort());
+    expect(report.mutants.map((m: { mutant: string }) => m.mutant).sort()).toEqual(
+      [...new Set(mutantCases.map((c) => c.mutant))].sort(),
+    );
     expect(code).toBe(0);
   }, 120_000);
 });

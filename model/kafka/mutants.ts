@@ -12,17 +12,45 @@ const dir = 'specs/kafka/mutants';
 
 export const mutantCases: readonly MutantCase[] = [
   { mutant: 'mutantReadPastLso', property: 'ReadCommittedIsolation', spec: `${dir}/read-past-lso.json` },
-  { mutant: 'mutantTimeoutAbortsPrepared', property: 'AtomicCommit', spec: `${dir}/timeout-after-prepare.json` },
+  {
+    mutant: 'mutantTimeoutAbortsPrepared',
+    property: 'AtomicCommit',
+    spec: `${dir}/timeout-after-prepare.json`,
+  },
   { mutant: 'mutantTimeoutAbortsPrepared', property: 'NoLostWrite', spec: `${dir}/commit-then-timeout.json` },
   { mutant: 'mutantNoCoordinatorEpochCheck', property: 'ZombieFencing', spec: `${dir}/two-instances.json` },
   { mutant: 'mutantNoDedup', property: 'Idempotence', spec: `${dir}/produce-retry.json` },
   { mutant: 'mutantOffsetsOutsideTransaction', property: 'ExactlyOnce', spec: `${dir}/transform.json` },
-  { mutant: 'mutantEndTxnIgnoresState', property: 'CoordinatorTransitions', spec: `${dir}/end-txn-retry.json` },
-  { mutant: 'mutantLosePartitionsOnFailover', property: 'NoHangingTransaction', spec: `${dir}/failover-with-loss.json` },
+  {
+    mutant: 'mutantEndTxnIgnoresState',
+    property: 'CoordinatorTransitions',
+    spec: `${dir}/end-txn-retry.json`,
+  },
+  {
+    mutant: 'mutantLosePartitionsOnFailover',
+    property: 'NoHangingTransaction',
+    spec: `${dir}/failover-with-loss.json`,
+  },
   { mutant: 'mutantFenceAnswersNone', property: 'ProducerIdAgreement', spec: `${dir}/two-instances.json` },
-  { mutant: 'mutantConcurrentTransactionsFatal', property: 'NoSpuriousFatal', spec: `${dir}/two-instances.json` },
-  { mutant: 'mutantEndTxnAnswersPreparedEpoch', property: 'ProducerIdAgreement', spec: `${dir}/epoch-exhaustion.json` },
-  { mutant: 'mutantMarkerNeedsHigherEpoch', property: 'CoordinatorNotStuck', spec: `${dir}/two-instances.json` },
-  { mutant: 'mutantResignedAppendAnswersNone', property: 'NoLostWrite', spec: `${dir}/failover-during-commit.json` },
+  {
+    mutant: 'mutantConcurrentTransactionsFatal',
+    property: 'NoSpuriousFatal',
+    spec: `${dir}/two-instances.json`,
+  },
+  {
+    mutant: 'mutantEndTxnAnswersPreparedEpoch',
+    property: 'ProducerIdAgreement',
+    spec: `${dir}/epoch-exhaustion.json`,
+  },
+  {
+    mutant: 'mutantMarkerNeedsHigherEpoch',
+    property: 'CoordinatorNotStuck',
+    spec: `${dir}/two-instances.json`,
+  },
+  {
+    mutant: 'mutantResignedAppendAnswersNone',
+    property: 'NoLostWrite',
+    spec: `${dir}/failover-during-commit.json`,
+  },
   { mutant: 'mutantNoProduceEpochFence', property: 'Idempotence', spec: `${dir}/idempotent-retry.json` },
 ];

@@ -1,13 +1,31 @@
 // In-flight requests and responses. A channel is one direction of one connection: FIFO inside,
 // no order between channels. A client that times out a request opens a new connection, so the
 // retry and the old copy travel on different channels and may arrive in either order.
-import { type Api, type Channel, type Message, type Request, type Response, type State, Err, IDEMPOTENT_BASE, LEADER_BASE, SUPPORTS_ALL, TC_NODE } from './state.ts';
+import {
+  type Api,
+  type Channel,
+  type Message,
+  type Request,
+  type Response,
+  type State,
+  Err,
+  IDEMPOTENT_BASE,
+  LEADER_BASE,
+  SUPPORTS_ALL,
+  TC_NODE,
+} from './state.ts';
 
 function compareChannel(a: Channel, from: number, to: number, conn: number): number {
   return a.from - from || a.to - to || a.conn - conn;
 }
 
-export function send(network: readonly Channel[], from: number, to: number, conn: number, message: Message): readonly Channel[] {
+export function send(
+  network: readonly Channel[],
+  from: number,
+  to: number,
+  conn: number,
+  message: Message,
+): readonly Channel[] {
   let i = 0;
   while (i < network.length && compareChannel(network[i]!, from, to, conn) < 0) i++;
   const out = network.slice();
@@ -93,7 +111,16 @@ export function request(api: Api, fields: Partial<Omit<Request, 'api' | 'respons
   return { api, response: false, ...NO_REQUEST_FIELDS, ...fields };
 }
 
-const NO_RESPONSE_FIELDS = { txnId: -1, error: Err.NONE, pid: -1, epoch: -1, partitions: 0, seq: -1, coordinatorEpoch: -1, guard: -1 };
+const NO_RESPONSE_FIELDS = {
+  txnId: -1,
+  error: Err.NONE,
+  pid: -1,
+  epoch: -1,
+  partitions: 0,
+  seq: -1,
+  coordinatorEpoch: -1,
+  guard: -1,
+};
 
 export function response(api: Api, fields: Partial<Omit<Response, 'api' | 'response'>>): Response {
   return { api, response: true, ...NO_RESPONSE_FIELDS, ...fields };

@@ -6,9 +6,31 @@ import { type KafkaConfig } from './config.ts';
 import { send } from './network.ts';
 import { ActionKind, actionLabel } from './next.ts';
 import { VERIFICATION_CONN } from './partition.ts';
-import { type FaultBudget, type State, Api, IDEMPOTENT_BASE, Instance, LEADER_BASE, TC_NODE, TxnState } from './state.ts';
+import {
+  type FaultBudget,
+  type State,
+  Api,
+  IDEMPOTENT_BASE,
+  Instance,
+  LEADER_BASE,
+  TC_NODE,
+  TxnState,
+} from './state.ts';
 import { P0, act, clientConfig, ready, withPartitionsAdded } from './conformance/client-support.ts';
-import { TC, handle, initial, kafkaConfig, labels, leader, request, response, take, withProducer, withProducerEntry, withTxn } from './conformance/harness.ts';
+import {
+  TC,
+  handle,
+  initial,
+  kafkaConfig,
+  labels,
+  leader,
+  request,
+  response,
+  take,
+  withProducer,
+  withProducerEntry,
+  withTxn,
+} from './conformance/harness.ts';
 
 /** s with what is left of the fault budgets changed. */
 function withBudget(s: State, budget: Partial<FaultBudget>): State {
@@ -16,20 +38,28 @@ function withBudget(s: State, budget: Partial<FaultBudget>): State {
 }
 
 /** The labels of s under cfg whose text contains `what`. */
-const matching = (cfg: KafkaConfig, s: State, what: string): string[] => labels(cfg, s).filter((l) => l.includes(what));
+const matching = (cfg: KafkaConfig, s: State, what: string): string[] =>
+  labels(cfg, s).filter((l) => l.includes(what));
 
 describe('a fault is enabled only while its budget lasts', () => {
   it('Produce timeout and batch expiry, each on its own budget', () => {
     const base = clientConfig('kafka-3.5', { partitions: 1 });
     const s = act(base, withPartitionsAdded(base, ready(base), [0]), 'sendProduce(p0)');
     expect(matching(base, withBudget(s, { requestTimeouts: 0 }), 'produceTimeout')).toEqual([]);
-    expect(matching(base, withBudget(s, { requestTimeouts: 0 }), 'batchExpired')).toEqual(['P0.0: batchExpired(p0)']);
+    expect(matching(base, withBudget(s, { requestTimeouts: 0 }), 'batchExpired')).toEqual([
+      'P0.0: batchExpired(p0)',
+    ]);
     expect(matching(base, withBudget(s, { batchExpiries: 0 }), 'batchExpired')).toEqual([]);
-    expect(matching(base, withBudget(s, { batchExpiries: 0 }), 'produceTimeout')).toEqual(['P0.0: produceTimeout(p0)']);
+    expect(matching(base, withBudget(s, { batchExpiries: 0 }), 'produceTimeout')).toEqual([
+      'P0.0: produceTimeout(p0)',
+    ]);
   });
 
   it('a crash, only of a running instance', () => {
-    const cfg = kafkaConfig('kafka-3.5', { instancesPerId: 2, faults: { ...kafkaConfig('kafka-3.5').faults, producerCrashes: 2 } });
+    const cfg = kafkaConfig('kafka-3.5', {
+      instancesPerId: 2,
+      faults: { ...kafkaConfig('kafka-3.5').faults, producerCrashes: 2 },
+    });
     const started = act(cfg, initial(cfg), 'initTransactions');
     expect(matching(cfg, started, 'crash')).toEqual(['P0.0: crash']);
     expect(matching(cfg, withProducer(started, P0, { status: Instance.Crashed }), 'crash')).toEqual([]);
@@ -37,39 +67,78 @@ describe('a fault is enabled only while its budget lasts', () => {
   });
 
   it('an append failure on its budget; a failover with an append in flight keeps it or loses it', () => {
-    const cfg = kafkaConfig('kafka-3.8', { coordinatorAppends: 'async', faults: { ...kafkaConfig('kafka-3.8').faults, appendFailures: 1, coordinatorFailovers: 1 } });
+    const cfg = kafkaConfig('kafka-3.8', {
+      coordinatorAppends: 'async',
+      faults: { ...kafkaConfig('kafka-3.8').faults, appendFailures: 1, coordinatorFailovers: 1 },
+    });
     const empty = withTxn(initial(cfg), 0, { pid: 10, epoch: 1, state: TxnState.Empty });
     expect(matching(cfg, empty, 'coordinatorFailover')).toEqual(['TC: coordinatorFailover']);
-    const adding = handle(cfg, empty, 0, TC, request(Api.AddPartitionsToTxn, { txnId: 0, pid: 10, epoch: 1, partitions: 1 }));
-    expect(matching(cfg, adding, 'TC: ')).toEqual(['TC: coordinatorFailover(t0 lost)', 'TC: coordinatorFailover(t0 kept)', 'TC: completeAppend(t0)', 'TC: failAppend(t0)']);
-    expect(matching(cfg, withBudget(adding, { appendFailures: 0, coordinatorFailovers: 0 }), 'TC: ')).toEqual(['TC: completeAppend(t0)']);
+    const adding = handle(
+      cfg,
+      empty,
+      0,
+      TC,
+      request(Api.AddPartitionsToTxn, { txnId: 0, pid: 10, epoch: 1, partitions: 1 }),
+    );
+    expect(matching(cfg, adding, 'TC: ')).toEqual([
+      'TC: coordinatorFailover(t0 lost)',
+      'TC: coordinatorFailover(t0 kept)',
+      'TC: completeAppend(t0)',
+      'TC: failAppend(t0)',
+    ]);
+    expect(matching(cfg, withBudget(adding, { appendFailures: 0, coordinatorFailovers: 0 }), 'TC: ')).toEqual(
+      ['TC: completeAppend(t0)'],
+    );
   });
 
   it('a transaction timeout on its budget', () => {
-    const cfg = kafkaConfig('kafka-3.5', { faults: { ...kafkaConfig('kafka-3.5').faults, transactionTimeouts: 1 } });
+    const cfg = kafkaConfig('kafka-3.5', {
+      faults: { ...kafkaConfig('kafka-3.5').faults, transactionTimeouts: 1 },
+    });
     const s = withTxn(initial(cfg), 0, { pid: 10, epoch: 1, state: TxnState.Ongoing, partitions: 1 });
     expect(matching(cfg, s, 'transactionTimeout')).toEqual(['TC: transactionTimeout(t0)']);
     expect(matching(cfg, withBudget(s, { transactionTimeouts: 0 }), 'transactionTimeout')).toEqual([]);
   });
 
   it('a marker timeout on its budget', () => {
-    const cfg = kafkaConfig('kafka-3.8', { faults: { ...kafkaConfig('kafka-3.8').faults, markerTimeouts: 1 } });
-    const prepared = withTxn(initial(cfg), 0, { pid: 10, epoch: 1, state: TxnState.PrepareCommit, pendingState: TxnState.CompleteCommit, partitions: 1 });
+    const cfg = kafkaConfig('kafka-3.8', {
+      faults: { ...kafkaConfig('kafka-3.8').faults, markerTimeouts: 1 },
+    });
+    const prepared = withTxn(initial(cfg), 0, {
+      pid: 10,
+      epoch: 1,
+      state: TxnState.PrepareCommit,
+      pendingState: TxnState.CompleteCommit,
+      partitions: 1,
+    });
     const sending = take(cfg, prepared, 'TC: resendTxnMarker(t0, p0)');
     expect(matching(cfg, sending, 'markerTimeout')).toEqual(['TC: markerTimeout(L0)']);
     expect(matching(cfg, withBudget(sending, { markerTimeouts: 0 }), 'markerTimeout')).toEqual([]);
   });
 
   it('a transactional.id expiry on its budget', () => {
-    const cfg = kafkaConfig('kafka-3.8', { faults: { ...kafkaConfig('kafka-3.8').faults, transactionalIdExpiries: 1 } });
+    const cfg = kafkaConfig('kafka-3.8', {
+      faults: { ...kafkaConfig('kafka-3.8').faults, transactionalIdExpiries: 1 },
+    });
     const idle = withTxn(initial(cfg), 0, { pid: 10, epoch: 1, state: TxnState.CompleteCommit });
     expect(matching(cfg, idle, 'transactionalIdExpiry')).toEqual(['TC: transactionalIdExpiry(t0)']);
-    expect(matching(cfg, withBudget(idle, { transactionalIdExpiries: 0 }), 'transactionalIdExpiry')).toEqual([]);
+    expect(matching(cfg, withBudget(idle, { transactionalIdExpiries: 0 }), 'transactionalIdExpiry')).toEqual(
+      [],
+    );
   });
 
-  it('an idempotent producer\'s Produce timeout and batch expiry, each on its own budget', () => {
-    const cfg = kafkaConfig('kafka-3.8', { transactionalIds: 0, idempotentProducers: 1, recordsPerIdempotentProducer: 1, partitions: 1, faults: { ...kafkaConfig('kafka-3.8').faults, requestTimeouts: 1, batchExpiries: 1 } });
-    const s = ['I0: initProducerId', 'I0: send(p0)', 'I0: sendProduce(p0)'].reduce((t, label) => take(cfg, t, label), initial(cfg));
+  it("an idempotent producer's Produce timeout and batch expiry, each on its own budget", () => {
+    const cfg = kafkaConfig('kafka-3.8', {
+      transactionalIds: 0,
+      idempotentProducers: 1,
+      recordsPerIdempotentProducer: 1,
+      partitions: 1,
+      faults: { ...kafkaConfig('kafka-3.8').faults, requestTimeouts: 1, batchExpiries: 1 },
+    });
+    const s = ['I0: initProducerId', 'I0: send(p0)', 'I0: sendProduce(p0)'].reduce(
+      (t, label) => take(cfg, t, label),
+      initial(cfg),
+    );
     expect(matching(cfg, s, 'I0: ')).toEqual(['I0: produceTimeout(p0)', 'I0: batchExpired(p0)']);
     expect(matching(cfg, withBudget(s, { requestTimeouts: 0 }), 'I0: ')).toEqual(['I0: batchExpired(p0)']);
     expect(matching(cfg, withBudget(s, { batchExpiries: 0 }), 'I0: ')).toEqual(['I0: produceTimeout(p0)']);
@@ -78,16 +147,24 @@ describe('a fault is enabled only while its budget lasts', () => {
   it('a change of the finalized transaction.version, only on brokers that have version 2 and on its budget', () => {
     const faults = { ...kafkaConfig('kafka-4.0').faults, transactionVersionChanges: 1 };
     const tv2 = kafkaConfig('kafka-4.0', { faults });
-    expect(matching(tv2, initial(tv2), 'finalizeTransactionVersion')).toEqual(['TC: finalizeTransactionVersion(1)']);
-    expect(matching(tv2, { ...initial(tv2), transactionVersion: 1 }, 'finalizeTransactionVersion')).toEqual(['TC: finalizeTransactionVersion(2)']);
+    expect(matching(tv2, initial(tv2), 'finalizeTransactionVersion')).toEqual([
+      'TC: finalizeTransactionVersion(1)',
+    ]);
+    expect(matching(tv2, { ...initial(tv2), transactionVersion: 1 }, 'finalizeTransactionVersion')).toEqual([
+      'TC: finalizeTransactionVersion(2)',
+    ]);
     expect(take(tv2, initial(tv2), 'TC: finalizeTransactionVersion(1)').transactionVersion).toBe(1);
-    expect(matching(tv2, withBudget(initial(tv2), { transactionVersionChanges: 0 }), 'finalizeTransactionVersion')).toEqual([]);
+    expect(
+      matching(tv2, withBudget(initial(tv2), { transactionVersionChanges: 0 }), 'finalizeTransactionVersion'),
+    ).toEqual([]);
     const older = kafkaConfig('kafka-3.8', { faults });
     expect(matching(older, initial(older), 'finalizeTransactionVersion')).toEqual([]);
   });
 
   it('a producer-state expiry on its budget', () => {
-    const cfg = kafkaConfig('kafka-3.5', { faults: { ...kafkaConfig('kafka-3.5').faults, producerStateExpiries: 1 } });
+    const cfg = kafkaConfig('kafka-3.5', {
+      faults: { ...kafkaConfig('kafka-3.5').faults, producerStateExpiries: 1 },
+    });
     const s = withProducerEntry(initial(cfg), 0, { pid: 5 });
     expect(matching(cfg, s, 'producerStateExpiry')).toEqual(['L0: producerStateExpiry(pid 5)']);
     expect(matching(cfg, withBudget(s, { producerStateExpiries: 0 }), 'producerStateExpiry')).toEqual([]);
@@ -95,7 +172,9 @@ describe('a fault is enabled only while its budget lasts', () => {
 });
 
 describe('a delivery or a loss takes the head of the channel it names', () => {
-  const cfg = kafkaConfig('kafka-3.5', { faults: { ...kafkaConfig('kafka-3.5').faults, requestLoss: 1, responseLoss: 1 } });
+  const cfg = kafkaConfig('kafka-3.5', {
+    faults: { ...kafkaConfig('kafka-3.5').faults, requestLoss: 1, responseLoss: 1 },
+  });
 
   it('of two answers to the same client, the one from the node named', () => {
     let network = send([], TC_NODE, P0, 0, response(Api.AddPartitionsToTxn, {}));
@@ -132,37 +211,73 @@ describe('labels', () => {
     actionLabel(cfg, { kind: ActionKind.deliver, actor: from, target: to, conn, api });
 
   it('an idempotent producer is I and its number', () => {
-    const idempotent = kafkaConfig('kafka-3.8', { transactionalIds: 0, idempotentProducers: 2, partitions: 1 });
-    expect(labels(idempotent, initial(idempotent)).filter((l) => l.includes('initProducerId'))).toEqual(['I0: initProducerId', 'I1: initProducerId']);
-    const answered = { ...initial(idempotent), network: send([], leader(0), IDEMPOTENT_BASE + 1, 0, response(Api.Produce, {})) };
+    const idempotent = kafkaConfig('kafka-3.8', {
+      transactionalIds: 0,
+      idempotentProducers: 2,
+      partitions: 1,
+    });
+    expect(labels(idempotent, initial(idempotent)).filter((l) => l.includes('initProducerId'))).toEqual([
+      'I0: initProducerId',
+      'I1: initProducerId',
+    ]);
+    const answered = {
+      ...initial(idempotent),
+      network: send([], leader(0), IDEMPOTENT_BASE + 1, 0, response(Api.Produce, {})),
+    };
     expect(labels(idempotent, answered)).toContain('deliver L0→I1: Produce response');
   });
 
   it('a failover names each append in flight, kept or lost, in transactional.id order', () => {
-    const two = kafkaConfig('kafka-3.8', { transactionalIds: 2, coordinatorAppends: 'async', faults: { ...kafkaConfig('kafka-3.8').faults, coordinatorFailovers: 1 } });
-    let s = withTxn(withTxn(initial(two), 0, { pid: 10, epoch: 1, state: TxnState.Empty }), 1, { pid: 11, epoch: 1, state: TxnState.Empty });
-    for (const t of [0, 1]) s = handle(two, s, t, TC, request(Api.AddPartitionsToTxn, { txnId: t, pid: 10 + t, epoch: 1, partitions: 1 }));
-    expect(labels(two, s).filter((l) => l.startsWith('TC: coordinatorFailover'))).toContain('TC: coordinatorFailover(t0 kept, t1 lost)');
+    const two = kafkaConfig('kafka-3.8', {
+      transactionalIds: 2,
+      coordinatorAppends: 'async',
+      faults: { ...kafkaConfig('kafka-3.8').faults, coordinatorFailovers: 1 },
+    });
+    let s = withTxn(withTxn(initial(two), 0, { pid: 10, epoch: 1, state: TxnState.Empty }), 1, {
+      pid: 11,
+      epoch: 1,
+      state: TxnState.Empty,
+    });
+    for (const t of [0, 1])
+      s = handle(
+        two,
+        s,
+        t,
+        TC,
+        request(Api.AddPartitionsToTxn, { txnId: t, pid: 10 + t, epoch: 1, partitions: 1 }),
+      );
+    expect(labels(two, s).filter((l) => l.startsWith('TC: coordinatorFailover'))).toContain(
+      'TC: coordinatorFailover(t0 kept, t1 lost)',
+    );
   });
 
   it('the leader of the offsets partition is the group coordinator, GC', () => {
-    expect(deliver(P0, LEADER_BASE + cfg.partitions, 0, Api.TxnOffsetCommit)).toBe('deliver P0.0→GC: TxnOffsetCommit');
+    expect(deliver(P0, LEADER_BASE + cfg.partitions, 0, Api.TxnOffsetCommit)).toBe(
+      'deliver P0.0→GC: TxnOffsetCommit',
+    );
     expect(deliver(P0, leader(1), 0, Api.Produce)).toBe('deliver P0.0→L1: Produce');
   });
 
   it('a connection other than the first is named by its number; the verification connection by its role', () => {
     expect(deliver(P0, leader(0), 2, Api.Produce)).toBe('deliver P0.0→L0#2: Produce');
-    expect(deliver(leader(0), TC_NODE, VERIFICATION_CONN, Api.AddPartitionsToTxn)).toBe('deliver L0→TC (verification): AddPartitionsToTxn');
-    expect(deliver(TC_NODE, leader(0), VERIFICATION_CONN, Api.AddPartitionsToTxn)).toBe('deliver TC→L0 (verification): AddPartitionsToTxn response');
+    expect(deliver(leader(0), TC_NODE, VERIFICATION_CONN, Api.AddPartitionsToTxn)).toBe(
+      'deliver L0→TC (verification): AddPartitionsToTxn',
+    );
+    expect(deliver(TC_NODE, leader(0), VERIFICATION_CONN, Api.AddPartitionsToTxn)).toBe(
+      'deliver TC→L0 (verification): AddPartitionsToTxn response',
+    );
   });
 
   it('markers go from the coordinator to a leader, their answers back', () => {
     expect(deliver(TC_NODE, leader(0), 1, Api.WriteTxnMarkers)).toBe('deliver TC→L0#1: WriteTxnMarkers');
-    expect(deliver(leader(0), TC_NODE, 1, Api.WriteTxnMarkers)).toBe('deliver L0→TC#1: WriteTxnMarkers response');
+    expect(deliver(leader(0), TC_NODE, 1, Api.WriteTxnMarkers)).toBe(
+      'deliver L0→TC#1: WriteTxnMarkers response',
+    );
   });
 
-  it('a leader\'s own steps name the leader of the partition', () => {
-    const label = (kind: ActionKind, actor: number, target: number, conn = 0): string => actionLabel(cfg, { kind, actor, target, conn, api: 0 });
+  it("a leader's own steps name the leader of the partition", () => {
+    const label = (kind: ActionKind, actor: number, target: number, conn = 0): string =>
+      actionLabel(cfg, { kind, actor, target, conn, api: 0 });
     expect(label(ActionKind.markerTimeout, 0, 1)).toBe('TC: markerTimeout(L1)');
     expect(label(ActionKind.verificationTimeout, 1, 0, 3)).toBe('L1: verificationTimeout(attempt 0, seq 3)');
     expect(label(ActionKind.producerStateExpiry, 1, 5)).toBe('L1: producerStateExpiry(pid 5)');

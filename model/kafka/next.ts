@@ -10,7 +10,16 @@ import { defaultHandlers } from './handlers.ts';
 import * as partition from './partition.ts';
 import { VERIFICATION_CONN } from './partition.ts';
 import * as producer from './producer.ts';
-import { type Response, type State, Api, Err, IDEMPOTENT_BASE, LEADER_BASE, TC_NODE, apiName } from './state.ts';
+import {
+  type Response,
+  type State,
+  Api,
+  Err,
+  IDEMPOTENT_BASE,
+  LEADER_BASE,
+  TC_NODE,
+  apiName,
+} from './state.ts';
 import { bit, bits } from './util.ts';
 
 export const ActionKind = {
@@ -85,8 +94,10 @@ export function enabledActions(cfg: KafkaConfig, s: State): Action[] {
     if (producer.canCommit(cfg, p)) out.push(act(ActionKind.commitTransaction, i));
     if (producer.canAbort(p)) out.push(act(ActionKind.abortTransaction, i));
     if (producer.canSendTxnRequest(cfg, p)) out.push(act(ActionKind.sendTxnRequest, i));
-    for (let t = 0; t < P; t++) if (producer.canSendProduce(p, t)) out.push(act(ActionKind.sendProduce, i, t));
-    if (s.faults.requestTimeouts > 0 && producer.canTimeOutTxnRequest(p)) out.push(act(ActionKind.requestTimeout, i, 0, 0, p.request!.api));
+    for (let t = 0; t < P; t++)
+      if (producer.canSendProduce(p, t)) out.push(act(ActionKind.sendProduce, i, t));
+    if (s.faults.requestTimeouts > 0 && producer.canTimeOutTxnRequest(p))
+      out.push(act(ActionKind.requestTimeout, i, 0, 0, p.request!.api));
     for (let t = 0; t < P; t++) {
       if (!producer.canTimeOutProduce(p, t)) continue;
       if (s.faults.requestTimeouts > 0) out.push(act(ActionKind.produceTimeout, i, t));
@@ -96,7 +107,8 @@ export function enabledActions(cfg: KafkaConfig, s: State): Action[] {
   });
   s.idempotentProducers.forEach((p, j) => {
     if (idempotent.canInitProducerId(p)) out.push(act(ActionKind.idempotentInitProducerId, j));
-    if (idempotent.canSend(cfg, p)) for (let t = 0; t < P; t++) out.push(act(ActionKind.idempotentSend, j, t));
+    if (idempotent.canSend(cfg, p))
+      for (let t = 0; t < P; t++) out.push(act(ActionKind.idempotentSend, j, t));
     for (let t = 0; t < P; t++) {
       if (idempotent.canSendProduce(p, t)) out.push(act(ActionKind.idempotentSendProduce, j, t));
       if (!idempotent.canTimeOutProduce(p, t)) continue;
@@ -110,7 +122,8 @@ export function enabledActions(cfg: KafkaConfig, s: State): Action[] {
     if (canLose(s, index)) out.push(act(ActionKind.lose, ch.from, ch.to, ch.conn, api));
   });
   for (let t = 0; t < cfg.transactionalIds; t++) {
-    if (s.faults.transactionTimeouts > 0 && coordinator.canTimeOut(cfg, s, t)) out.push(act(ActionKind.transactionTimeout, t));
+    if (s.faults.transactionTimeouts > 0 && coordinator.canTimeOut(cfg, s, t))
+      out.push(act(ActionKind.transactionTimeout, t));
   }
   if (s.faults.coordinatorFailovers > 0) {
     // Each append in flight is kept in the log or lost with the failover: target the kept ones, conn the lost ones.
@@ -119,26 +132,34 @@ export function enabledActions(cfg: KafkaConfig, s: State): Action[] {
   }
   if (s.coordinator.loading) out.push(act(ActionKind.loadTransactions));
   // kafka-features upgrade/downgrade of transaction.version, on brokers that have version 2.
-  if (s.faults.transactionVersionChanges > 0 && rules.tv2) out.push(act(ActionKind.finalizeTransactionVersion, 0, 3 - s.transactionVersion));
+  if (s.faults.transactionVersionChanges > 0 && rules.tv2)
+    out.push(act(ActionKind.finalizeTransactionVersion, 0, 3 - s.transactionVersion));
   for (const append of s.coordinator.appends) {
     out.push(act(ActionKind.completeAppend, append.txnId));
     if (s.faults.appendFailures > 0) out.push(act(ActionKind.failAppend, append.txnId));
   }
   if (s.faults.markerTimeouts > 0) {
-    for (let q = 0; q < s.partitions.length; q++) if (coordinator.canTimeOutTxnMarker(s, q)) out.push(act(ActionKind.markerTimeout, 0, q));
+    for (let q = 0; q < s.partitions.length; q++)
+      if (coordinator.canTimeOutTxnMarker(s, q)) out.push(act(ActionKind.markerTimeout, 0, q));
   }
   if (s.faults.transactionalIdExpiries > 0) {
-    for (let t = 0; t < cfg.transactionalIds; t++) if (coordinator.canExpireTransactionalId(s, t)) out.push(act(ActionKind.transactionalIdExpiry, t));
+    for (let t = 0; t < cfg.transactionalIds; t++)
+      if (coordinator.canExpireTransactionalId(s, t)) out.push(act(ActionKind.transactionalIdExpiry, t));
   }
   if (s.faults.producerStateExpiries > 0) {
-    for (let q = 0; q < s.partitions.length; q++) for (const pid of partition.expirableProducerIds(rules, s, q)) out.push(act(ActionKind.producerStateExpiry, q, pid));
+    for (let q = 0; q < s.partitions.length; q++)
+      for (const pid of partition.expirableProducerIds(rules, s, q))
+        out.push(act(ActionKind.producerStateExpiry, q, pid));
   }
   for (let t = 0; t < cfg.transactionalIds; t++) {
-    for (let q = 0; q < P; q++) if (coordinator.canRetryTxnMarker(s, t, q)) out.push(act(ActionKind.resendTxnMarker, t, q));
+    for (let q = 0; q < P; q++)
+      if (coordinator.canRetryTxnMarker(s, t, q)) out.push(act(ActionKind.resendTxnMarker, t, q));
     if (coordinator.canCompleteTransaction(s, t)) out.push(act(ActionKind.completeTransaction, t));
   }
   s.partitions.forEach((part, q) => {
-    for (const h of part.held) if (partition.canTimeOutVerification(s, q, h.guard, h.request.seq)) out.push(act(ActionKind.verificationTimeout, q, h.guard, h.request.seq));
+    for (const h of part.held)
+      if (partition.canTimeOutVerification(s, q, h.guard, h.request.seq))
+        out.push(act(ActionKind.verificationTimeout, q, h.guard, h.request.seq));
   });
   s.consumers.forEach((_, c) => {
     for (let q = 0; q < P; q++) if (consumer.canFetch(rules, s, c, q)) out.push(act(ActionKind.fetch, c, q));
@@ -153,11 +174,15 @@ function deliver(cfg: KafkaConfig, s: State, a: Action): State {
   const rest: State = { ...s, network: removeHead(s.network, index) };
   if (m.response) {
     if (isProducerNode(channel.to)) {
-      return producer.acceptsResponse(rest, channel.to, channel.from, channel.conn) ? producer.handleResponse(cfg, rest, channel.to, m) : rest;
+      return producer.acceptsResponse(rest, channel.to, channel.from, channel.conn)
+        ? producer.handleResponse(cfg, rest, channel.to, m)
+        : rest;
     }
     if (isIdempotentNode(channel.to)) {
       const j = channel.to - IDEMPOTENT_BASE;
-      return idempotent.acceptsResponse(rest, j, channel.from, channel.conn) ? idempotent.handleProduceResponse(cfg, rest, j, m) : rest;
+      return idempotent.acceptsResponse(rest, j, channel.from, channel.conn)
+        ? idempotent.handleProduceResponse(cfg, rest, j, m)
+        : rest;
     }
     if (channel.to === TC_NODE) return coordinator.handleWriteTxnMarkersResponse(rest, channel.conn, m);
     return verificationAnswered(cfg, rest, channel.to - LEADER_BASE, m);
@@ -171,7 +196,13 @@ function verificationAnswered(cfg: KafkaConfig, s: State, p: number, resp: Respo
   const released = partition.releaseHeld(s, p, resp);
   if (released === null) return s;
   const { state, held, connection } = released;
-  if (resp.error !== Err.NONE) return partition.answerClient(state, connection, held.request, partition.verificationError(resp.error, held.request));
+  if (resp.error !== Err.NONE)
+    return partition.answerClient(
+      state,
+      connection,
+      held.request,
+      partition.verificationError(resp.error, held.request),
+    );
   const rules = forRequest(cfg.rules, held.request);
   return held.request.api === Api.Produce
     ? partition.appendProduce(rules, state, connection, held.request, held.guard)
@@ -202,7 +233,10 @@ export function step(cfg: KafkaConfig, s: State, a: Action): State {
     case ActionKind.deliver:
       return deliver(cfg, s, a);
     case ActionKind.lose:
-      return lose(s, s.network.findIndex((c) => c.from === a.actor && c.to === a.target && c.conn === a.conn));
+      return lose(
+        s,
+        s.network.findIndex((c) => c.from === a.actor && c.to === a.target && c.conn === a.conn),
+      );
     case ActionKind.requestTimeout:
       return producer.txnRequestTimeout(cfg, spend(s, 'requestTimeouts'), a.actor);
     case ActionKind.produceTimeout:
@@ -307,7 +341,9 @@ export function actionLabel(cfg: KafkaConfig, a: Action): string {
       return `TC: transactionTimeout(t${a.actor})`;
     case ActionKind.coordinatorFailover: {
       if (a.target === 0 && a.conn === 0) return 'TC: coordinatorFailover';
-      const appends = bits(a.target | a.conn).map((t) => `t${t} ${(a.target & bit(t)) !== 0 ? 'kept' : 'lost'}`);
+      const appends = bits(a.target | a.conn).map(
+        (t) => `t${t} ${(a.target & bit(t)) !== 0 ? 'kept' : 'lost'}`,
+      );
       return `TC: coordinatorFailover(${appends.join(', ')})`;
     }
     case ActionKind.loadTransactions:

@@ -16,12 +16,16 @@ function packed(s: State): number[] {
   return Array.from(words.subarray(0, packState(s, words)));
 }
 
-
 /** Every path to a number or boolean inside `v`. */
-function leaves(v: unknown, path: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
+function leaves(
+  v: unknown,
+  path: (string | number)[] = [],
+  out: (string | number)[][] = [],
+): (string | number)[][] {
   if (typeof v === 'number' || typeof v === 'boolean') out.push(path);
   else if (Array.isArray(v)) v.forEach((x, i) => leaves(x, [...path, i], out));
-  else if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) leaves(x, [...path, k], out);
+  else if (typeof v === 'object' && v !== null)
+    for (const [k, x] of Object.entries(v)) leaves(x, [...path, k], out);
   return out;
 }
 
@@ -35,10 +39,37 @@ function changedAt(s: State, path: readonly (string | number)[]): State {
   return copy as unknown as State;
 }
 
-const faults = { ...kafkaConfig('kafka-3.8').faults, requestTimeouts: 1, batchExpiries: 1, coordinatorFailovers: 1, transactionTimeouts: 1, appendFailures: 1, markerTimeouts: 1, producerStateExpiries: 1, responseLoss: 1 };
+const faults = {
+  ...kafkaConfig('kafka-3.8').faults,
+  requestTimeouts: 1,
+  batchExpiries: 1,
+  coordinatorFailovers: 1,
+  transactionTimeouts: 1,
+  appendFailures: 1,
+  markerTimeouts: 1,
+  producerStateExpiries: 1,
+  responseLoss: 1,
+};
 const configs: [string, KafkaConfig][] = [
-  ['kafka-3.8, async appends and loading, every fault kind, an idempotent producer', kafkaConfig('kafka-3.8', { idempotentProducers: 1, instancesPerId: 2, faults, coordinatorAppends: 'async', coordinatorLoading: 'async', consumers: { readCommitted: 1, readUncommitted: 1 } })],
-  ['kafka-4.0, the transform app, a transaction version change', kafkaConfig('kafka-4.0', { app: 'consume-transform-produce', inputRecords: 2, faults: { ...faults, transactionVersionChanges: 1, transactionalIdExpiries: 1 } })],
+  [
+    'kafka-3.8, async appends and loading, every fault kind, an idempotent producer',
+    kafkaConfig('kafka-3.8', {
+      idempotentProducers: 1,
+      instancesPerId: 2,
+      faults,
+      coordinatorAppends: 'async',
+      coordinatorLoading: 'async',
+      consumers: { readCommitted: 1, readUncommitted: 1 },
+    }),
+  ],
+  [
+    'kafka-4.0, the transform app, a transaction version change',
+    kafkaConfig('kafka-4.0', {
+      app: 'consume-transform-produce',
+      inputRecords: 2,
+      faults: { ...faults, transactionVersionChanges: 1, transactionalIdExpiries: 1 },
+    }),
+  ],
 ];
 
 describe('packed Kafka states', () => {
@@ -48,29 +79,36 @@ describe('packed Kafka states', () => {
     for (const s of states.filter((_, i) => i % 4 === 0)) {
       const base = packed(s).join(',');
       for (const path of leaves(s)) {
-        expect(packed(changedAt(s, path)).join(','), `changing ${path.join('.')} left the words alike`).not.toBe(base);
+        expect(
+          packed(changedAt(s, path)).join(','),
+          `changing ${path.join('.')} left the words alike`,
+        ).not.toBe(base);
         checked++;
       }
     }
     expect(checked).toBeGreaterThan(1000);
   });
 
-  it.each(configs)('states with the same words are equal, and equal states have the same words (%s)', (_, cfg) => {
-    const byWords = new Map<string, State>();
-    for (const s of walkStates(cfg, 20, 40, seedrandom('pack'))) {
-      const key = packed(s).join(',');
-      const seen = byWords.get(key);
-      if (seen === undefined) byWords.set(key, s);
-      else expect(deepEqual(seen, s)).toBe(true);
-      expect(packed(structuredClone(s))).toEqual(packed(s));
-    }
-    expect(byWords.size).toBeGreaterThan(100);
-  });
+  it.each(configs)(
+    'states with the same words are equal, and equal states have the same words (%s)',
+    (_, cfg) => {
+      const byWords = new Map<string, State>();
+      for (const s of walkStates(cfg, 20, 40, seedrandom('pack'))) {
+        const key = packed(s).join(',');
+        const seen = byWords.get(key);
+        if (seen === undefined) byWords.set(key, s);
+        else expect(deepEqual(seen, s)).toBe(true);
+        expect(packed(structuredClone(s))).toEqual(packed(s));
+      }
+      expect(byWords.size).toBeGreaterThan(100);
+    },
+  );
 
   it.each(configs)('unpack gives back the state that was packed (%s)', (_, cfg) => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 1_000_000 }), (seed) => {
-        for (const s of walkStates(cfg, 1, 40, seedrandom(String(seed)))) expect(unpackState(words.slice(0, packState(s, words)))).toEqual(s);
+        for (const s of walkStates(cfg, 1, 40, seedrandom(String(seed))))
+          expect(unpackState(words.slice(0, packState(s, words)))).toEqual(s);
       }),
       { numRuns: 30 },
     );
@@ -81,7 +119,10 @@ describe('packed Kafka states', () => {
     for (const s of walkStates(cfg, 2, 30, seedrandom('pack'))) {
       const needed = packState(s, words);
       // One word short, or far short: the pack throws rather than return a prefix of the state.
-      for (const room of [8, needed - 1]) expect(() => packState(s, new Int32Array(room))).toThrow(new RangeError(`a Kafka state needs more than ${room} packed words`));
+      for (const room of [8, needed - 1])
+        expect(() => packState(s, new Int32Array(room))).toThrow(
+          new RangeError(`a Kafka state needs more than ${room} packed words`),
+        );
       // Exactly enough is enough.
       const exact = new Int32Array(needed);
       expect(packState(s, exact)).toBe(needed);

@@ -380,7 +380,25 @@ function readMessage(): Message {
   const ghostProducer = num();
   const ghostTxn = num();
   const ghostRecord = num();
-  return { api, response: false, txnId, pid, epoch, partitions, commit, seq, coordinatorEpoch, value, generation, verifyOnly, guard, supports, ghostProducer, ghostTxn, ghostRecord };
+  return {
+    api,
+    response: false,
+    txnId,
+    pid,
+    epoch,
+    partitions,
+    commit,
+    seq,
+    coordinatorEpoch,
+    value,
+    generation,
+    verifyOnly,
+    guard,
+    supports,
+    ghostProducer,
+    ghostTxn,
+    ghostRecord,
+  };
 }
 
 function readRequest(): Request {
@@ -403,9 +421,17 @@ function readProducer(): Producer {
   const added = num();
   const pendingAdd = num();
   const api = num();
-  const request: TxnRequestSlot | null = api === -1 ? null : { api: api as Api, partitions: num(), commit: bool() };
+  const request: TxnRequestSlot | null =
+    api === -1 ? null : { api: api as Api, partitions: num(), commit: bool() };
   const nextSeq = numList();
-  const batches = list<ClientBatch>(() => ({ partition: num(), seq: num(), status: num() as BatchStatus, retried: bool(), value: num(), ghostRecord: num() }));
+  const batches = list<ClientBatch>(() => ({
+    partition: num(),
+    seq: num(),
+    status: num() as BatchStatus,
+    retried: bool(),
+    value: num(),
+    ghostRecord: num(),
+  }));
   const conns = numList();
   return {
     txnId,
@@ -438,8 +464,21 @@ function readIdempotentProducer(): IdempotentProducer {
   const pid = num();
   const epoch = num();
   const fatal = bool();
-  const sequences = list<PartitionSequences>(() => ({ pid: num(), epoch: num(), nextSeq: num(), lastAcked: num() }));
-  const batches = list<IdempotentBatch>(() => ({ partition: num(), status: num() as BatchStatus, pid: num(), epoch: num(), seq: num(), retried: bool(), record: num() }));
+  const sequences = list<PartitionSequences>(() => ({
+    pid: num(),
+    epoch: num(),
+    nextSeq: num(),
+    lastAcked: num(),
+  }));
+  const batches = list<IdempotentBatch>(() => ({
+    partition: num(),
+    status: num() as BatchStatus,
+    pid: num(),
+    epoch: num(),
+    seq: num(),
+    retried: bool(),
+    record: num(),
+  }));
   return { pid, epoch, fatal, sequences, batches, conns: numList(), recordsSent: num() };
 }
 
@@ -500,9 +539,29 @@ function readCoordinator(): Coordinator {
 }
 
 function readPartition(): Partition {
-  const log = list<LogBatch>(() => ({ kind: num() as BatchKind, pid: num(), epoch: num(), seq: num(), transactional: bool(), value: num(), ghostTxn: num(), ghostRecord: num() }));
-  const producers = list<ProducerEntry>(() => ({ pid: num(), epoch: num(), lastSeqs: numList(), coordinatorEpoch: num(), txnFirstOffset: num() }));
-  const verifications = list<Verification>(() => ({ pid: num(), epoch: num(), guard: num(), lowestSeq: num() }));
+  const log = list<LogBatch>(() => ({
+    kind: num() as BatchKind,
+    pid: num(),
+    epoch: num(),
+    seq: num(),
+    transactional: bool(),
+    value: num(),
+    ghostTxn: num(),
+    ghostRecord: num(),
+  }));
+  const producers = list<ProducerEntry>(() => ({
+    pid: num(),
+    epoch: num(),
+    lastSeqs: numList(),
+    coordinatorEpoch: num(),
+    txnFirstOffset: num(),
+  }));
+  const verifications = list<Verification>(() => ({
+    pid: num(),
+    epoch: num(),
+    guard: num(),
+    lowestSeq: num(),
+  }));
   const held = list<HeldProduce>(() => ({ guard: num(), from: num(), conn: num(), request: readRequest() }));
   return { log, producers, verifications, held, nextGuard: num() };
 }
@@ -510,7 +569,16 @@ function readPartition(): Partition {
 function readConsumer(): Consumer {
   const readCommitted = bool();
   const position = numList();
-  return { readCommitted, position, delivered: list<Delivered>(() => ({ partition: num(), offset: num(), ghostTxn: num(), ghostRecord: num() })) };
+  return {
+    readCommitted,
+    position,
+    delivered: list<Delivered>(() => ({
+      partition: num(),
+      offset: num(),
+      ghostTxn: num(),
+      ghostRecord: num(),
+    })),
+  };
 }
 
 function readChannel(): Channel {
@@ -543,6 +611,24 @@ export function unpackState(words: Int32Array): State {
   const partitions = list(readPartition);
   const consumers = list(readConsumer);
   const network = list(readChannel);
-  const history = list<ClientTxnHistory>(() => ({ decision: num() as Decision, told: num() as Told, recordsSent: num(), prepared: bool(), fenced: bool(), expired: bool() }));
-  return { transactionVersion, producers, idempotentProducers, group: generation === -1 ? null : { generation }, coordinator, partitions, consumers, network, faults, history };
+  const history = list<ClientTxnHistory>(() => ({
+    decision: num() as Decision,
+    told: num() as Told,
+    recordsSent: num(),
+    prepared: bool(),
+    fenced: bool(),
+    expired: bool(),
+  }));
+  return {
+    transactionVersion,
+    producers,
+    idempotentProducers,
+    group: generation === -1 ? null : { generation },
+    coordinator,
+    partitions,
+    consumers,
+    network,
+    faults,
+    history,
+  };
 }

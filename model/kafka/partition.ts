@@ -38,7 +38,8 @@ export function highWatermark(p: Partition): number {
 /** UnifiedLog.lastStableOffset: the first offset of the oldest open transaction, else the HW. */
 export function lastStableOffset(p: Partition): number {
   let lso = highWatermark(p);
-  for (const e of p.producers) if (e.txnFirstOffset !== NO_OFFSET && e.txnFirstOffset < lso) lso = e.txnFirstOffset;
+  for (const e of p.producers)
+    if (e.txnFirstOffset !== NO_OFFSET && e.txnFirstOffset < lso) lso = e.txnFirstOffset;
   return lso;
 }
 
@@ -61,12 +62,26 @@ export function newEntry(pid: number): ProducerEntry {
  * ProducerAppendInfo.checkSequence for a batch from a client (sequences of one record), with the
  * producer's verification entry if it has one.
  */
-function sequenceOk(rules: Rules, entry: ProducerEntry, verification: Verification | undefined, epoch: number, seq: number): boolean {
+function sequenceOk(
+  rules: Rules,
+  entry: ProducerEntry,
+  verification: Verification | undefined,
+  epoch: number,
+  seq: number,
+): boolean {
   // KAFKA-18202 (4.1): a transaction-version-2 producer with no batch here starts at sequence 0.
-  if (rules.tv2SequenceZero && rules.tv2 && verification !== undefined && seq !== 0 && entry.lastSeqs.length === 0) return false;
+  if (
+    rules.tv2SequenceZero &&
+    rules.tv2 &&
+    verification !== undefined &&
+    seq !== 0 &&
+    entry.lastSeqs.length === 0
+  )
+    return false;
   // KAFKA-14920 (3.6): nothing above the lowest sequence seen while verifying, even with verification off.
   if (verification !== undefined && seq > verification.lowestSeq) return false;
-  if (epoch !== entry.epoch) return seq === 0 || (rules.unknownProducerAnySequence && entry.epoch === NO_EPOCH);
+  if (epoch !== entry.epoch)
+    return seq === 0 || (rules.unknownProducerAnySequence && entry.epoch === NO_EPOCH);
   // Same epoch: the next sequence; with only a marker at this epoch (no batch), that is 0 (0.11 onwards).
   const last = entry.lastSeqs[entry.lastSeqs.length - 1] ?? -1;
   return seq === last + 1;
@@ -85,7 +100,11 @@ export function hasOngoingTransaction(rules: Rules, entry: ProducerEntry, epoch:
 
 /** Answers a client's Produce or TxnOffsetCommit. */
 export function answerClient(s: State, connection: Connection, req: Request, error: Err): State {
-  return reply(s, connection, response(req.api, { error, pid: req.pid, epoch: req.epoch, partitions: req.partitions, seq: req.seq }));
+  return reply(
+    s,
+    connection,
+    response(req.api, { error, pid: req.pid, epoch: req.epoch, partitions: req.partitions, seq: req.seq }),
+  );
 }
 
 /** A Produce from a producer with a transactional.id carries a transactional batch; an idempotent producer's does not. */
@@ -100,7 +119,12 @@ export function isTransactionalProduce(req: Request): boolean {
 export function handleProduce(brokers: Rules, s: State, connection: Connection, req: Request): State {
   const rules = forRequest(brokers, req);
   const entry = producerEntry(s.partitions[req.partitions]!, req.pid) ?? newEntry(req.pid);
-  if (isTransactionalProduce(req) && asksCoordinator(rules) && !hasOngoingTransaction(rules, entry, req.epoch)) return startVerification(rules, s, connection, req);
+  if (
+    isTransactionalProduce(req) &&
+    asksCoordinator(rules) &&
+    !hasOngoingTransaction(rules, entry, req.epoch)
+  )
+    return startVerification(rules, s, connection, req);
   return appendProduce(rules, s, connection, req, null);
 }
 
@@ -118,7 +142,13 @@ export function asksCoordinator(rules: Rules): boolean {
  * a transactional append clears it; it keeps the lowest sequence of the highest epoch seen
  * (VerificationStateEntry.maybeUpdateLowestSequenceAndEpoch, 3.6).
  */
-function verificationEntry(existing: Verification | undefined, guard: number, pid: number, epoch: number, seq: number): Verification {
+function verificationEntry(
+  existing: Verification | undefined,
+  guard: number,
+  pid: number,
+  epoch: number,
+  seq: number,
+): Verification {
   if (existing === undefined) return { pid, epoch, guard, lowestSeq: seq };
   if (epoch > existing.epoch) return { ...existing, epoch, lowestSeq: seq };
   if (epoch === existing.epoch && seq < existing.lowestSeq) return { ...existing, lowestSeq: seq };
@@ -136,7 +166,8 @@ export function startVerification(rules: Rules, s: State, connection: Connection
   const part = s.partitions[p]!;
   // KAFKA-18042 (4.1): UnifiedLog.maybeStartTransactionVerification refuses a lower epoch at once.
   const known = producerEntry(part, req.pid);
-  if (rules.earlyEpochCheck && known !== undefined && req.epoch < known.epoch) return answerClient(s, connection, req, Err.INVALID_PRODUCER_EPOCH);
+  if (rules.earlyEpochCheck && known !== undefined && req.epoch < known.epoch)
+    return answerClient(s, connection, req, Err.INVALID_PRODUCER_EPOCH);
   const existing = part.verifications.find((v) => v.pid === req.pid);
   const entry = verificationEntry(existing, part.nextGuard, req.pid, req.epoch, req.seq);
   const guard = entry.guard;
@@ -168,15 +199,25 @@ export function startVerification(rules: Rules, s: State, connection: Connection
  * The coordinator answered a verification: the held request leaves the leader's hold. The caller
  * appends it under its guard on NONE, or answers the client with `verificationError`.
  */
-export function releaseHeld(s: State, p: number, resp: Response): { state: State; held: HeldProduce; connection: Connection } | null {
+export function releaseHeld(
+  s: State,
+  p: number,
+  resp: Response,
+): { state: State; held: HeldProduce; connection: Connection } | null {
   const part = s.partitions[p]!;
   // The guard outlives an epoch bump, so the epoch tells two held requests of one producer apart.
   const index = part.held.findIndex(
-    (h) => h.guard === resp.guard && h.request.seq === resp.seq && (resp.epoch === NO_EPOCH || h.request.epoch === resp.epoch),
+    (h) =>
+      h.guard === resp.guard &&
+      h.request.seq === resp.seq &&
+      (resp.epoch === NO_EPOCH || h.request.epoch === resp.epoch),
   );
   if (index < 0) return null;
   const held = part.held[index]!;
-  const state: State = { ...s, partitions: setAt(s.partitions, p, { ...part, held: part.held.filter((_, k) => k !== index) }) };
+  const state: State = {
+    ...s,
+    partitions: setAt(s.partitions, p, { ...part, held: part.held.filter((_, k) => k !== index) }),
+  };
   return { state, held, connection: { from: held.from, to: LEADER_BASE + p, conn: held.conn } };
 }
 
@@ -190,7 +231,11 @@ export function canTimeOutVerification(s: State, p: number, guard: number, seq: 
   if (!held) return false;
   return !hasMessage(
     s.network,
-    (ch, m) => ch.conn === VERIFICATION_CONN && (ch.from === LEADER_BASE + p || ch.to === LEADER_BASE + p) && m.guard === guard && m.seq === seq,
+    (ch, m) =>
+      ch.conn === VERIFICATION_CONN &&
+      (ch.from === LEADER_BASE + p || ch.to === LEADER_BASE + p) &&
+      m.guard === guard &&
+      m.seq === seq,
   );
 }
 
@@ -227,20 +272,31 @@ export function verificationError(error: Err, req: Request): Err {
  * UnifiedLog.analyzeAndValidateProducerState + ProducerAppendInfo for a client batch. `guard` is
  * the verification attempt the append belongs to, or null when none was needed.
  */
-export function appendProduce(rules: Rules, s: State, connection: Connection, req: Request, guard: number | null): State {
+export function appendProduce(
+  rules: Rules,
+  s: State,
+  connection: Connection,
+  req: Request,
+  guard: number | null,
+): State {
   const p = req.partitions;
   const part = s.partitions[p]!;
   const entry = producerEntry(part, req.pid) ?? newEntry(req.pid);
   // Duplicate of one of the last five batches: acknowledge again, append nothing.
-  if (!rules.mutantNoDedup && req.epoch === entry.epoch && entry.lastSeqs.includes(req.seq)) return answerClient(s, connection, req, Err.NONE);
-  if (!guardHolds(rules, part, entry, req, guard)) return answerClient(s, connection, req, Err.INVALID_TXN_STATE);
+  if (!rules.mutantNoDedup && req.epoch === entry.epoch && entry.lastSeqs.includes(req.seq))
+    return answerClient(s, connection, req, Err.NONE);
+  if (!guardHolds(rules, part, entry, req, guard))
+    return answerClient(s, connection, req, Err.INVALID_TXN_STATE);
   // Since 2.7 a fenced epoch on Produce is INVALID_PRODUCER_EPOCH (abortable), not PRODUCER_FENCED.
-  if (req.epoch < entry.epoch && !rules.mutantNoProduceEpochFence) return answerClient(s, connection, req, Err.INVALID_PRODUCER_EPOCH);
+  if (req.epoch < entry.epoch && !rules.mutantNoProduceEpochFence)
+    return answerClient(s, connection, req, Err.INVALID_PRODUCER_EPOCH);
   const verification = part.verifications.find((v) => v.pid === req.pid);
-  if (!rules.mutantNoDedup && !sequenceOk(rules, entry, verification, req.epoch, req.seq)) return answerClient(s, connection, req, Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
+  if (!rules.mutantNoDedup && !sequenceOk(rules, entry, verification, req.epoch, req.seq))
+    return answerClient(s, connection, req, Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
   const transactional = isTransactionalProduce(req);
   // A non-transactional write while the producer id has a transaction open here (ProducerAppendInfo.appendDataBatch, 0.11.0 onwards).
-  if (!transactional && entry.txnFirstOffset !== NO_OFFSET) return answerClient(s, connection, req, Err.INVALID_TXN_STATE);
+  if (!transactional && entry.txnFirstOffset !== NO_OFFSET)
+    return answerClient(s, connection, req, Err.INVALID_TXN_STATE);
   const batch: LogBatch = {
     kind: BatchKind.Data,
     pid: req.pid,
@@ -258,7 +314,13 @@ export function appendProduce(rules: Rules, s: State, connection: Connection, re
  * KIP-890 part 1: a request verified under `guard` may open a transaction only while that guard
  * is still the producer's; a marker or another append in between ended the attempt.
  */
-export function guardHolds(rules: Rules, part: Partition, entry: ProducerEntry, req: Request, guard: number | null): boolean {
+export function guardHolds(
+  rules: Rules,
+  part: Partition,
+  entry: ProducerEntry,
+  req: Request,
+  guard: number | null,
+): boolean {
   // UnifiedLog.batchMissingRequiredVerification: no guard is checked with verification disabled.
   if (!rules.verification || guard === null || hasOngoingTransaction(rules, entry, req.epoch)) return true;
   return part.verifications.find((v) => v.pid === req.pid)?.guard === guard;
@@ -281,7 +343,10 @@ export function appendDataBatch(s: State, p: number, entry: ProducerEntry, batch
   const updated: ProducerEntry = {
     ...entry,
     epoch: batch.epoch,
-    lastSeqs: batch.seq < 0 ? lastSeqs : [...lastSeqs.slice(Math.max(0, lastSeqs.length - BATCHES_TO_RETAIN + 1)), batch.seq],
+    lastSeqs:
+      batch.seq < 0
+        ? lastSeqs
+        : [...lastSeqs.slice(Math.max(0, lastSeqs.length - BATCHES_TO_RETAIN + 1)), batch.seq],
     txnFirstOffset: entry.txnFirstOffset === NO_OFFSET && batch.transactional ? offset : entry.txnFirstOffset,
   };
   return { ...s, partitions: setAt(s.partitions, p, appendWithEntry(part, batch, updated)) };
@@ -319,7 +384,18 @@ export function handleWriteTxnMarkers(brokers: Rules, s: State, channel: Connect
   const part = s.partitions[p]!;
   const entry = producerEntry(part, req.pid) ?? newEntry(req.pid);
   const answer = (state: State, error: Err): State =>
-    reply(state, channel, response(Api.WriteTxnMarkers, { txnId: req.txnId, error, pid: req.pid, epoch: req.epoch, partitions: p, coordinatorEpoch: req.coordinatorEpoch }));
+    reply(
+      state,
+      channel,
+      response(Api.WriteTxnMarkers, {
+        txnId: req.txnId,
+        error,
+        pid: req.pid,
+        epoch: req.epoch,
+        partitions: p,
+        coordinatorEpoch: req.coordinatorEpoch,
+      }),
+    );
 
   if (!markerEpochOk(rules, entry, req.epoch)) return answer(s, Err.INVALID_PRODUCER_EPOCH);
   if (req.coordinatorEpoch < entry.coordinatorEpoch) return answer(s, Err.TRANSACTION_COORDINATOR_FENCED);
@@ -342,7 +418,10 @@ export function handleWriteTxnMarkers(brokers: Rules, s: State, channel: Connect
     coordinatorEpoch: req.coordinatorEpoch,
     txnFirstOffset: NO_OFFSET,
   };
-  return answer({ ...s, partitions: setAt(s.partitions, p, appendWithEntry(part, marker, updated)) }, Err.NONE);
+  return answer(
+    { ...s, partitions: setAt(s.partitions, p, appendWithEntry(part, marker, updated)) },
+    Err.NONE,
+  );
 }
 
 export function isMarker(b: LogBatch): boolean {
@@ -357,7 +436,8 @@ export function batchOutcome(p: Partition, offset: number): Outcome {
   const pid = p.log[offset]!.pid;
   for (let o = offset + 1; o < p.log.length; o++) {
     const b = p.log[o]!;
-    if (isMarker(b) && b.pid === pid) return b.kind === BatchKind.Commit ? Outcome.Committed : Outcome.Aborted;
+    if (isMarker(b) && b.pid === pid)
+      return b.kind === BatchKind.Commit ? Outcome.Committed : Outcome.Aborted;
   }
   return Outcome.Open;
 }
@@ -384,7 +464,10 @@ function quietAt(s: State, p: number, pid: number): boolean {
  * gives both a timestamp, ProducerAppendInfo.appendDataBatch@2.4).
  */
 function hasBatchAtEpoch(part: Partition, e: ProducerEntry): boolean {
-  return e.lastSeqs.length > 0 || part.log.some((b) => b.kind === BatchKind.OffsetCommit && b.pid === e.pid && b.epoch === e.epoch);
+  return (
+    e.lastSeqs.length > 0 ||
+    part.log.some((b) => b.kind === BatchKind.OffsetCommit && b.pid === e.pid && b.epoch === e.epoch)
+  );
 }
 
 function entryExpired(rules: Rules, s: State, p: number, e: ProducerEntry): boolean {

@@ -5,7 +5,21 @@ import { describe, expect, it } from 'vitest';
 import { clientTxnIndex } from './config.ts';
 import { connSlot } from './network.ts';
 import { type State, Api, BatchStatus, Err, Tm, Told } from './state.ts';
-import { EPOCH, P0, PID, TC, act, clientConfig, enabled, leader, producer, ready, respond, sentTo, withPartitionsAdded } from './conformance/client-support.ts';
+import {
+  EPOCH,
+  P0,
+  PID,
+  TC,
+  act,
+  clientConfig,
+  enabled,
+  leader,
+  producer,
+  ready,
+  respond,
+  sentTo,
+  withPartitionsAdded,
+} from './conformance/client-support.ts';
 import { deliver, labels, response, take } from './conformance/harness.ts';
 
 const cfg = clientConfig('kafka-3.5', { partitions: 2 });
@@ -15,18 +29,24 @@ const conn = (s: State, node: number): number => producer(s).conns[connSlot(node
 
 /** The channels P0 has open to `node`, as [connection, sequences of the Produce requests on it]. */
 function produceChannels(s: State, node: number): [number, number[]][] {
-  return s.network.filter((c) => c.from === P0 && c.to === node).map((c) => [c.conn, c.messages.map((m) => (m as { seq: number }).seq)]);
+  return s.network
+    .filter((c) => c.from === P0 && c.to === node)
+    .map((c) => [c.conn, c.messages.map((m) => (m as { seq: number }).seq)]);
 }
 
 /** One record each to p0 and p1, both partitions added, both batches in flight. */
 function bothInFlight(config = cfg): State {
-  return act(config, act(config, withPartitionsAdded(config, ready(config), [0, 1]), 'sendProduce(p0)'), 'sendProduce(p1)');
+  return act(
+    config,
+    act(config, withPartitionsAdded(config, ready(config), [0, 1]), 'sendProduce(p0)'),
+    'sendProduce(p1)',
+  );
 }
 
 // NetworkClient keeps one connection per broker: a timeout closes the connection to that
 // partition's leader and no other.
 describe('connections: one per leader (NetworkClient)', () => {
-  it('a Produce timeout on p1 re-sends p1\'s batch to L1 on a new connection; p0 and the coordinator keep theirs', () => {
+  it("a Produce timeout on p1 re-sends p1's batch to L1 on a new connection; p0 and the coordinator keep theirs", () => {
     const before = bothInFlight();
     const s = take(cfg, before, 'P0.0: produceTimeout(p1)');
     expect(conn(s, leader(1))).not.toBe(conn(before, leader(1)));
@@ -43,7 +63,7 @@ describe('connections: one per leader (NetworkClient)', () => {
     ]);
   });
 
-  it('a Produce to L1 goes on L1\'s connection after the coordinator\'s was replaced, and its answer is read', () => {
+  it("a Produce to L1 goes on L1's connection after the coordinator's was replaced, and its answer is read", () => {
     let s = act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p1)');
     s = take(cfg, act(cfg, s, 'sendTxnRequest'), 'P0.0: requestTimeout(AddPartitionsToTxn)');
     s = respond(cfg, s, TC, Api.AddPartitionsToTxn);
@@ -57,10 +77,13 @@ describe('connections: one per leader (NetworkClient)', () => {
   it('NOT_ENOUGH_REPLICAS on p1: the batch goes again to L1 on the same connection (Sender.reenqueueBatch)', () => {
     const s = respond(cfg, bothInFlight(), leader(1), Api.Produce, { error: Err.NOT_ENOUGH_REPLICAS });
     expect(sentTo(s, leader(1))).toMatchObject([{ api: Api.Produce, partitions: 1, seq: 0 }]);
-    expect(producer(s).batches.find((b) => b.partition === 1)).toMatchObject({ status: BatchStatus.InFlight, retried: true });
+    expect(producer(s).batches.find((b) => b.partition === 1)).toMatchObject({
+      status: BatchStatus.InFlight,
+      retried: true,
+    });
   });
 
-  it('a batch expiry on p1 closes L1\'s connection only', () => {
+  it("a batch expiry on p1 closes L1's connection only", () => {
     const before = bothInFlight();
     const s = take(cfg, before, 'P0.0: batchExpired(p1)');
     expect(conn(s, leader(1))).not.toBe(conn(before, leader(1)));
@@ -75,7 +98,7 @@ describe('which batch a step takes (RecordAccumulator.drain, one batch per parti
     expect(enabled(cfg, s, 'sendProduce(p1)')).toBe(true);
   });
 
-  it('sendProduce(p1) drains p1\'s batch though p0\'s was queued first', () => {
+  it("sendProduce(p1) drains p1's batch though p0's was queued first", () => {
     const s = act(cfg, withPartitionsAdded(cfg, ready(cfg), [0, 1]), 'sendProduce(p1)');
     expect(producer(s).batches.map((b) => [b.partition, b.status, b.seq])).toEqual([
       [0, BatchStatus.Queued, -1],
@@ -129,27 +152,41 @@ describe('which batch a step takes (RecordAccumulator.drain, one batch per parti
 });
 
 describe('Produce answers (Sender.handleProduceResponse)', () => {
-  it('a batch re-sent behind a later one: the later one\'s answer completes the later batch', () => {
+  it("a batch re-sent behind a later one: the later one's answer completes the later batch", () => {
     let s = act(cfg, withPartitionsAdded(cfg, ready(cfg), [0]), 'send(p0)');
     s = act(cfg, act(cfg, s, 'sendProduce(p0)'), 'sendProduce(p0)');
     // Sequence 0 goes again behind sequence 1, so sequence 1 is answered first.
     s = respond(cfg, s, leader(0), Api.Produce, { error: Err.NOT_ENOUGH_REPLICAS });
     expect(sentTo(s, leader(0)).map((r) => r.seq)).toEqual([1, 0]);
     s = respond(cfg, s, leader(0), Api.Produce);
-    expect(producer(s).batches).toEqual([expect.objectContaining({ seq: 0, status: BatchStatus.InFlight, retried: true })]);
+    expect(producer(s).batches).toEqual([
+      expect.objectContaining({ seq: 0, status: BatchStatus.InFlight, retried: true }),
+    ]);
     expect(producer(s).tm).toBe(Tm.IN_TRANSACTION);
   });
 
   // The model has no correlation ids; an answer that matches no batch in flight answers nothing.
   it('model rule: an error answer matching no batch in flight is ignored', () => {
     const s = act(cfg, withPartitionsAdded(cfg, ready(cfg), [0]), 'sendProduce(p0)');
-    const stray = response(Api.Produce, { pid: PID, epoch: EPOCH, partitions: 0, seq: 5, error: Err.OUT_OF_ORDER_SEQUENCE_NUMBER });
+    const stray = response(Api.Produce, {
+      pid: PID,
+      epoch: EPOCH,
+      partitions: 0,
+      seq: 5,
+      error: Err.OUT_OF_ORDER_SEQUENCE_NUMBER,
+    });
     const after = deliver(cfg, { ...s, network: [] }, leader(0), P0, stray);
     expect(producer(after)).toEqual(producer(s));
   });
 
   it('PRODUCER_FENCED is fatal (maybeTransitionToErrorState), and the application is told the transaction failed', () => {
-    const s = respond(cfg, act(cfg, withPartitionsAdded(cfg, ready(cfg), [0]), 'sendProduce(p0)'), leader(0), Api.Produce, { error: Err.PRODUCER_FENCED });
+    const s = respond(
+      cfg,
+      act(cfg, withPartitionsAdded(cfg, ready(cfg), [0]), 'sendProduce(p0)'),
+      leader(0),
+      Api.Produce,
+      { error: Err.PRODUCER_FENCED },
+    );
     expect(producer(s)).toMatchObject({ tm: Tm.FATAL_ERROR, batches: [] });
     expect(s.history[0]).toMatchObject({ told: Told.Failed });
   });
@@ -158,12 +195,18 @@ describe('Produce answers (Sender.handleProduceResponse)', () => {
 describe('transactional requests', () => {
   it('an answer of another request than the one in flight is ignored (the client matches answers to requests)', () => {
     const s = act(cfg, act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)'), 'sendTxnRequest');
-    const after = deliver(cfg, { ...s, network: [] }, TC, P0, response(Api.EndTxn, { pid: PID, epoch: EPOCH }));
+    const after = deliver(
+      cfg,
+      { ...s, network: [] },
+      TC,
+      P0,
+      response(Api.EndTxn, { pid: PID, epoch: EPOCH }),
+    );
     expect(producer(after)).toEqual(producer(s));
   });
 
   // KIP-360: after an abortable error the client bumps its epoch with InitProducerId(pid, epoch).
-  it('the bump\'s InitProducerId opens the way for the next transaction; a fatal answer leaves the aborted one aborted', () => {
+  it("the bump's InitProducerId opens the way for the next transaction; a fatal answer leaves the aborted one aborted", () => {
     let s = act(cfg, withPartitionsAdded(cfg, ready(cfg), [0]), 'sendProduce(p0)');
     expect(sentTo(s, TC)).toEqual([]);
     s = respond(cfg, s, leader(0), Api.Produce, { error: Err.OUT_OF_ORDER_SEQUENCE_NUMBER });
@@ -171,7 +214,9 @@ describe('transactional requests', () => {
     expect(sentTo(s, TC)).toMatchObject([{ api: Api.EndTxn, ghostTxn: clientTxnIndex(cfg, P0, 0) }]);
     s = act(cfg, respond(cfg, s, TC, Api.EndTxn), 'sendTxnRequest');
     expect(s.history[0]).toMatchObject({ told: Told.Aborted });
-    expect(sentTo(s, TC)).toMatchObject([{ api: Api.InitProducerId, pid: PID, epoch: EPOCH, ghostTxn: clientTxnIndex(cfg, P0, 1) }]);
+    expect(sentTo(s, TC)).toMatchObject([
+      { api: Api.InitProducerId, pid: PID, epoch: EPOCH, ghostTxn: clientTxnIndex(cfg, P0, 1) },
+    ]);
     s = respond(cfg, s, TC, Api.InitProducerId, { error: Err.PRODUCER_FENCED });
     expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
     expect(s.history[0]).toMatchObject({ told: Told.Aborted });

@@ -3,7 +3,23 @@
 // states the bound it pins.
 import { describe, expect, it } from 'vitest';
 import { type State, Api, BatchStatus, Decision, Instance, Tm, Told } from './state.ts';
-import { EPOCH, P0, PID, TC, act, clientConfig, enabled, groupCoordinator, leader, producer, ready, respond, sentTo, transformConfig, withPartitionsAdded } from './conformance/client-support.ts';
+import {
+  EPOCH,
+  P0,
+  PID,
+  TC,
+  act,
+  clientConfig,
+  enabled,
+  groupCoordinator,
+  leader,
+  producer,
+  ready,
+  respond,
+  sentTo,
+  transformConfig,
+  withPartitionsAdded,
+} from './conformance/client-support.ts';
 import { initial, labels, take, withProducer } from './conformance/harness.ts';
 
 describe('instances of one transactional.id', () => {
@@ -31,16 +47,33 @@ describe('instances of one transactional.id', () => {
 });
 
 describe('a transaction of the produce app', () => {
-  const cfg = clientConfig('kafka-3.5', { transactionsPerInstance: 2, recordsPerTransaction: 2, partitions: 2 });
+  const cfg = clientConfig('kafka-3.5', {
+    transactionsPerInstance: 2,
+    recordsPerTransaction: 2,
+    partitions: 2,
+  });
 
   it('begins only when READY with no request in flight, up to transactionsPerInstance times', () => {
     const s = ready(cfg);
     expect(enabled(cfg, s, 'beginTransaction')).toBe(true);
-    expect(enabled(cfg, withProducer(s, P0, { request: { api: Api.InitProducerId, partitions: 0, commit: false } }), 'beginTransaction')).toBe(false);
+    expect(
+      enabled(
+        cfg,
+        withProducer(s, P0, { request: { api: Api.InitProducerId, partitions: 0, commit: false } }),
+        'beginTransaction',
+      ),
+    ).toBe(false);
     expect(enabled(cfg, withProducer(s, P0, { txnsBegun: 2 }), 'beginTransaction')).toBe(false);
     expect(enabled(cfg, withProducer(s, P0, { txnsBegun: 1 }), 'beginTransaction')).toBe(true);
     const begun = act(cfg, s, 'beginTransaction');
-    expect(producer(begun)).toMatchObject({ tm: Tm.IN_TRANSACTION, txnsBegun: 1, recordsSent: 0, txnStarted: false, added: 0, pendingAdd: 0 });
+    expect(producer(begun)).toMatchObject({
+      tm: Tm.IN_TRANSACTION,
+      txnsBegun: 1,
+      recordsSent: 0,
+      txnStarted: false,
+      added: 0,
+      pendingAdd: 0,
+    });
     expect(enabled(cfg, begun, 'beginTransaction')).toBe(false);
   });
 
@@ -50,7 +83,9 @@ describe('a transaction of the produce app', () => {
     expect(enabled(cfg, s, 'abortTransaction')).toBe(false);
     s = act(cfg, s, 'send(p1)');
     expect(producer(s)).toMatchObject({ recordsSent: 1, pendingAdd: 0b10 });
-    expect(producer(s).batches).toEqual([expect.objectContaining({ partition: 1, status: BatchStatus.Queued, ghostRecord: 0 })]);
+    expect(producer(s).batches).toEqual([
+      expect.objectContaining({ partition: 1, status: BatchStatus.Queued, ghostRecord: 0 }),
+    ]);
     expect(enabled(cfg, s, 'commitTransaction')).toBe(true);
     expect(enabled(cfg, s, 'abortTransaction')).toBe(true);
     s = act(cfg, s, 'send(p1)');
@@ -79,7 +114,7 @@ describe('a transaction of the produce app', () => {
     expect(enabled(cfg, s, 'commitTransaction')).toBe(false);
   });
 
-  it('the application\'s commitTransaction and abortTransaction are recorded as its decision for the transaction', () => {
+  it("the application's commitTransaction and abortTransaction are recorded as its decision for the transaction", () => {
     const sent = act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)');
     expect(act(cfg, sent, 'commitTransaction').history[0]).toMatchObject({ decision: Decision.Commit });
     expect(act(cfg, sent, 'abortTransaction').history[0]).toMatchObject({ decision: Decision.Abort });
@@ -88,14 +123,21 @@ describe('a transaction of the produce app', () => {
   it('a FATAL or crashed producer calls nothing', () => {
     const s = act(cfg, ready(cfg), 'beginTransaction');
     const sent = act(cfg, s, 'send(p0)');
-    for (const dead of [withProducer(sent, P0, { tm: Tm.FATAL_ERROR }), withProducer(sent, P0, { status: Instance.Crashed })]) {
+    for (const dead of [
+      withProducer(sent, P0, { tm: Tm.FATAL_ERROR }),
+      withProducer(sent, P0, { status: Instance.Crashed }),
+    ]) {
       expect(labels(cfg, dead).filter((l) => l.startsWith('P0.0:'))).toEqual([]);
     }
   });
 });
 
 /** One transform transaction from READY: a record to p0, its offsets committed, then `end` answered NONE. */
-function endOne(cfg: ReturnType<typeof transformConfig>, ready: State, end: 'commitTransaction' | 'abortTransaction'): State {
+function endOne(
+  cfg: ReturnType<typeof transformConfig>,
+  ready: State,
+  end: 'commitTransaction' | 'abortTransaction',
+): State {
   let s = act(cfg, act(cfg, ready, 'beginTransaction'), 'send(p0)');
   s = respond(cfg, act(cfg, s, 'sendTxnRequest'), TC, Api.AddPartitionsToTxn);
   s = respond(cfg, act(cfg, s, 'sendProduce(p0)'), leader(0), Api.Produce);
@@ -153,7 +195,9 @@ describe('a transaction of the consume-transform-produce app', () => {
   });
 
   it('cannot send offsets in an abortable error (sendOffsetsToTransaction fails with the last error)', () => {
-    const s = withProducer(act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)'), P0, { tm: Tm.ABORTABLE_ERROR });
+    const s = withProducer(act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)'), P0, {
+      tm: Tm.ABORTABLE_ERROR,
+    });
     expect(enabled(cfg, s, 'sendOffsetsToTransaction')).toBe(false);
   });
 
@@ -233,7 +277,10 @@ describe('the client after EndTxn under transaction version 2 (TransactionManage
     let s = act(tv1, act(tv1, ready(tv1), 'beginTransaction'), 'send(p0)');
     s = respond(tv1, act(tv1, s, 'sendTxnRequest'), TC, Api.AddPartitionsToTxn);
     s = respond(tv1, act(tv1, s, 'sendProduce(p0)'), leader(0), Api.Produce);
-    s = respond(tv1, act(tv1, act(tv1, s, 'commitTransaction'), 'sendTxnRequest'), TC, Api.EndTxn, { pid: PID + 1, epoch: 0 });
+    s = respond(tv1, act(tv1, act(tv1, s, 'commitTransaction'), 'sendTxnRequest'), TC, Api.EndTxn, {
+      pid: PID + 1,
+      epoch: 0,
+    });
     expect(producer(s)).toMatchObject({ tm: Tm.READY, pid: PID, epoch: EPOCH });
     expect(producer(s).nextSeq[0]).toBe(1);
   });

@@ -3,7 +3,14 @@
 // answers and timeouts are defaultClientHandlers, which a variant file may override.
 //
 // Modelling bound: a transaction sends at least one record before the application ends it.
-import { type ClientContext, type ClientHandlers, type KafkaConfig, type Rules, clientSupports, clientTxnIndex } from './config.ts';
+import {
+  type ClientContext,
+  type ClientHandlers,
+  type KafkaConfig,
+  type Rules,
+  clientSupports,
+  clientTxnIndex,
+} from './config.ts';
 import { noteTxn } from './ghost.ts';
 import { committedOffset, hasPendingOffsets, joinGroup } from './group.ts';
 import { connSlot, request, send } from './network.ts';
@@ -122,7 +129,13 @@ function isTransform(cfg: KafkaConfig): boolean {
 
 /** The consumer learns where to start from the group's committed offset (OffsetFetch, requireStable). */
 export function canFetchOffsets(cfg: KafkaConfig, s: State, p: Producer): boolean {
-  return isTransform(cfg) && isActive(p) && p.tm === Tm.READY && p.inputPosition < 0 && !hasPendingOffsets(s.partitions[cfg.partitions]!);
+  return (
+    isTransform(cfg) &&
+    isActive(p) &&
+    p.tm === Tm.READY &&
+    p.inputPosition < 0 &&
+    !hasPendingOffsets(s.partitions[cfg.partitions]!)
+  );
 }
 
 export function fetchOffsets(cfg: KafkaConfig, s: State, i: number): State {
@@ -131,19 +144,35 @@ export function fetchOffsets(cfg: KafkaConfig, s: State, i: number): State {
 
 export function canBegin(cfg: KafkaConfig, p: Producer): boolean {
   const hasInput = !isTransform(cfg) || (p.inputPosition >= 0 && p.inputPosition < cfg.inputRecords);
-  return isActive(p) && p.tm === Tm.READY && p.request === null && p.txnsBegun < cfg.transactionsPerInstance && hasInput;
+  return (
+    isActive(p) &&
+    p.tm === Tm.READY &&
+    p.request === null &&
+    p.txnsBegun < cfg.transactionsPerInstance &&
+    hasInput
+  );
 }
 
 /** beginTransaction: the client reads the finalized transaction.version it last learned and keeps that version for the whole transaction. */
 export function beginTransaction(cfg: KafkaConfig, s: State, i: number): State {
   const p = s.producers[i]!;
   const transactionV2 = takesTransactionV2(cfg, p.instance, s.transactionVersion);
-  return put(s, i, { ...p, tm: Tm.IN_TRANSACTION, txnsBegun: p.txnsBegun + 1, recordsSent: 0, txnStarted: false, added: 0, pendingAdd: 0, transactionV2 });
+  return put(s, i, {
+    ...p,
+    tm: Tm.IN_TRANSACTION,
+    txnsBegun: p.txnsBegun + 1,
+    recordsSent: 0,
+    txnStarted: false,
+    added: 0,
+    pendingAdd: 0,
+    transactionV2,
+  });
 }
 
 /** The transform app writes one output per input record, before it sends its offsets. */
 export function canSend(cfg: KafkaConfig, p: Producer): boolean {
-  const inputLeft = !isTransform(cfg) || (p.offsetToCommit < 0 && p.inputPosition + p.recordsSent < cfg.inputRecords);
+  const inputLeft =
+    !isTransform(cfg) || (p.offsetToCommit < 0 && p.inputPosition + p.recordsSent < cfg.inputRecords);
   return isActive(p) && p.tm === Tm.IN_TRANSACTION && p.recordsSent < cfg.recordsPerTransaction && inputLeft;
 }
 
@@ -153,19 +182,33 @@ export function sendRecord(cfg: KafkaConfig, s: State, i: number, partition: num
   const rules = clientRules(cfg, p);
   const known = (p.added | p.pendingAdd) & bit(partition);
   const value = isTransform(cfg) ? p.inputPosition + p.recordsSent : -1;
-  const batch: ClientBatch = { partition, seq: -1, status: BatchStatus.Queued, retried: false, value, ghostRecord: p.recordsSent };
+  const batch: ClientBatch = {
+    partition,
+    seq: -1,
+    status: BatchStatus.Queued,
+    retried: false,
+    value,
+    ghostRecord: p.recordsSent,
+  };
   const txn = currentTxn(cfg, i, p);
   // Transaction version 2: no AddPartitionsToTxn; the leader adds the partition when the batch arrives.
   const implicit = rules.tv2
     ? { added: p.added | bit(partition), txnStarted: true }
     : { pendingAdd: known ? p.pendingAdd : p.pendingAdd | bit(partition) };
-  const next = put(s, i, { ...p, ...implicit, batches: [...p.batches, batch], recordsSent: p.recordsSent + 1 });
+  const next = put(s, i, {
+    ...p,
+    ...implicit,
+    batches: [...p.batches, batch],
+    recordsSent: p.recordsSent + 1,
+  });
   return noteTxn(next, txn, { recordsSent: s.history[txn]!.recordsSent + 1 });
 }
 
 /** sendOffsetsToTransaction(offset after the last input processed, group metadata). */
 export function canSendOffsets(cfg: KafkaConfig, p: Producer): boolean {
-  return isTransform(cfg) && isActive(p) && p.tm === Tm.IN_TRANSACTION && p.recordsSent > 0 && p.offsetToCommit < 0;
+  return (
+    isTransform(cfg) && isActive(p) && p.tm === Tm.IN_TRANSACTION && p.recordsSent > 0 && p.offsetToCommit < 0
+  );
 }
 
 export function sendOffsetsToTransaction(s: State, i: number): State {
@@ -174,12 +217,19 @@ export function sendOffsetsToTransaction(s: State, i: number): State {
 }
 
 export function canCommit(cfg: KafkaConfig, p: Producer): boolean {
-  return isActive(p) && p.tm === Tm.IN_TRANSACTION && p.recordsSent > 0 && (!isTransform(cfg) || p.offsetToCommit >= 0);
+  return (
+    isActive(p) &&
+    p.tm === Tm.IN_TRANSACTION &&
+    p.recordsSent > 0 &&
+    (!isTransform(cfg) || p.offsetToCommit >= 0)
+  );
 }
 
 export function commitTransaction(cfg: KafkaConfig, s: State, i: number): State {
   const p = s.producers[i]!;
-  return noteTxn(put(s, i, { ...p, tm: Tm.COMMITTING_TRANSACTION }), currentTxn(cfg, i, p), { decision: Decision.Commit });
+  return noteTxn(put(s, i, { ...p, tm: Tm.COMMITTING_TRANSACTION }), currentTxn(cfg, i, p), {
+    decision: Decision.Commit,
+  });
 }
 
 export function canAbort(p: Producer): boolean {
@@ -204,11 +254,15 @@ export function abortTransaction(cfg: KafkaConfig, s: State, i: number): State {
 function nextTxnRequest(cfg: KafkaConfig, p: Producer): TxnRequestSlot | 'complete-locally' | null {
   if (p.tm === Tm.INITIALIZING) return { api: Api.InitProducerId, partitions: 0, commit: false };
   const adding = p.tm === Tm.IN_TRANSACTION || p.tm === Tm.COMMITTING_TRANSACTION;
-  if (adding && p.pendingAdd !== 0) return { api: Api.AddPartitionsToTxn, partitions: p.pendingAdd, commit: false };
+  if (adding && p.pendingAdd !== 0)
+    return { api: Api.AddPartitionsToTxn, partitions: p.pendingAdd, commit: false };
   // Transaction version 2 skips AddOffsetsToTxn: the group coordinator adds its partition.
-  if (adding && p.offsetToCommit >= 0 && !p.offsetsAdded && !clientRules(cfg, p).tv2) return { api: Api.AddOffsetsToTxn, partitions: bit(cfg.partitions), commit: false };
-  if (adding && p.offsetToCommit >= 0 && !p.offsetsAdded) return { api: Api.TxnOffsetCommit, partitions: cfg.partitions, commit: false };
-  if (adding && p.offsetsAdded && !p.offsetsCommitted) return { api: Api.TxnOffsetCommit, partitions: cfg.partitions, commit: false };
+  if (adding && p.offsetToCommit >= 0 && !p.offsetsAdded && !clientRules(cfg, p).tv2)
+    return { api: Api.AddOffsetsToTxn, partitions: bit(cfg.partitions), commit: false };
+  if (adding && p.offsetToCommit >= 0 && !p.offsetsAdded)
+    return { api: Api.TxnOffsetCommit, partitions: cfg.partitions, commit: false };
+  if (adding && p.offsetsAdded && !p.offsetsCommitted)
+    return { api: Api.TxnOffsetCommit, partitions: cfg.partitions, commit: false };
   const commit = p.tm === Tm.COMMITTING_TRANSACTION;
   if (!commit && p.tm !== Tm.ABORTING_TRANSACTION) return null;
   // EndTxn only once every batch is acknowledged or failed.
@@ -257,11 +311,19 @@ export function sendTxnRequest(cfg: KafkaConfig, s: State, i: number): State {
 }
 
 /** The transaction ended. The transform app moves past its input on commit and rewinds on abort. */
-function completeTransaction(cfg: KafkaConfig, s: State, i: number, bumped?: { pid: number; epoch: number }): State {
+function completeTransaction(
+  cfg: KafkaConfig,
+  s: State,
+  i: number,
+  bumped?: { pid: number; epoch: number },
+): State {
   const p = s.producers[i]!;
   const committed = p.tm === Tm.COMMITTING_TRANSACTION;
   // Transaction version 2: EndTxn v5 answers with the bumped epoch, and sequences restart.
-  const epoch = bumped === undefined || (bumped.pid === p.pid && bumped.epoch === p.epoch) ? {} : { pid: bumped.pid, epoch: bumped.epoch, nextSeq: p.nextSeq.map(() => 0) };
+  const epoch =
+    bumped === undefined || (bumped.pid === p.pid && bumped.epoch === p.epoch)
+      ? {}
+      : { pid: bumped.pid, epoch: bumped.epoch, nextSeq: p.nextSeq.map(() => 0) };
   const next: Producer = {
     ...p,
     ...epoch,
@@ -300,7 +362,11 @@ function resendOnNewConnection(cfg: KafkaConfig, s: State, i: number): State {
 
 /** The next queued batch for `partition`, sendable once the partition is in the transaction. */
 export function canSendProduce(p: Producer, partition: number): boolean {
-  return isActive(p) && (p.added & bit(partition)) !== 0 && p.batches.some((b) => b.partition === partition && b.status === BatchStatus.Queued);
+  return (
+    isActive(p) &&
+    (p.added & bit(partition)) !== 0 &&
+    p.batches.some((b) => b.partition === partition && b.status === BatchStatus.Queued)
+  );
 }
 
 function produceRequest(cfg: KafkaConfig, i: number, p: Producer, b: ClientBatch) {
@@ -321,14 +387,24 @@ function produceRequest(cfg: KafkaConfig, i: number, p: Producer, b: ClientBatch
 export function sendProduce(cfg: KafkaConfig, s: State, i: number, partition: number): State {
   const p = s.producers[i]!;
   const index = p.batches.findIndex((b) => b.partition === partition && b.status === BatchStatus.Queued);
-  const batch: ClientBatch = { ...p.batches[index]!, seq: p.nextSeq[partition]!, status: BatchStatus.InFlight };
+  const batch: ClientBatch = {
+    ...p.batches[index]!,
+    seq: p.nextSeq[partition]!,
+    status: BatchStatus.InFlight,
+  };
   const next: Producer = {
     ...p,
     batches: setAt(p.batches, index, batch),
     nextSeq: setAt(p.nextSeq, partition, p.nextSeq[partition]! + 1),
   };
   const slot = connSlot(LEADER_BASE + partition);
-  const network = send(s.network, i, LEADER_BASE + partition, p.conns[slot]!, produceRequest(cfg, i, next, batch));
+  const network = send(
+    s.network,
+    i,
+    LEADER_BASE + partition,
+    p.conns[slot]!,
+    produceRequest(cfg, i, next, batch),
+  );
   return { ...put(s, i, next), network };
 }
 
@@ -342,7 +418,10 @@ function resendBatch(cfg: KafkaConfig, s: State, i: number, index: number): Stat
   const b: ClientBatch = { ...p.batches[index]!, retried: true };
   const node = LEADER_BASE + b.partition;
   const next: Producer = { ...p, batches: setAt(p.batches, index, b) };
-  return { ...put(s, i, next), network: send(s.network, i, node, p.conns[connSlot(node)]!, produceRequest(cfg, i, p, b)) };
+  return {
+    ...put(s, i, next),
+    network: send(s.network, i, node, p.conns[connSlot(node)]!, produceRequest(cfg, i, p, b)),
+  };
 }
 
 /** Produce request timeout with retries left: same pid, epoch and sequence on a new connection. */
@@ -350,9 +429,11 @@ export function produceTimeout(cfg: KafkaConfig, s: State, i: number, partition:
   const p = s.producers[i]!;
   const slot = connSlot(LEADER_BASE + partition);
   const conns = setAt(p.conns, slot, p.conns[slot]! + 1);
-  const inFlight = (b: ClientBatch): boolean => b.partition === partition && b.status === BatchStatus.InFlight;
+  const inFlight = (b: ClientBatch): boolean =>
+    b.partition === partition && b.status === BatchStatus.InFlight;
   let network = s.network;
-  for (const b of p.batches.filter(inFlight)) network = send(network, i, LEADER_BASE + partition, conns[slot]!, produceRequest(cfg, i, p, b));
+  for (const b of p.batches.filter(inFlight))
+    network = send(network, i, LEADER_BASE + partition, conns[slot]!, produceRequest(cfg, i, p, b));
   // The disconnect fails the request with a retriable error: the batch is re-enqueued (inRetry).
   const batches = p.batches.map((b) => (inFlight(b) ? { ...b, retried: true } : b));
   return { ...put(s, i, { ...p, conns, batches }), network };
@@ -383,7 +464,14 @@ function failExpiredBatches(cfg: KafkaConfig, s: State, i: number, partition: nu
   if (!p.batches.some((b) => expired(b) && b.retried)) return put(s, i, failed);
   if (!canHandleAbortableError(rules)) return fatal(cfg, put(s, i, failed), i);
   // The bump is required even while completing: the unacknowledged batch may still be written.
-  return put(s, i, transitionToAbortableError({ ...failed, bumpRequired: failed.bumpRequired || needToTriggerEpochBumpFromClient(rules) }));
+  return put(
+    s,
+    i,
+    transitionToAbortableError({
+      ...failed,
+      bumpRequired: failed.bumpRequired || needToTriggerEpochBumpFromClient(rules),
+    }),
+  );
 }
 
 /** KIP-360: the client bumps its own epoch; not under TV2, where every EndTxn bumps it (KAFKA-17898, 4.0). */
@@ -407,7 +495,10 @@ export function transitionToAbortableError(p: Producer): Producer {
  */
 function batchFailed(rules: Rules, p: Producer): Producer {
   const completing = p.tm === Tm.COMMITTING_TRANSACTION || p.tm === Tm.ABORTING_TRANSACTION;
-  return transitionToAbortableError({ ...p, bumpRequired: p.bumpRequired || (needToTriggerEpochBumpFromClient(rules) && !completing) });
+  return transitionToAbortableError({
+    ...p,
+    bumpRequired: p.bumpRequired || (needToTriggerEpochBumpFromClient(rules) && !completing),
+  });
 }
 
 /**
@@ -425,7 +516,8 @@ function batchFailed(rules: Rules, p: Producer): Producer {
 function invalidProducerIdMapping(cfg: KafkaConfig, rules: Rules, s: State, i: number): State {
   if (!rules.kip360 || rules.tv2) return fatal(cfg, s, i);
   const p = s.producers[i]!;
-  if (p.tm === Tm.ABORTING_TRANSACTION) return p.bumpRequired ? completeTransaction(cfg, s, i) : fatal(cfg, s, i);
+  if (p.tm === Tm.ABORTING_TRANSACTION)
+    return p.bumpRequired ? completeTransaction(cfg, s, i) : fatal(cfg, s, i);
   return put(s, i, transitionToAbortableError({ ...p, request: null, bumpRequired: true }));
 }
 
@@ -502,37 +594,52 @@ function responseHandler(handlers: ClientHandlers, api: Api): ClientHandlers['En
 /** Every transactional answer: a retriable error sends the request again, else `handle` reacts. */
 function retriedOr(cfg: KafkaConfig, s: State, i: number, resp: Response, handle: () => State): State {
   const rules = clientRules(cfg, s.producers[i]!);
-  if (rules.mutantConcurrentTransactionsFatal && resp.error === Err.CONCURRENT_TRANSACTIONS) return fatal(cfg, s, i);
+  if (rules.mutantConcurrentTransactionsFatal && resp.error === Err.CONCURRENT_TRANSACTIONS)
+    return fatal(cfg, s, i);
   return isRetriable(resp.error) ? transmit(cfg, s, i, s.producers[i]!.request!) : handle();
 }
 
 function handleAddPartitionsToTxnResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
   const p = s.producers[i]!;
-  if (resp.error === Err.NONE) return put(s, i, { ...p, request: null, added: p.added | resp.partitions, pendingAdd: p.pendingAdd & ~resp.partitions, txnStarted: true });
-  if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return invalidProducerIdMapping(cfg, clientRules(cfg, s.producers[i]!), s, i);
+  if (resp.error === Err.NONE)
+    return put(s, i, {
+      ...p,
+      request: null,
+      added: p.added | resp.partitions,
+      pendingAdd: p.pendingAdd & ~resp.partitions,
+      txnStarted: true,
+    });
+  if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING)
+    return invalidProducerIdMapping(cfg, clientRules(cfg, s.producers[i]!), s, i);
   return fatal(cfg, s, i);
 }
 
 function handleAddOffsetsToTxnResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
   const p = s.producers[i]!;
-  if (resp.error === Err.NONE) return put(s, i, { ...p, request: null, offsetsAdded: true, txnStarted: true });
-  if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return invalidProducerIdMapping(cfg, clientRules(cfg, s.producers[i]!), s, i);
+  if (resp.error === Err.NONE)
+    return put(s, i, { ...p, request: null, offsetsAdded: true, txnStarted: true });
+  if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING)
+    return invalidProducerIdMapping(cfg, clientRules(cfg, s.producers[i]!), s, i);
   return fatal(cfg, s, i);
 }
 
 function handleTxnOffsetCommitResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
   const p = s.producers[i]!;
-  if (resp.error === Err.NONE) return put(s, i, { ...p, request: null, offsetsAdded: true, offsetsCommitted: true, txnStarted: true });
+  if (resp.error === Err.NONE)
+    return put(s, i, { ...p, request: null, offsetsAdded: true, offsetsCommitted: true, txnStarted: true });
   // ILLEGAL_GENERATION: CommitFailedException, abortable without an epoch bump (KIP-447, TxnOffsetCommitHandler 2.5+);
   // TRANSACTION_ABORTABLE likewise (TxnOffsetCommitHandler@3.8, KAFKA-16314).
-  if (resp.error === Err.ILLEGAL_GENERATION || resp.error === Err.TRANSACTION_ABORTABLE) return put(s, i, transitionToAbortableError({ ...p, request: null }));
+  if (resp.error === Err.ILLEGAL_GENERATION || resp.error === Err.TRANSACTION_ABORTABLE)
+    return put(s, i, transitionToAbortableError({ ...p, request: null }));
   // Fencing and the errors the handler does not expect (INVALID_TXN_STATE, INVALID_PRODUCER_ID_MAPPING).
   return fatal(cfg, s, i);
 }
 
 function handleEndTxnResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
-  if (resp.error === Err.NONE) return completeTransaction(cfg, s, i, clientRules(cfg, s.producers[i]!).tv2 ? resp : undefined);
-  if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING) return invalidProducerIdMapping(cfg, clientRules(cfg, s.producers[i]!), s, i);
+  if (resp.error === Err.NONE)
+    return completeTransaction(cfg, s, i, clientRules(cfg, s.producers[i]!).tv2 ? resp : undefined);
+  if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING)
+    return invalidProducerIdMapping(cfg, clientRules(cfg, s.producers[i]!), s, i);
   return fatal(cfg, s, i);
 }
 
@@ -553,13 +660,16 @@ function handleInitProducerIdResponse(cfg: KafkaConfig, s: State, i: number, res
 
 function handleProduceResponse(cfg: KafkaConfig, rules: Rules, s: State, i: number, resp: Response): State {
   const p = s.producers[i]!;
-  const index = p.batches.findIndex((b) => b.partition === resp.partitions && b.seq === resp.seq && b.status === BatchStatus.InFlight);
+  const index = p.batches.findIndex(
+    (b) => b.partition === resp.partitions && b.seq === resp.seq && b.status === BatchStatus.InFlight,
+  );
   if (index < 0 || resp.epoch !== p.epoch) return s;
   const batches = p.batches.filter((_, k) => k !== index);
   if (resp.error === Err.NONE) return put(s, i, { ...p, batches });
   if (resp.error === Err.PRODUCER_FENCED) return fatal(cfg, put(s, i, { ...p, batches }), i);
   // Before KIP-588 (2.7) INVALID_PRODUCER_EPOCH was ProducerFencedException (Errors.java@2.6): fatal.
-  if (resp.error === Err.INVALID_PRODUCER_EPOCH && !rules.kip588) return fatal(cfg, put(s, i, { ...p, batches }), i);
+  if (resp.error === Err.INVALID_PRODUCER_EPOCH && !rules.kip588)
+    return fatal(cfg, put(s, i, { ...p, batches }), i);
   // Retriable: the same batch goes again on the same connection.
   if (resp.error === Err.NOT_ENOUGH_REPLICAS) return resendBatch(cfg, s, i, index);
   // INVALID_PRODUCER_EPOCH (2.7+), OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_TXN_STATE, ...
@@ -568,12 +678,18 @@ function handleProduceResponse(cfg: KafkaConfig, rules: Rules, s: State, i: numb
 
 /** The Java client's reactions (TransactionManager's handlers and Sender), per generation through the rules. */
 export const defaultClientHandlers: ClientHandlers = {
-  InitProducerId: (ctx, s, i, resp) => retriedOr(ctx.cfg, s, i, resp, () => handleInitProducerIdResponse(ctx.cfg, s, i, resp)),
-  AddPartitionsToTxn: (ctx, s, i, resp) => retriedOr(ctx.cfg, s, i, resp, () => handleAddPartitionsToTxnResponse(ctx.cfg, s, i, resp)),
-  AddOffsetsToTxn: (ctx, s, i, resp) => retriedOr(ctx.cfg, s, i, resp, () => handleAddOffsetsToTxnResponse(ctx.cfg, s, i, resp)),
-  TxnOffsetCommit: (ctx, s, i, resp) => retriedOr(ctx.cfg, s, i, resp, () => handleTxnOffsetCommitResponse(ctx.cfg, s, i, resp)),
-  EndTxn: (ctx, s, i, resp) => retriedOr(ctx.cfg, s, i, resp, () => handleEndTxnResponse(ctx.cfg, s, i, resp)),
-  Produce: (ctx, s, i, resp) => handleProduceResponse(ctx.cfg, clientRules(ctx.cfg, s.producers[i]!), s, i, resp),
+  InitProducerId: (ctx, s, i, resp) =>
+    retriedOr(ctx.cfg, s, i, resp, () => handleInitProducerIdResponse(ctx.cfg, s, i, resp)),
+  AddPartitionsToTxn: (ctx, s, i, resp) =>
+    retriedOr(ctx.cfg, s, i, resp, () => handleAddPartitionsToTxnResponse(ctx.cfg, s, i, resp)),
+  AddOffsetsToTxn: (ctx, s, i, resp) =>
+    retriedOr(ctx.cfg, s, i, resp, () => handleAddOffsetsToTxnResponse(ctx.cfg, s, i, resp)),
+  TxnOffsetCommit: (ctx, s, i, resp) =>
+    retriedOr(ctx.cfg, s, i, resp, () => handleTxnOffsetCommitResponse(ctx.cfg, s, i, resp)),
+  EndTxn: (ctx, s, i, resp) =>
+    retriedOr(ctx.cfg, s, i, resp, () => handleEndTxnResponse(ctx.cfg, s, i, resp)),
+  Produce: (ctx, s, i, resp) =>
+    handleProduceResponse(ctx.cfg, clientRules(ctx.cfg, s.producers[i]!), s, i, resp),
   requestTimeout: (ctx, s, i) => resendOnNewConnection(ctx.cfg, s, i),
   batchExpired: (ctx, s, i, partition) => failExpiredBatches(ctx.cfg, s, i, partition),
 };

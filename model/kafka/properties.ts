@@ -4,18 +4,40 @@ import type { Property } from '../../checker/engine/model.ts';
 import { knownTransaction } from './coordinator.ts';
 import { committedOffset } from './group.ts';
 import { batchOutcome, lastStableOffset } from './partition.ts';
-import { type LogBatch, type State, Api, BatchKind, Decision, Excuse, Instance, NO_OFFSET, NO_STATE, Outcome, Tm, Told, TxnState } from './state.ts';
+import {
+  type LogBatch,
+  type State,
+  Api,
+  BatchKind,
+  Decision,
+  Excuse,
+  Instance,
+  NO_OFFSET,
+  NO_STATE,
+  Outcome,
+  Tm,
+  Told,
+  TxnState,
+} from './state.ts';
 
 /**
  * Calls `visit` for every transactional record (data or offset commit) with how its transaction
  * ended where it was written; stops early when `visit` returns false.
  */
-function everyRecord(s: State, visit: (b: LogBatch, outcome: Outcome, partition: number) => boolean): boolean {
+function everyRecord(
+  s: State,
+  visit: (b: LogBatch, outcome: Outcome, partition: number) => boolean,
+): boolean {
   for (let p = 0; p < s.partitions.length; p++) {
     const part = s.partitions[p]!;
     for (let o = 0; o < part.log.length; o++) {
       const b = part.log[o]!;
-      if (b.transactional && (b.kind === BatchKind.Data || b.kind === BatchKind.OffsetCommit) && !visit(b, batchOutcome(part, o), p)) return false;
+      if (
+        b.transactional &&
+        (b.kind === BatchKind.Data || b.kind === BatchKind.OffsetCommit) &&
+        !visit(b, batchOutcome(part, o), p)
+      )
+        return false;
     }
   }
   return true;
@@ -28,12 +50,19 @@ function dataPartitions(s: State): number {
 
 const readCommittedIsolation: Property<State> = {
   name: 'ReadCommittedIsolation',
-  description: 'a read_committed consumer delivers only records of transactions the application committed, and never reads past the LSO',
+  description:
+    'a read_committed consumer delivers only records of transactions the application committed, and never reads past the LSO',
   holds(s) {
     for (const c of s.consumers) {
       if (!c.readCommitted) continue;
-      for (const d of c.delivered) if (s.partitions[d.partition]!.log[d.offset]!.transactional && s.history[d.ghostTxn]!.decision !== Decision.Commit) return false;
-      for (let p = 0; p < c.position.length; p++) if (c.position[p]! > lastStableOffset(s.partitions[p]!)) return false;
+      for (const d of c.delivered)
+        if (
+          s.partitions[d.partition]!.log[d.offset]!.transactional &&
+          s.history[d.ghostTxn]!.decision !== Decision.Commit
+        )
+          return false;
+      for (let p = 0; p < c.position.length; p++)
+        if (c.position[p]! > lastStableOffset(s.partitions[p]!)) return false;
     }
     return true;
   },
@@ -41,7 +70,8 @@ const readCommittedIsolation: Property<State> = {
 
 const atomicCommit: Property<State> = {
   name: 'AtomicCommit',
-  description: 'no client transaction has one record or offset commit committed while another of its records or offset commits is aborted',
+  description:
+    'no client transaction has one record or offset commit committed while another of its records or offset commits is aborted',
   holds(s) {
     const committed = new Set<number>();
     const aborted = new Set<number>();
@@ -57,7 +87,8 @@ const atomicCommit: Property<State> = {
 
 const noLostWrite: Property<State> = {
   name: 'NoLostWrite',
-  description: 'once the client was told a commit succeeded, every record of that transaction is in a log and none is aborted',
+  description:
+    'once the client was told a commit succeeded, every record of that transaction is in a log and none is aborted',
   holds(s) {
     const present = new Set<number>();
     const ok = everyRecord(s, (b, outcome) => {
@@ -77,7 +108,8 @@ const noLostWrite: Property<State> = {
 
 const zombieFencing: Property<State> = {
   name: 'ZombieFencing',
-  description: 'once the coordinator granted a newer epoch to another instance of a transactional.id, no transaction of the older instance that was not yet prepared commits anything',
+  description:
+    'once the coordinator granted a newer epoch to another instance of a transactional.id, no transaction of the older instance that was not yet prepared commits anything',
   holds(s) {
     return everyRecord(s, (b, outcome) => outcome !== Outcome.Committed || !s.history[b.ghostTxn]!.fenced);
   },
@@ -88,7 +120,8 @@ const zombieFencing: Property<State> = {
 // may still be written.
 const idempotence: Property<State> = {
   name: 'Idempotence',
-  description: "no partition holds the same record twice, and an idempotent producer's records are in a partition in the order it sent them",
+  description:
+    "no partition holds the same record twice, and an idempotent producer's records are in a partition in the order it sent them",
   holds(s) {
     for (const part of s.partitions) {
       const seen = new Set<number>();
@@ -117,7 +150,8 @@ const exactlyOnce: Property<State> = {
     const committedUpTo = committedOffset(offsets);
     let pendingUpTo = committedUpTo;
     everyRecord(s, (b, outcome, p) => {
-      if (p === s.partitions.length - 1 && outcome === Outcome.Open && b.value > pendingUpTo) pendingUpTo = b.value;
+      if (p === s.partitions.length - 1 && outcome === Outcome.Open && b.value > pendingUpTo)
+        pendingUpTo = b.value;
       return true;
     });
     const committedOutputs = new Map<number, number>();
@@ -125,7 +159,8 @@ const exactlyOnce: Property<State> = {
     const data = dataPartitions(s);
     everyRecord(s, (b, outcome, p) => {
       if (p >= data) return true;
-      if (outcome === Outcome.Committed) committedOutputs.set(b.value, (committedOutputs.get(b.value) ?? 0) + 1);
+      if (outcome === Outcome.Committed)
+        committedOutputs.set(b.value, (committedOutputs.get(b.value) ?? 0) + 1);
       if (outcome !== Outcome.Aborted) liveOutputs.add(b.value);
       return true;
     });
@@ -146,14 +181,21 @@ export const VALID_PREVIOUS: Record<number, readonly number[]> = {
   [TxnState.Empty]: [NO_STATE, TxnState.Empty, TxnState.CompleteCommit, TxnState.CompleteAbort],
   [TxnState.Ongoing]: [TxnState.Ongoing, TxnState.Empty, TxnState.CompleteCommit, TxnState.CompleteAbort],
   [TxnState.PrepareCommit]: [TxnState.Ongoing],
-  [TxnState.PrepareAbort]: [TxnState.Ongoing, TxnState.PrepareEpochFence, TxnState.Empty, TxnState.CompleteCommit, TxnState.CompleteAbort],
+  [TxnState.PrepareAbort]: [
+    TxnState.Ongoing,
+    TxnState.PrepareEpochFence,
+    TxnState.Empty,
+    TxnState.CompleteCommit,
+    TxnState.CompleteAbort,
+  ],
   [TxnState.CompleteCommit]: [TxnState.PrepareCommit],
   [TxnState.CompleteAbort]: [TxnState.PrepareAbort],
 };
 
 const coordinatorTransitions: Property<State> = {
   name: 'CoordinatorTransitions',
-  description: "every coordinator state change follows Kafka's valid-previous-state table, and a producer id's epoch never decreases",
+  description:
+    "every coordinator state change follows Kafka's valid-previous-state table, and a producer id's epoch never decreases",
   holds(s) {
     for (const r of s.coordinator.log) {
       if (r === null) continue;
@@ -166,16 +208,28 @@ const coordinatorTransitions: Property<State> = {
 
 const noHangingTransaction: Property<State> = {
   name: 'NoHangingTransaction',
-  description: 'every open transaction at a partition is still covered by the coordinator: its transaction lists the partition, or a marker for it is on the way',
+  description:
+    'every open transaction at a partition is still covered by the coordinator: its transaction lists the partition, or a marker for it is on the way',
   holds(s) {
     for (let p = 0; p < s.partitions.length; p++) {
       for (const e of s.partitions[p]!.producers) {
         if (e.txnFirstOffset === NO_OFFSET) continue;
         const covered = s.coordinator.metadata.some((_, t) => {
           const md = knownTransaction(s, t);
-          return md !== null && md.pid === e.pid && (md.state === TxnState.Ongoing || md.state === TxnState.PrepareCommit || md.state === TxnState.PrepareAbort) && (md.partitions & (1 << p)) !== 0;
+          return (
+            md !== null &&
+            md.pid === e.pid &&
+            (md.state === TxnState.Ongoing ||
+              md.state === TxnState.PrepareCommit ||
+              md.state === TxnState.PrepareAbort) &&
+            (md.partitions & (1 << p)) !== 0
+          );
         });
-        const markerOnTheWay = s.network.some((ch) => ch.messages.some((m) => !m.response && m.api === Api.WriteTxnMarkers && m.pid === e.pid && m.partitions === p));
+        const markerOnTheWay = s.network.some((ch) =>
+          ch.messages.some(
+            (m) => !m.response && m.api === Api.WriteTxnMarkers && m.pid === e.pid && m.partitions === p,
+          ),
+        );
         if (!covered && !markerOnTheWay) return false;
       }
     }
@@ -184,7 +238,13 @@ const noHangingTransaction: Property<State> = {
 };
 
 /** Client states in which the producer holds a producer id and epoch the coordinator granted. */
-const holdsGrant: ReadonlySet<number> = new Set([Tm.READY, Tm.IN_TRANSACTION, Tm.COMMITTING_TRANSACTION, Tm.ABORTING_TRANSACTION, Tm.ABORTABLE_ERROR]);
+const holdsGrant: ReadonlySet<number> = new Set([
+  Tm.READY,
+  Tm.IN_TRANSACTION,
+  Tm.COMMITTING_TRANSACTION,
+  Tm.ABORTING_TRANSACTION,
+  Tm.ABORTABLE_ERROR,
+]);
 
 // The client only ever takes its producer id and epoch from the coordinator's answers, and the
 // coordinator only moves a transactional.id's epoch forward (TransactionMetadata, every release).
@@ -195,7 +255,8 @@ const holdsGrant: ReadonlySet<number> = new Set([Tm.READY, Tm.IN_TRANSACTION, Tm
 // since replaced or forgotten.
 const producerIdAgreement: Property<State> = {
   name: 'ProducerIdAgreement',
-  description: "a running producer that holds a producer id has the one its transactional.id has at the coordinator (or the one it rotates to next), at an epoch no higher than the coordinator's",
+  description:
+    "a running producer that holds a producer id has the one its transactional.id has at the coordinator (or the one it rotates to next), at an epoch no higher than the coordinator's",
   holds(s) {
     for (const p of s.producers) {
       if (p.status !== Instance.Running || !holdsGrant.has(p.tm)) continue;
@@ -208,7 +269,8 @@ const producerIdAgreement: Property<State> = {
       const current = md.pid === p.pid && p.epoch <= md.epoch;
       const next = md.nextPid === p.pid && p.epoch === 0;
       const answerOnTheWay = md.prevPid === p.pid && p.request?.api === Api.EndTxn;
-      const replaced = md.pid !== p.pid && (p.ghostExcuses & (Excuse.OtherInstance | Excuse.TransactionalIdExpired)) !== 0;
+      const replaced =
+        md.pid !== p.pid && (p.ghostExcuses & (Excuse.OtherInstance | Excuse.TransactionalIdExpired)) !== 0;
       if (!current && !next && !answerOnTheWay && !replaced) return false;
     }
     return true;
@@ -220,7 +282,8 @@ const producerIdAgreement: Property<State> = {
 // error is a failure the protocol should have let it recover from.
 const noSpuriousFatal: Property<State> = {
   name: 'NoSpuriousFatal',
-  description: 'a producer goes FATAL (PRODUCER_FENCED included) only after another instance of its transactional.id fenced it (InitProducerId), or the coordinator timed out or expired its transaction',
+  description:
+    'a producer goes FATAL (PRODUCER_FENCED included) only after another instance of its transactional.id fenced it (InitProducerId), or the coordinator timed out or expired its transaction',
   holds(s) {
     return s.producers.every((p) => p.tm !== Tm.FATAL_ERROR || p.ghostExcuses !== 0);
   },
@@ -231,10 +294,19 @@ const noSpuriousFatal: Property<State> = {
 // it never completes.
 const coordinatorNotStuck: Property<State> = {
   name: 'CoordinatorNotStuck',
-  description: 'the coordinator never stops sending the markers of a PrepareCommit or PrepareAbort transaction without completing it',
+  description:
+    'the coordinator never stops sending the markers of a PrepareCommit or PrepareAbort transaction without completing it',
   holds(s) {
     // A coordinator that is loading has sent nothing yet; it sends every Prepare*'s markers once loaded.
-    return s.coordinator.loading || s.coordinator.metadata.every((md) => md === null || !(md.state === TxnState.PrepareCommit || md.state === TxnState.PrepareAbort) || md.pendingState !== NO_STATE);
+    return (
+      s.coordinator.loading ||
+      s.coordinator.metadata.every(
+        (md) =>
+          md === null ||
+          !(md.state === TxnState.PrepareCommit || md.state === TxnState.PrepareAbort) ||
+          md.pendingState !== NO_STATE,
+      )
+    );
   },
 };
 

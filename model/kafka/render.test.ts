@@ -9,7 +9,11 @@ import { kafkaRenderer } from './render.ts';
 describe('Kafka explanations', () => {
   it.each(mutantCases)('$property (broken by $mutant) is explained', (c) => {
     const written = loadSpecFile(c.spec);
-    const spec = parseSpec(c.spec, { ...written.entry.withMutant!(written.raw, c.mutant), properties: [c.property] }, '');
+    const spec = parseSpec(
+      c.spec,
+      { ...written.entry.withMutant!(written.raw, c.mutant), properties: [c.property] },
+      '',
+    );
     const model = spec.entry.build(spec.params, spec.properties);
     const { trace } = bfs(model, { deadlockAllowed: true }).violation!;
     const states = trace.states.map((s) => stateView(model, s));

@@ -16,17 +16,19 @@ import { permutations, renamePartitions, renameTransactionalIds } from './symmet
 
 const dir = mkdtempSync(join(tmpdir(), 'txcheck-kafka-symmetry-'));
 const io = { out: () => {}, err: () => {}, errIsTTY: false };
-const check = (raw: Record<string, unknown>) => bfs(buildModel('spec.json', raw), { deadlockAllowed: raw.deadlock === true });
+const check = (raw: Record<string, unknown>) =>
+  bfs(buildModel('spec.json', raw), { deadlockAllowed: raw.deadlock === true });
 const shipped = (file: string) => loadSpecFile(file).raw as Record<string, unknown>;
 const withMutant = (file: string, mutant: string) => kafkaEntry.withMutant!(shipped(file), mutant);
 
 /** JSON with sorted keys: equal for equal plain data whatever order its fields were built in. */
 function key(v: unknown): string {
   return JSON.stringify(v, (_k, x: unknown) =>
-    x !== null && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x,
+    x !== null && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : x,
   );
 }
-
 
 /** Every reachable state of the unreduced model, by the key that tells states apart. */
 function reachable(model: Model<State, Action>, keyOf: (s: State) => string): Map<string, State> {
@@ -50,23 +52,47 @@ describe('Kafka partition symmetry', () => {
     ['hanging-transaction', shipped('specs/kafka/hanging-transaction.json')],
     ['stale-end-txn', shipped('specs/kafka/stale-end-txn.json')],
     ['lossy-network', shipped('specs/kafka/lossy-network.json')],
-    ['failover-with-loss + mutantLosePartitionsOnFailover', withMutant('specs/kafka/mutants/failover-with-loss.json', 'mutantLosePartitionsOnFailover')],
-    ['transform over 2 partitions + mutantOffsetsOutsideTransaction', { ...withMutant('specs/kafka/mutants/transform.json', 'mutantOffsetsOutsideTransaction'), partitions: 2 }],
-    ['transform over 2 partitions, kafka-4.0', { ...shipped('specs/kafka/mutants/transform.json'), partitions: 2, variant: 'kafka-4.0' }],
-  ])('%s: the same verdict and shortest trace length, fewer states with 2 partitions or more', (_name, raw) => {
-    const full = check({ ...raw, symmetry: false });
-    const reduced = check({ ...raw, symmetry: true });
-    expect(reduced.status).toBe(full.status);
-    expect(reduced.violation?.property).toBe(full.violation?.property);
-    expect(reduced.violation?.trace.actions.length).toBe(full.violation?.trace.actions.length);
-    if (((raw.partitions as number | undefined) ?? 1) >= 2) expect(reduced.distinctStates).toBeLessThan(full.distinctStates);
-    else expect(reduced.distinctStates).toBe(full.distinctStates);
-  });
+    [
+      'failover-with-loss + mutantLosePartitionsOnFailover',
+      withMutant('specs/kafka/mutants/failover-with-loss.json', 'mutantLosePartitionsOnFailover'),
+    ],
+    [
+      'transform over 2 partitions + mutantOffsetsOutsideTransaction',
+      {
+        ...withMutant('specs/kafka/mutants/transform.json', 'mutantOffsetsOutsideTransaction'),
+        partitions: 2,
+      },
+    ],
+    [
+      'transform over 2 partitions, kafka-4.0',
+      { ...shipped('specs/kafka/mutants/transform.json'), partitions: 2, variant: 'kafka-4.0' },
+    ],
+  ])(
+    '%s: the same verdict and shortest trace length, fewer states with 2 partitions or more',
+    (_name, raw) => {
+      const full = check({ ...raw, symmetry: false });
+      const reduced = check({ ...raw, symmetry: true });
+      expect(reduced.status).toBe(full.status);
+      expect(reduced.violation?.property).toBe(full.violation?.property);
+      expect(reduced.violation?.trace.actions.length).toBe(full.violation?.trace.actions.length);
+      if (((raw.partitions as number | undefined) ?? 1) >= 2)
+        expect(reduced.distinctStates).toBeLessThan(full.distinctStates);
+      else expect(reduced.distinctStates).toBe(full.distinctStates);
+    },
+  );
 
   it.each([
     ['lossy-network', shipped('specs/kafka/lossy-network.json'), 'NoHangingTransaction'],
-    ['failover-with-loss', withMutant('specs/kafka/mutants/failover-with-loss.json', 'mutantLosePartitionsOnFailover'), 'NoHangingTransaction'],
-    ['timeout-after-prepare', withMutant('specs/kafka/mutants/timeout-after-prepare.json', 'mutantTimeoutAbortsPrepared'), 'AtomicCommit'],
+    [
+      'failover-with-loss',
+      withMutant('specs/kafka/mutants/failover-with-loss.json', 'mutantLosePartitionsOnFailover'),
+      'NoHangingTransaction',
+    ],
+    [
+      'timeout-after-prepare',
+      withMutant('specs/kafka/mutants/timeout-after-prepare.json', 'mutantTimeoutAbortsPrepared'),
+      'AtomicCommit',
+    ],
   ])('%s: the counterexample found under symmetry replays on the real model', async (name, raw, property) => {
     const file = join(dir, `${name}.json`);
     writeFileSync(file, JSON.stringify({ ...raw, symmetry: true, expect: property }));
@@ -82,15 +108,46 @@ describe('Kafka partition symmetry', () => {
   it.each([
     ['commit-abort (2 partitions)', shipped('specs/kafka/commit-abort.json')],
     // Without NoSpuriousFatal, which a timed-out InitProducerId breaks early: the run must explore everything.
-    ['3 partitions, one record per transaction, a request timeout', { model: 'kafka', partitions: 3, recordsPerTransaction: 1, transactionsPerInstance: 1, consumers: { readCommitted: 1 }, faults: { requestTimeouts: 1 }, properties: ['ReadCommittedIsolation', 'AtomicCommit', 'NoLostWrite', 'Idempotence', 'NoHangingTransaction', 'ProducerIdAgreement'], deadlock: true }],
-    ['kafka-3.6, 2 partitions, a lost response', { model: 'kafka', variant: 'kafka-3.6', partitions: 2, recordsPerTransaction: 2, faults: { responseLoss: 1 }, deadlock: true }],
+    [
+      '3 partitions, one record per transaction, a request timeout',
+      {
+        model: 'kafka',
+        partitions: 3,
+        recordsPerTransaction: 1,
+        transactionsPerInstance: 1,
+        consumers: { readCommitted: 1 },
+        faults: { requestTimeouts: 1 },
+        properties: [
+          'ReadCommittedIsolation',
+          'AtomicCommit',
+          'NoLostWrite',
+          'Idempotence',
+          'NoHangingTransaction',
+          'ProducerIdAgreement',
+        ],
+        deadlock: true,
+      },
+    ],
+    [
+      'kafka-3.6, 2 partitions, a lost response',
+      {
+        model: 'kafka',
+        variant: 'kafka-3.6',
+        partitions: 2,
+        recordsPerTransaction: 2,
+        faults: { responseLoss: 1 },
+        deadlock: true,
+      },
+    ],
   ])('%s: the reduced search finds exactly one state per class of renamings', (_name, raw) => {
     const spec = parseSpec('spec.json', { ...raw, symmetry: false }, '');
     const cfg = spec.params as KafkaConfig;
     const model = buildModel('spec.json', { ...raw, symmetry: false }) as Model<State, Action>;
     const seen = reachable(model, key);
     const renamings = permutations(Array.from({ length: cfg.partitions }, (_, p) => p));
-    const classes = new Set([...seen.values()].map((s) => renamings.map((perm) => key(renamePartitions(s, perm))).sort()[0]));
+    const classes = new Set(
+      [...seen.values()].map((s) => renamings.map((perm) => key(renamePartitions(s, perm))).sort()[0]),
+    );
     const reduced = check({ ...raw, symmetry: true });
     expect(check({ ...raw, symmetry: false }).distinctStates).toBe(seen.size);
     expect(reduced.distinctStates).toBe(classes.size);
@@ -99,21 +156,33 @@ describe('Kafka partition symmetry', () => {
 
   it('is refused, in one line, together with liveness', async () => {
     const file = join(dir, 'liveness-symmetry.json');
-    writeFileSync(file, JSON.stringify({ ...shipped('specs/kafka/commit-abort-liveness.json'), symmetry: true }));
+    writeFileSync(
+      file,
+      JSON.stringify({ ...shipped('specs/kafka/commit-abort-liveness.json'), symmetry: true }),
+    );
     let err = '';
     expect(await main(['check', file], { out: () => {}, err: (t) => (err += t), errIsTTY: false })).toBe(2);
-    expect(err).toBe(`${file}: symmetry: expected false with "liveness" (liveness is checked on the unreduced state graph), got true\n`);
+    expect(err).toBe(
+      `${file}: symmetry: expected false with "liveness" (liveness is checked on the unreduced state graph), got true\n`,
+    );
   });
 });
 
 describe('Kafka transactional-id symmetry', () => {
-  const idRenamings = (cfg: KafkaConfig) => permutations(Array.from({ length: cfg.transactionalIds }, (_, t) => t));
+  const idRenamings = (cfg: KafkaConfig) =>
+    permutations(Array.from({ length: cfg.transactionalIds }, (_, t) => t));
 
   // The oracle: every reachable state of the unreduced model, grouped into classes by trying every
   // renaming of both kinds: the reduced search must find one state per class.
   it.each([
-    ['two transactional.ids, one partition', { model: 'kafka', transactionalIds: 2, consumers: { readCommitted: 0 }, deadlock: true }],
-    ['two transactional.ids, two partitions', { model: 'kafka', transactionalIds: 2, partitions: 2, consumers: { readCommitted: 0 }, deadlock: true }],
+    [
+      'two transactional.ids, one partition',
+      { model: 'kafka', transactionalIds: 2, consumers: { readCommitted: 0 }, deadlock: true },
+    ],
+    [
+      'two transactional.ids, two partitions',
+      { model: 'kafka', transactionalIds: 2, partitions: 2, consumers: { readCommitted: 0 }, deadlock: true },
+    ],
   ])('%s: the reduced search finds exactly one state per class of renamings', (_name, raw) => {
     const spec = parseSpec('spec.json', { ...raw, symmetry: false }, '');
     const cfg = spec.params as KafkaConfig;
@@ -124,7 +193,10 @@ describe('Kafka transactional-id symmetry', () => {
     const seen = reachable(model, packedKey);
     const parts = permutations(Array.from({ length: cfg.partitions }, (_, p) => p));
     const ids = idRenamings(cfg);
-    const classOf = (s: State) => ids.flatMap((t) => parts.map((p) => packedKey(renamePartitions(renameTransactionalIds(cfg, s, t), p)))).sort()[0];
+    const classOf = (s: State) =>
+      ids
+        .flatMap((t) => parts.map((p) => packedKey(renamePartitions(renameTransactionalIds(cfg, s, t), p))))
+        .sort()[0];
     const classes = new Set([...seen.values()].map(classOf));
     expect(check({ ...raw, symmetry: false }).distinctStates).toBe(seen.size);
     expect(check({ ...raw, symmetry: true }).distinctStates).toBe(classes.size);
@@ -132,7 +204,10 @@ describe('Kafka transactional-id symmetry', () => {
   });
 
   it('keeps the verdict and the shortest counterexample, which replays on the real model', async () => {
-    const raw = { ...withMutant('specs/kafka/mutants/read-past-lso.json', 'mutantReadPastLso'), transactionalIds: 2 };
+    const raw = {
+      ...withMutant('specs/kafka/mutants/read-past-lso.json', 'mutantReadPastLso'),
+      transactionalIds: 2,
+    };
     const full = check({ ...raw, symmetry: false });
     const reduced = check({ ...raw, symmetry: true });
     expect(reduced.violation?.property).toBe(full.violation?.property);

@@ -92,7 +92,15 @@ function renameProducer(perm: Renaming, p: Producer): Producer {
   // Slot 0 is the coordinator, 1 + p leader p, the last one the group coordinator.
   const conns = moveEntries(perm, p.conns, 1);
   const request = p.request === null ? null : renameMessage(perm, p.request);
-  if (p.added === 0 && p.pendingAdd === 0 && request === p.request && nextSeq === p.nextSeq && conns === p.conns && p.batches.length === 0) return p;
+  if (
+    p.added === 0 &&
+    p.pendingAdd === 0 &&
+    request === p.request &&
+    nextSeq === p.nextSeq &&
+    conns === p.conns &&
+    p.batches.length === 0
+  )
+    return p;
   return {
     ...p,
     added: renameMask(perm, p.added),
@@ -108,16 +116,31 @@ function renameIdempotentProducer(perm: Renaming, p: IdempotentProducer): Idempo
   const sequences = moveEntries(perm, p.sequences);
   const conns = moveEntries(perm, p.conns);
   if (sequences === p.sequences && conns === p.conns && p.batches.length === 0) return p;
-  return { ...p, sequences, conns, batches: p.batches.map((b) => ({ ...b, partition: renameIndex(perm, b.partition) })) };
+  return {
+    ...p,
+    sequences,
+    conns,
+    batches: p.batches.map((b) => ({ ...b, partition: renameIndex(perm, b.partition) })),
+  };
 }
 
 function renameCoordinator(perm: Renaming, c: Coordinator): Coordinator {
   const markerConns = moveEntries(perm, c.markerConns);
-  if (markerConns === c.markerConns && c.appends.length === 0 && c.metadata.every((md) => md === null || md.partitions === 0) && c.log.every((r) => r === null || r.partitions === 0)) return c;
+  if (
+    markerConns === c.markerConns &&
+    c.appends.length === 0 &&
+    c.metadata.every((md) => md === null || md.partitions === 0) &&
+    c.log.every((r) => r === null || r.partitions === 0)
+  )
+    return c;
   return {
     ...c,
-    metadata: c.metadata.map((md) => (md === null || md.partitions === 0 ? md : { ...md, partitions: renameMask(perm, md.partitions) })),
-    log: c.log.map((r) => (r === null || r.partitions === 0 ? r : { ...r, partitions: renameMask(perm, r.partitions) })),
+    metadata: c.metadata.map((md) =>
+      md === null || md.partitions === 0 ? md : { ...md, partitions: renameMask(perm, md.partitions) },
+    ),
+    log: c.log.map((r) =>
+      r === null || r.partitions === 0 ? r : { ...r, partitions: renameMask(perm, r.partitions) },
+    ),
     markerConns,
     // An append in flight: its transition's partitions, the request it answers, that answer and
     // the node it goes to (a leader adding its partition under transaction version 2).
@@ -139,7 +162,11 @@ function renamePartition(perm: Renaming, part: Partition): Partition {
 function renameConsumer(perm: Renaming, c: Consumer): Consumer {
   const position = moveEntries(perm, c.position);
   if (position === c.position && c.delivered.length === 0) return c;
-  return { ...c, position, delivered: c.delivered.map((d) => ({ ...d, partition: renameIndex(perm, d.partition) })) };
+  return {
+    ...c,
+    position,
+    delivered: c.delivered.map((d) => ({ ...d, partition: renameIndex(perm, d.partition) })),
+  };
 }
 
 function compareChannels(a: Channel, b: Channel): number {
@@ -148,7 +175,12 @@ function compareChannels(a: Channel, b: Channel): number {
 
 function renameNetwork(perm: Renaming, network: readonly Channel[]): Channel[] {
   return network
-    .map((ch) => ({ ...ch, from: renameNode(perm, ch.from), to: renameNode(perm, ch.to), messages: ch.messages.map((m) => renameMessage(perm, m)) }))
+    .map((ch) => ({
+      ...ch,
+      from: renameNode(perm, ch.from),
+      to: renameNode(perm, ch.to),
+      messages: ch.messages.map((m) => renameMessage(perm, m)),
+    }))
     .sort(compareChannels);
 }
 
@@ -159,7 +191,10 @@ export function renamePartitions(s: State, perm: Renaming): State {
     producers: s.producers.map((p) => renameProducer(perm, p)),
     idempotentProducers: s.idempotentProducers.map((p) => renameIdempotentProducer(perm, p)),
     coordinator: renameCoordinator(perm, s.coordinator),
-    partitions: moveEntries(perm, s.partitions.map((part) => renamePartition(perm, part))),
+    partitions: moveEntries(
+      perm,
+      s.partitions.map((part) => renamePartition(perm, part)),
+    ),
     consumers: s.consumers.map((c) => renameConsumer(perm, c)),
     network: renameNetwork(perm, s.network),
   };
@@ -180,8 +215,10 @@ function idRenaming(cfg: KafkaConfig, perm: Renaming): IdRenaming {
   const instances = cfg.instancesPerId;
   const perInstance = cfg.transactionsPerInstance;
   const txnId = (t: number): number => perm[t]!;
-  const producer = (i: number): number => (i < 0 ? i : txnId(Math.floor(i / instances)) * instances + (i % instances));
-  const clientTxn = (c: number): number => (c < 0 ? c : producer(Math.floor(c / perInstance)) * perInstance + (c % perInstance));
+  const producer = (i: number): number =>
+    i < 0 ? i : txnId(Math.floor(i / instances)) * instances + (i % instances);
+  const clientTxn = (c: number): number =>
+    c < 0 ? c : producer(Math.floor(c / perInstance)) * perInstance + (c % perInstance);
   const clientTxnOf = (i: number, c: number): number => producer(i) * perInstance + (c - i * perInstance);
   return { txnId, producer, clientTxn, clientTxnOf };
 }
@@ -195,7 +232,8 @@ function renameIdsInMessage<M extends Message>(r: IdRenaming, m: M): M {
   if (m.response) return m.txnId < 0 ? m : { ...m, txnId: r.txnId(m.txnId) };
   // An idempotent producer's Produce names that producer in ghostTxn, not a client transaction.
   if (m.txnId < 0) return m;
-  const ghostTxn = m.ghostProducer >= 0 ? r.clientTxnOf(m.ghostProducer, m.ghostTxn) : r.clientTxn(m.ghostTxn);
+  const ghostTxn =
+    m.ghostProducer >= 0 ? r.clientTxnOf(m.ghostProducer, m.ghostTxn) : r.clientTxn(m.ghostTxn);
   return { ...m, txnId: r.txnId(m.txnId), ghostProducer: r.producer(m.ghostProducer), ghostTxn };
 }
 
@@ -209,7 +247,8 @@ function moved<T>(items: readonly T[], to: (i: number) => number): T[] {
 export function renameTransactionalIds(cfg: KafkaConfig, s: State, perm: Renaming): State {
   const r = idRenaming(cfg, perm);
   const c = s.coordinator;
-  const renameMetadata = <T extends { ghostTxn: number } | null>(md: T): T => (md === null ? md : { ...md, ghostTxn: r.clientTxn(md.ghostTxn) });
+  const renameMetadata = <T extends { ghostTxn: number } | null>(md: T): T =>
+    md === null ? md : { ...md, ghostTxn: r.clientTxn(md.ghostTxn) };
   const coordinator: Coordinator = {
     ...c,
     metadata: moved(c.metadata.map(renameMetadata), r.txnId),
@@ -228,18 +267,34 @@ export function renameTransactionalIds(cfg: KafkaConfig, s: State, perm: Renamin
   const partitions = s.partitions.map((part) => ({
     ...part,
     log: part.log.map((b) => (b.transactional ? { ...b, ghostTxn: r.clientTxn(b.ghostTxn) } : b)),
-    held: part.held.map((h) => ({ ...h, from: renameProducerNode(r, h.from), request: renameIdsInMessage(r, h.request) })),
+    held: part.held.map((h) => ({
+      ...h,
+      from: renameProducerNode(r, h.from),
+      request: renameIdsInMessage(r, h.request),
+    })),
   }));
   const consumers = s.consumers.map((consumer) => ({
     ...consumer,
-    delivered: consumer.delivered.map((d) => (s.partitions[d.partition]!.log[d.offset]!.transactional ? { ...d, ghostTxn: r.clientTxn(d.ghostTxn) } : d)),
+    delivered: consumer.delivered.map((d) =>
+      s.partitions[d.partition]!.log[d.offset]!.transactional
+        ? { ...d, ghostTxn: r.clientTxn(d.ghostTxn) }
+        : d,
+    ),
   }));
   const network = s.network
-    .map((ch) => ({ ...ch, from: renameProducerNode(r, ch.from), to: renameProducerNode(r, ch.to), messages: ch.messages.map((m) => renameIdsInMessage(r, m)) }))
+    .map((ch) => ({
+      ...ch,
+      from: renameProducerNode(r, ch.from),
+      to: renameProducerNode(r, ch.to),
+      messages: ch.messages.map((m) => renameIdsInMessage(r, m)),
+    }))
     .sort(compareChannels);
   return {
     ...s,
-    producers: moved(s.producers.map((p) => ({ ...p, txnId: r.txnId(p.txnId) })), r.producer),
+    producers: moved(
+      s.producers.map((p) => ({ ...p, txnId: r.txnId(p.txnId) })),
+      r.producer,
+    ),
     coordinator,
     partitions,
     consumers,
@@ -260,12 +315,24 @@ function idSignatures(cfg: KafkaConfig, s: State): number[] {
     const md = s.coordinator.metadata[t];
     const r = s.coordinator.log[t];
     // Partition sets by their size only: a renaming of partitions must leave the signature alone.
-    let h = md === null || md === undefined ? 1 : mix(mix(mix(mix(mix(2, md.pid), md.epoch), md.state), md.pendingState), popcount(md.partitions));
-    h = r === null || r === undefined ? mix(h, 3) : mix(mix(mix(mix(h, r.pid), r.epoch), r.state), popcount(r.partitions));
+    let h =
+      md === null || md === undefined
+        ? 1
+        : mix(mix(mix(mix(mix(2, md.pid), md.epoch), md.state), md.pendingState), popcount(md.partitions));
+    h =
+      r === null || r === undefined
+        ? mix(h, 3)
+        : mix(mix(mix(mix(h, r.pid), r.epoch), r.state), popcount(r.partitions));
     sig[t] = h;
   }
   s.producers.forEach((p, i) => {
-    sig[p.txnId] = mix(mix(mix(mix(mix(mix(mix(sig[p.txnId]!, i % cfg.instancesPerId), p.status), p.tm), p.pid), p.epoch), p.txnsBegun), p.recordsSent);
+    sig[p.txnId] = mix(
+      mix(
+        mix(mix(mix(mix(mix(sig[p.txnId]!, i % cfg.instancesPerId), p.status), p.tm), p.pid), p.epoch),
+        p.txnsBegun,
+      ),
+      p.recordsSent,
+    );
     for (let k = 0; k < perInstance; k++) {
       const h = s.history[i * perInstance + k]!;
       sig[p.txnId] = mix(mix(mix(sig[p.txnId]!, h.decision), h.told), h.recordsSent);
@@ -304,9 +371,18 @@ function signatures(s: State, partitions: number): { sig: number[]; touched: num
   let touched = 0;
   for (let p = 0; p < partitions; p++) {
     const part = s.partitions[p]!;
-    if (part.log.length + part.producers.length + part.verifications.length + part.held.length + part.nextGuard !== 0) touched |= 1 << p;
+    if (
+      part.log.length +
+        part.producers.length +
+        part.verifications.length +
+        part.held.length +
+        part.nextGuard !==
+      0
+    )
+      touched |= 1 << p;
     let h = mix(sig[p]!, part.log.length);
-    for (const b of part.log) h = mix(mix(mix(mix(h, b.kind), b.pid), b.epoch), mix(b.seq, b.ghostTxn * 64 + b.ghostRecord));
+    for (const b of part.log)
+      h = mix(mix(mix(mix(h, b.kind), b.pid), b.epoch), mix(b.seq, b.ghostTxn * 64 + b.ghostRecord));
     for (const e of part.producers) h = mix(mix(mix(h, e.pid), e.epoch), e.txnFirstOffset);
     h = mix(mix(mix(h, part.verifications.length), part.held.length), part.nextGuard);
     sig[p] = h;
@@ -317,7 +393,8 @@ function signatures(s: State, partitions: number): { sig: number[]; touched: num
       sig[p] = mix(mix(mix(sig[p]!, flags), pr.nextSeq[p]!), pr.conns[1 + p]!);
       if (pr.nextSeq[p] !== 0 || pr.conns[1 + p] !== 0) touched |= 1 << p;
     }
-    touched |= pr.added | pr.pendingAdd | (pr.request === null ? 0 : named(pr.request.api, pr.request.partitions));
+    touched |=
+      pr.added | pr.pendingAdd | (pr.request === null ? 0 : named(pr.request.api, pr.request.partitions));
     for (const b of pr.batches) {
       touched |= 1 << b.partition;
       if (b.partition < partitions) sig[b.partition] = mix(mix(sig[b.partition]!, b.status), b.seq);
@@ -339,7 +416,8 @@ function signatures(s: State, partitions: number): { sig: number[]; touched: num
     const inMemory = c.metadata[t]?.partitions ?? 0;
     const logged = c.log[t]?.partitions ?? 0;
     touched |= inMemory | logged;
-    for (let p = 0; p < partitions; p++) sig[p] = mix(sig[p]!, t * 4 + ((inMemory >>> p) & 1) * 2 + ((logged >>> p) & 1));
+    for (let p = 0; p < partitions; p++)
+      sig[p] = mix(sig[p]!, t * 4 + ((inMemory >>> p) & 1) * 2 + ((logged >>> p) & 1));
   }
   for (const consumer of s.consumers) {
     for (let p = 0; p < partitions; p++) {
@@ -357,7 +435,10 @@ function signatures(s: State, partitions: number): { sig: number[]; touched: num
     let h = 0x811c9dc5;
     // A message's one partition is the leader's own; a set is told by its size only.
     for (const m of ch.messages) {
-      h = mix(mix(h, m.api), (m.response ? 1 : 0) + 2 * (partitionsKind(m.api) === 1 ? popcount(m.partitions) : 0));
+      h = mix(
+        mix(h, m.api),
+        (m.response ? 1 : 0) + 2 * (partitionsKind(m.api) === 1 ? popcount(m.partitions) : 0),
+      );
       touched |= named(m.api, m.partitions);
     }
     if (from >= 0 && from < partitions) {
@@ -409,13 +490,16 @@ class Least {
  * Every ordering of `items` that keeps `key` non-decreasing: the ties are tried in every order,
  * but for ties among partitions outside `touched`, whose order makes no difference.
  */
-function sortedOrders(items: readonly number[], { sig: key, touched }: { sig: readonly number[]; touched: number }): number[][] {
+function sortedOrders(
+  items: readonly number[],
+  { sig: key, touched }: { sig: readonly number[]; touched: number },
+): number[][] {
   const sorted = [...items].sort((x, y) => key[x]! - key[y]!);
   let ties = false;
   for (let i = 1; i < sorted.length && !ties; i++) ties = key[sorted[i]!] === key[sorted[i - 1]!];
   if (!ties) return [sorted];
   let orders: number[][] = [[]];
-  for (let i = 0; i < sorted.length; ) {
+  for (let i = 0; i < sorted.length;) {
     let j = i;
     while (j < sorted.length && key[sorted[j]!] === key[sorted[i]!]) j++;
     const tied = sorted.slice(i, j);
@@ -440,16 +524,28 @@ function idOrders(cfg: KafkaConfig, s: State, ids: readonly number[]): number[][
  * The orders canonical tries for `s`, of its data partitions and of its transactional.ids. A field
  * the signatures leave out shows as a tie, and as more orders.
  */
-export function candidateOrders(cfg: KafkaConfig, s: State): { partitions: number[][]; transactionalIds: number[][] } {
+export function candidateOrders(
+  cfg: KafkaConfig,
+  s: State,
+): { partitions: number[][]; transactionalIds: number[][] } {
   return {
-    partitions: partitionOrders(s, Array.from({ length: cfg.partitions }, (_, p) => p)),
-    transactionalIds: idOrders(cfg, s, Array.from({ length: cfg.transactionalIds }, (_, t) => t)),
+    partitions: partitionOrders(
+      s,
+      Array.from({ length: cfg.partitions }, (_, p) => p),
+    ),
+    transactionalIds: idOrders(
+      cfg,
+      s,
+      Array.from({ length: cfg.transactionalIds }, (_, t) => t),
+    ),
   };
 }
 
 export function permutations<T>(items: readonly T[]): T[][] {
   if (items.length <= 1) return [items.slice()];
-  return items.flatMap((x, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [x, ...rest]));
+  return items.flatMap((x, i) =>
+    permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [x, ...rest]),
+  );
 }
 
 /**
@@ -509,4 +605,3 @@ function renamedBy(s: State, order: readonly number[]): State {
   const perm = renamingOf(order);
   return perm === null ? s : renamePartitions(s, perm);
 }
-

@@ -4,37 +4,60 @@ import type { Rules } from './config.ts';
 export type SwitchName = keyof Rules;
 
 export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
-  kip360: 'KIP-360 (2.5): the client bumps its epoch with InitProducerId(pid, epoch) after an abortable error',
-  kip588: 'KIP-588 (2.7): INVALID_PRODUCER_EPOCH on Produce is an abortable error for the client; before 2.7 it meant ProducerFencedException, fatal',
-  timeoutFence: 'KAFKA-6119 (1.0): a transaction-timeout abort bumps the producer epoch, fencing the producer',
-  kip447: 'KIP-447 (2.5): TxnOffsetCommit carries the group generation; a member of an older generation is fenced',
-  verification: 'KIP-890 part 1 (3.6): a leader verifies a Produce that would open a transaction with the coordinator, guarded per attempt',
-  verifyOffsetCommit: 'KAFKA-15449 (3.7): the group coordinator verifies the __consumer_offsets partition of a TxnOffsetCommit as a leader verifies a Produce',
-  transactionAbortable: 'KAFKA-16314 (3.8): verification answers TRANSACTION_ABORTABLE (not INVALID_TXN_STATE) for a partition outside the transaction; the client aborts, a TxnOffsetCommit no longer fails fatally',
+  kip360:
+    'KIP-360 (2.5): the client bumps its epoch with InitProducerId(pid, epoch) after an abortable error',
+  kip588:
+    'KIP-588 (2.7): INVALID_PRODUCER_EPOCH on Produce is an abortable error for the client; before 2.7 it meant ProducerFencedException, fatal',
+  timeoutFence:
+    'KAFKA-6119 (1.0): a transaction-timeout abort bumps the producer epoch, fencing the producer',
+  kip447:
+    'KIP-447 (2.5): TxnOffsetCommit carries the group generation; a member of an older generation is fenced',
+  verification:
+    'KIP-890 part 1 (3.6): a leader verifies a Produce that would open a transaction with the coordinator, guarded per attempt',
+  verifyOffsetCommit:
+    'KAFKA-15449 (3.7): the group coordinator verifies the __consumer_offsets partition of a TxnOffsetCommit as a leader verifies a Produce',
+  transactionAbortable:
+    'KAFKA-16314 (3.8): verification answers TRANSACTION_ABORTABLE (not INVALID_TXN_STATE) for a partition outside the transaction; the client aborts, a TxnOffsetCommit no longer fails fatally',
   tv2: 'KIP-890 part 2, transaction version 2 (4.0): epoch bump at every EndTxn, markers at the bumped epoch, implicit partition add on Produce and TxnOffsetCommit',
-  strictMarkerEpoch: 'KIP-1228 with KAFKA-19999 (4.2, release uncertain): a marker must carry an epoch above the producer state\'s, except an idempotent retry',
-  pendingCheckFirst: 'KAFKA-18464 / KAFKA-18660 (4.0): EndTxn v5 and AddPartitionsToTxn answer CONCURRENT_TRANSACTIONS for a pending transition before the epoch check',
-  tv2SequenceZero: 'KAFKA-18202 (4.1, release uncertain): a transaction-version-2 batch verified with no batch of its producer at the leader must start at sequence 0',
-  earlyEpochCheck: 'KAFKA-18042 (4.1, release uncertain): a leader refuses a batch of an epoch below its producer\'s before verifying it, so no verification entry is made',
-  rememberFailedFence: 'KAFKA-9666 (2.6): a fence whose PrepareAbort append failed is remembered (hasFailedEpochFence), so a retried InitProducerId or timeout abort does not bump the epoch again',
-  persistProducerIds: 'KIP-890 part 2 (4.0): __transaction_state records keep PreviousProducerId and NextProducerId, so a failover does not lose them',
-  persistLastEpoch: 'KAFKA-20357 (2026, after the generations): __transaction_state records keep lastProducerEpoch, so an InitProducerId retried across a failover is still a retry',
-  fenceRotatesProducerId: 'KAFKA-20090 (2026, after the generations): a transaction-version-2 fence at an exhausted epoch rotates the producer id, and an abort at the maximum epoch stays there instead of failing',
-  markerTimestamp: 'KAFKA-9144 (2.5, as in 0.11.0): a transaction marker refreshes the producer\'s idle time at the leader; from 1.0 to 2.4.0 an entry left with no batch at its epoch expired at the next check',
-  unknownProducerAnySequence: 'KIP-360 (2.5), leader side: a batch of a producer id the leader has no state for is accepted at any sequence; 0.11.0 wanted sequence 0',
+  strictMarkerEpoch:
+    "KIP-1228 with KAFKA-19999 (4.2, release uncertain): a marker must carry an epoch above the producer state's, except an idempotent retry",
+  pendingCheckFirst:
+    'KAFKA-18464 / KAFKA-18660 (4.0): EndTxn v5 and AddPartitionsToTxn answer CONCURRENT_TRANSACTIONS for a pending transition before the epoch check',
+  tv2SequenceZero:
+    'KAFKA-18202 (4.1, release uncertain): a transaction-version-2 batch verified with no batch of its producer at the leader must start at sequence 0',
+  earlyEpochCheck:
+    "KAFKA-18042 (4.1, release uncertain): a leader refuses a batch of an epoch below its producer's before verifying it, so no verification entry is made",
+  rememberFailedFence:
+    'KAFKA-9666 (2.6): a fence whose PrepareAbort append failed is remembered (hasFailedEpochFence), so a retried InitProducerId or timeout abort does not bump the epoch again',
+  persistProducerIds:
+    'KIP-890 part 2 (4.0): __transaction_state records keep PreviousProducerId and NextProducerId, so a failover does not lose them',
+  persistLastEpoch:
+    'KAFKA-20357 (2026, after the generations): __transaction_state records keep lastProducerEpoch, so an InitProducerId retried across a failover is still a retry',
+  fenceRotatesProducerId:
+    'KAFKA-20090 (2026, after the generations): a transaction-version-2 fence at an exhausted epoch rotates the producer id, and an abort at the maximum epoch stays there instead of failing',
+  markerTimestamp:
+    "KAFKA-9144 (2.5, as in 0.11.0): a transaction marker refreshes the producer's idle time at the leader; from 1.0 to 2.4.0 an entry left with no batch at its epoch expired at the next check",
+  unknownProducerAnySequence:
+    'KIP-360 (2.5), leader side: a batch of a producer id the leader has no state for is accepted at any sequence; 0.11.0 wanted sequence 0',
   mutantNoCoordinatorEpochCheck: 'mutant: AddPartitionsToTxn and EndTxn accept any producer epoch',
   mutantReadPastLso: 'mutant: read_committed fetches up to the high watermark',
   mutantNoDedup: 'mutant: the partition leader forgets sequence de-duplication',
   mutantLosePartitionsOnFailover: 'mutant: failover reloads Prepare* transactions without their partitions',
   mutantTimeoutAbortsPrepared: 'mutant: the transaction timeout may abort a PrepareCommit transaction',
   mutantEndTxnIgnoresState: 'mutant: EndTxn prepares from any state (a retried EndTxn prepares again)',
-  mutantOffsetsOutsideTransaction: 'mutant: the transform app commits its input offsets outside the transaction',
-  mutantFenceAnswersNone: 'mutant: InitProducerId that fences an Ongoing transaction answers NONE with no producer id instead of CONCURRENT_TRANSACTIONS',
-  mutantEndTxnAnswersPreparedEpoch: 'mutant (KAFKA-18660 before its fix): EndTxn v5 answers the prepared epoch, not the producer id and epoch its completion rotates to',
-  mutantMarkerNeedsHigherEpoch: 'mutant: a leader refuses a marker at the producer\'s own epoch, in every transaction version',
-  mutantConcurrentTransactionsFatal: 'mutant: the client fails for good on CONCURRENT_TRANSACTIONS instead of retrying',
-  mutantResignedAppendAnswersNone: 'mutant: a coordinator failover answers the __transaction_state appends in flight with their success, whether or not the record survived',
-  mutantNoProduceEpochFence: 'mutant: a leader accepts a Produce at an epoch below its producer\'s',
+  mutantOffsetsOutsideTransaction:
+    'mutant: the transform app commits its input offsets outside the transaction',
+  mutantFenceAnswersNone:
+    'mutant: InitProducerId that fences an Ongoing transaction answers NONE with no producer id instead of CONCURRENT_TRANSACTIONS',
+  mutantEndTxnAnswersPreparedEpoch:
+    'mutant (KAFKA-18660 before its fix): EndTxn v5 answers the prepared epoch, not the producer id and epoch its completion rotates to',
+  mutantMarkerNeedsHigherEpoch:
+    "mutant: a leader refuses a marker at the producer's own epoch, in every transaction version",
+  mutantConcurrentTransactionsFatal:
+    'mutant: the client fails for good on CONCURRENT_TRANSACTIONS instead of retrying',
+  mutantResignedAppendAnswersNone:
+    'mutant: a coordinator failover answers the __transaction_state appends in flight with their success, whether or not the record survived',
+  mutantNoProduceEpochFence: "mutant: a leader accepts a Produce at an epoch below its producer's",
 };
 
 export const switchNames = Object.keys(switchDescriptions) as SwitchName[];
@@ -56,38 +79,80 @@ const noMutants = {
 } as const;
 
 // Each generation is the one before it plus the rules its release added.
-const kafka011: Rules = { kip360: false, kip588: false, timeoutFence: false, kip447: false, verification: false, verifyOffsetCommit: false, transactionAbortable: false, tv2: false, pendingCheckFirst: false, strictMarkerEpoch: false, tv2SequenceZero: false, earlyEpochCheck: false, rememberFailedFence: false, persistProducerIds: false, persistLastEpoch: false, fenceRotatesProducerId: false, markerTimestamp: true, unknownProducerAnySequence: false, ...noMutants };
-const kafka35: Rules = { ...kafka011, kip360: true, kip588: true, timeoutFence: true, kip447: true, rememberFailedFence: true, unknownProducerAnySequence: true };
+const kafka011: Rules = {
+  kip360: false,
+  kip588: false,
+  timeoutFence: false,
+  kip447: false,
+  verification: false,
+  verifyOffsetCommit: false,
+  transactionAbortable: false,
+  tv2: false,
+  pendingCheckFirst: false,
+  strictMarkerEpoch: false,
+  tv2SequenceZero: false,
+  earlyEpochCheck: false,
+  rememberFailedFence: false,
+  persistProducerIds: false,
+  persistLastEpoch: false,
+  fenceRotatesProducerId: false,
+  markerTimestamp: true,
+  unknownProducerAnySequence: false,
+  ...noMutants,
+};
+const kafka35: Rules = {
+  ...kafka011,
+  kip360: true,
+  kip588: true,
+  timeoutFence: true,
+  kip447: true,
+  rememberFailedFence: true,
+  unknownProducerAnySequence: true,
+};
 const kafka36: Rules = { ...kafka35, verification: true };
 const kafka38: Rules = { ...kafka36, verifyOffsetCommit: true, transactionAbortable: true };
 const kafka40: Rules = { ...kafka38, tv2: true, pendingCheckFirst: true, persistProducerIds: true };
 const kafka41: Rules = { ...kafka40, tv2SequenceZero: true, earlyEpochCheck: true };
 const kafkaLatest: Rules = { ...kafka41, strictMarkerEpoch: true };
 
-export const generations: Readonly<Record<string, { readonly description: string; readonly rules: Rules }>> = {
-  'kafka-0.11': {
-    description: 'KIP-98 as first shipped: no client epoch bump after abortable errors, no epoch bump on timeout abort',
-    rules: kafka011,
-  },
-  'kafka-3.5': {
-    description: 'Kafka 2.7-3.5: TV0/TV1 coordinator, KIP-360 client, KIP-588 abortable producer-epoch errors, timeout abort with epoch fence, no partition verification',
-    rules: kafka35,
-  },
-  'kafka-3.6': {
-    description: 'Kafka 3.6: kafka-3.5 plus KIP-890 part 1, partition verification of Produce with its per-attempt guard',
-    rules: kafka36,
-  },
-  'kafka-3.8': {
-    description: 'Kafka 3.8-3.9: kafka-3.6 plus verification of TxnOffsetCommit (3.7) and TRANSACTION_ABORTABLE for a partition outside the transaction (3.8)',
-    rules: kafka38,
-  },
-  'kafka-4.0': { description: 'Kafka 4.0: kafka-3.8 plus KIP-890 part 2 (transaction version 2) and the pending-state check first (KAFKA-18464, KAFKA-18660)', rules: kafka40 },
-  'kafka-4.1': {
-    description: 'Kafka 4.1: kafka-4.0 plus sequence 0 first for a verified transaction-version-2 batch (KAFKA-18202) and no verification for a lower epoch (KAFKA-18042)',
-    rules: kafka41,
-  },
-  'kafka-latest': { description: 'kafka-4.1 plus the marker-epoch rule of KIP-1228 with its KAFKA-19999 retry exception (4.2, release uncertain)', rules: kafkaLatest },
-};
+export const generations: Readonly<Record<string, { readonly description: string; readonly rules: Rules }>> =
+  {
+    'kafka-0.11': {
+      description:
+        'KIP-98 as first shipped: no client epoch bump after abortable errors, no epoch bump on timeout abort',
+      rules: kafka011,
+    },
+    'kafka-3.5': {
+      description:
+        'Kafka 2.7-3.5: TV0/TV1 coordinator, KIP-360 client, KIP-588 abortable producer-epoch errors, timeout abort with epoch fence, no partition verification',
+      rules: kafka35,
+    },
+    'kafka-3.6': {
+      description:
+        'Kafka 3.6: kafka-3.5 plus KIP-890 part 1, partition verification of Produce with its per-attempt guard',
+      rules: kafka36,
+    },
+    'kafka-3.8': {
+      description:
+        'Kafka 3.8-3.9: kafka-3.6 plus verification of TxnOffsetCommit (3.7) and TRANSACTION_ABORTABLE for a partition outside the transaction (3.8)',
+      rules: kafka38,
+    },
+    'kafka-4.0': {
+      description:
+        'Kafka 4.0: kafka-3.8 plus KIP-890 part 2 (transaction version 2) and the pending-state check first (KAFKA-18464, KAFKA-18660)',
+      rules: kafka40,
+    },
+    'kafka-4.1': {
+      description:
+        'Kafka 4.1: kafka-4.0 plus sequence 0 first for a verified transaction-version-2 batch (KAFKA-18202) and no verification for a lower epoch (KAFKA-18042)',
+      rules: kafka41,
+    },
+    'kafka-latest': {
+      description:
+        'kafka-4.1 plus the marker-epoch rule of KIP-1228 with its KAFKA-19999 retry exception (4.2, release uncertain)',
+      rules: kafkaLatest,
+    },
+  };
 
 export const generationNames = Object.keys(generations);
 

@@ -6,11 +6,25 @@ import type { Model } from '../../checker/engine/model.ts';
 import { parseSpec } from '../../specs/load.ts';
 import { type State, Api, Err } from './state.ts';
 import { VERIFICATION_CONN } from './partition.ts';
-import { TC, deliver, handle, initial, kafkaConfig, leader, request, response, withProducer } from './conformance/harness.ts';
+import {
+  TC,
+  deliver,
+  handle,
+  initial,
+  kafkaConfig,
+  leader,
+  request,
+  response,
+  withProducer,
+} from './conformance/harness.ts';
 import { produce } from './conformance/partition-support.ts';
 
 function model(): Model<State, unknown> {
-  const s = parseSpec('verification.json', { model: 'kafka', variant: 'kafka-3.6', partitions: 1, deadlock: true, faults: { requestLoss: 1 } }, '');
+  const s = parseSpec(
+    'verification.json',
+    { model: 'kafka', variant: 'kafka-3.6', partitions: 1, deadlock: true, faults: { requestLoss: 1 } },
+    '',
+  );
   return s.entry.build(s.params, s.properties) as Model<State, unknown>;
 }
 
@@ -19,7 +33,13 @@ function walk(m: Model<State, unknown>, labels: string[]): State {
   let s = m.init()[0]!;
   for (const label of labels) {
     const a = m.actions(s).find((x) => m.label(x) === label);
-    if (a === undefined) throw new Error(`not enabled: ${label}; enabled: ${m.actions(s).map((x) => m.label(x)).join(' | ')}`);
+    if (a === undefined)
+      throw new Error(
+        `not enabled: ${label}; enabled: ${m
+          .actions(s)
+          .map((x) => m.label(x))
+          .join(' | ')}`,
+      );
     s = m.next(s, a);
   }
   return s;
@@ -58,7 +78,7 @@ describe('partition verification', () => {
   });
 });
 
-describe('which held request a verification answer releases (the model\'s own matching)', () => {
+describe("which held request a verification answer releases (the model's own matching)", () => {
   const cfg = kafkaConfig('kafka-3.6');
   const PID = 24;
   // Two batches of one producer wait under one guard: the second came at a bumped epoch while the
@@ -66,20 +86,49 @@ describe('which held request a verification answer releases (the model\'s own ma
   const twoHeld = (): State => {
     const first = produce(cfg, initial(cfg), 0, { pid: PID, epoch: 0, seq: 0 });
     // The client sent the second batch on a new connection to the leader (slot 1).
-    const reconnected = withProducer(first, 0, { conns: first.producers[0]!.conns.map((c, slot) => (slot === 1 ? 1 : c)) });
-    return handle(cfg, reconnected, 0, leader(0), request(Api.Produce, { txnId: 0, pid: PID, epoch: 1, partitions: 0, seq: 0 }), 1);
+    const reconnected = withProducer(first, 0, {
+      conns: first.producers[0]!.conns.map((c, slot) => (slot === 1 ? 1 : c)),
+    });
+    return handle(
+      cfg,
+      reconnected,
+      0,
+      leader(0),
+      request(Api.Produce, { txnId: 0, pid: PID, epoch: 1, partitions: 0, seq: 0 }),
+      1,
+    );
   };
   const answer = (s: State, epoch: number, seq: number, guard: number): State =>
-    deliver(cfg, s, TC, leader(0), response(Api.AddPartitionsToTxn, { txnId: 0, error: Err.INVALID_TXN_STATE, pid: PID, epoch, partitions: 1, seq, guard }), VERIFICATION_CONN);
+    deliver(
+      cfg,
+      s,
+      TC,
+      leader(0),
+      response(Api.AddPartitionsToTxn, {
+        txnId: 0,
+        error: Err.INVALID_TXN_STATE,
+        pid: PID,
+        epoch,
+        partitions: 1,
+        seq,
+        guard,
+      }),
+      VERIFICATION_CONN,
+    );
 
   it('releases the one held request whose guard, sequence and epoch the answer names', () => {
     const s = twoHeld();
     const held = s.partitions[0]!.held;
-    expect(held.map((h) => [h.guard, h.request.epoch, h.request.seq])).toEqual([[held[0]!.guard, 0, 0], [held[0]!.guard, 1, 0]]);
+    expect(held.map((h) => [h.guard, h.request.epoch, h.request.seq])).toEqual([
+      [held[0]!.guard, 0, 0],
+      [held[0]!.guard, 1, 0],
+    ]);
     const released = answer(s, 1, 0, held[0]!.guard);
     expect(released.partitions[0]!.held.map((h) => h.request.epoch)).toEqual([0]);
     // The epoch-1 batch's connection carries the answer.
-    expect(released.network.find((c) => c.from === leader(0) && c.to === 0 && c.conn === 1)?.messages).toMatchObject([{ api: Api.Produce, epoch: 1, error: Err.INVALID_TXN_STATE }]);
+    expect(
+      released.network.find((c) => c.from === leader(0) && c.to === 0 && c.conn === 1)?.messages,
+    ).toMatchObject([{ api: Api.Produce, epoch: 1, error: Err.INVALID_TXN_STATE }]);
   });
 
   it('releases nothing for another guard or another sequence', () => {

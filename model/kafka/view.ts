@@ -101,7 +101,13 @@ export type PartitionView = {
   highWatermark: number;
   lastStableOffset: number;
   log: LogEntryView[];
-  producers: { pid: number; epoch: number; lastSequences: readonly number[]; coordinatorEpoch: number; currentTxnFirstOffset: number }[];
+  producers: {
+    pid: number;
+    epoch: number;
+    lastSequences: readonly number[];
+    coordinatorEpoch: number;
+    currentTxnFirstOffset: number;
+  }[];
 };
 /** A request has every field; a response has api (ending in " response"), error, pid, epoch, partitions. */
 export type MessageView = {
@@ -118,7 +124,15 @@ export type MessageView = {
   generation?: number;
   clientTransaction?: string;
 };
-export type AppendView = { transactionalId: string; state: string; producerId: number; producerEpoch: number; partitions: string[]; epochFence: boolean; answers: string };
+export type AppendView = {
+  transactionalId: string;
+  state: string;
+  producerId: number;
+  producerEpoch: number;
+  partitions: string[];
+  epochFence: boolean;
+  answers: string;
+};
 export type ChannelView = { from: string; to: string; connection: number; messages: MessageView[] };
 export type ConsumerView = {
   name: string;
@@ -142,8 +156,22 @@ export type IdempotentProducerView = {
   epoch: number;
   fatal: boolean;
   /** TxnPartitionEntry per partition. */
-  sequences: { partition: string; pid: number; epoch: number; nextSequence: number; lastAckedSequence: number }[];
-  batches: { partition: string; status: string; pid: number; epoch: number; sequence: number; retried: boolean; record: number }[];
+  sequences: {
+    partition: string;
+    pid: number;
+    epoch: number;
+    nextSequence: number;
+    lastAckedSequence: number;
+  }[];
+  batches: {
+    partition: string;
+    status: string;
+    pid: number;
+    epoch: number;
+    sequence: number;
+    retried: boolean;
+    record: number;
+  }[];
   connections: readonly number[];
   recordsSent: number;
 };
@@ -212,13 +240,23 @@ function stateName(state: number): string {
 function messagePartitions(cfg: KafkaConfig, m: Message): string[] {
   const isSet = m.api === Api.AddPartitionsToTxn || m.api === Api.AddOffsetsToTxn;
   if (isSet) return partitionSet(cfg, m.partitions);
-  return asSet(m.api === Api.Produce || m.api === Api.WriteTxnMarkers || m.api === Api.TxnOffsetCommit ? [partitionName(cfg, m.partitions)] : []);
+  return asSet(
+    m.api === Api.Produce || m.api === Api.WriteTxnMarkers || m.api === Api.TxnOffsetCommit
+      ? [partitionName(cfg, m.partitions)]
+      : [],
+  );
 }
 
 function messageView(cfg: KafkaConfig, m: Message): MessageView {
   const partitions = messagePartitions(cfg, m);
   if (m.response) {
-    return { api: `${apiName[m.api]} response`, error: errName[m.error]!, pid: m.pid, epoch: m.epoch, partitions };
+    return {
+      api: `${apiName[m.api]} response`,
+      error: errName[m.error]!,
+      pid: m.pid,
+      epoch: m.epoch,
+      partitions,
+    };
   }
   return {
     api: apiName[m.api]!,
@@ -235,7 +273,13 @@ function messageView(cfg: KafkaConfig, m: Message): MessageView {
   };
 }
 
-const laterFaults: readonly (keyof FaultBudget)[] = ['appendFailures', 'markerTimeouts', 'transactionalIdExpiries', 'producerStateExpiries', 'transactionVersionChanges'];
+const laterFaults: readonly (keyof FaultBudget)[] = [
+  'appendFailures',
+  'markerTimeouts',
+  'transactionalIdExpiries',
+  'producerStateExpiries',
+  'transactionVersionChanges',
+];
 
 function faultsLeft(cfg: KafkaConfig, faults: FaultBudget): Partial<FaultBudget> {
   const hidden = laterFaults.filter((k) => cfg.faults[k] === 0);
@@ -263,14 +307,25 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
       newPartitionsInTransaction: partitionSet(cfg, p.pendingAdd),
       inFlightRequest: p.request === null ? 'none' : apiName[p.request.api]!,
       nextSequence: p.nextSeq,
-      batches: p.batches.map((b) => ({ partition: partitionName(cfg, b.partition), sequence: b.seq, status: batchStatusName[b.status]!, value: b.value })),
+      batches: p.batches.map((b) => ({
+        partition: partitionName(cfg, b.partition),
+        sequence: b.seq,
+        status: batchStatusName[b.status]!,
+        value: b.value,
+      })),
       connections: p.conns,
       transactionsBegun: p.txnsBegun,
       recordsSent: p.recordsSent,
       ...(versionsVary ? { transactionVersion: p.transactionV2 ? 2 : 1 } : {}),
       ...(s.group === null
         ? {}
-        : { generation: p.generation, inputPosition: p.inputPosition, offsetToCommit: p.offsetToCommit, offsetsAdded: p.offsetsAdded, offsetsCommitted: p.offsetsCommitted }),
+        : {
+            generation: p.generation,
+            inputPosition: p.inputPosition,
+            offsetToCommit: p.offsetToCommit,
+            offsetsAdded: p.offsetsAdded,
+            offsetsCommitted: p.offsetsCommitted,
+          }),
     })),
     coordinator: {
       coordinatorEpoch: s.coordinator.epoch,
@@ -340,7 +395,11 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
       delivered: c.delivered.map((d) => ({
         partition: partitionName(cfg, d.partition),
         offset: d.offset,
-        clientTransaction: recordOwner(cfg, s.partitions[d.partition]!.log[d.offset]!.transactional, d.ghostTxn),
+        clientTransaction: recordOwner(
+          cfg,
+          s.partitions[d.partition]!.log[d.offset]!.transactional,
+          d.ghostTxn,
+        ),
         record: d.ghostRecord,
       })),
     })),
@@ -351,7 +410,9 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
       messages: ch.messages.map((m) => messageView(cfg, m)),
     })),
     faultsLeft: faultsLeft(cfg, s.faults),
-    ...(cfg.faults.transactionVersionChanges > 0 ? { finalizedTransactionVersion: s.transactionVersion } : {}),
+    ...(cfg.faults.transactionVersionChanges > 0
+      ? { finalizedTransactionVersion: s.transactionVersion }
+      : {}),
     history: s.history.map((h, t) => ({
       clientTransaction: clientTxnName(cfg, t),
       decision: decisionName[h.decision]!,
@@ -369,14 +430,30 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
       pid: p.pid,
       epoch: p.epoch,
       fatal: p.fatal,
-      sequences: p.sequences.map((q, k) => ({ partition: partitionName(cfg, k), pid: q.pid, epoch: q.epoch, nextSequence: q.nextSeq, lastAckedSequence: q.lastAcked })),
-      batches: p.batches.map((b) => ({ partition: partitionName(cfg, b.partition), status: batchStatusName[b.status]!, pid: b.pid, epoch: b.epoch, sequence: b.seq, retried: b.retried, record: b.record })),
+      sequences: p.sequences.map((q, k) => ({
+        partition: partitionName(cfg, k),
+        pid: q.pid,
+        epoch: q.epoch,
+        nextSequence: q.nextSeq,
+        lastAckedSequence: q.lastAcked,
+      })),
+      batches: p.batches.map((b) => ({
+        partition: partitionName(cfg, b.partition),
+        status: batchStatusName[b.status]!,
+        pid: b.pid,
+        epoch: b.epoch,
+        sequence: b.seq,
+        retried: b.retried,
+        record: b.record,
+      })),
       connections: p.conns,
       recordsSent: p.recordsSent,
     }));
   }
   if (cfg.faults.markerTimeouts > 0) {
-    view.coordinator.markerConnections = asMap(Object.fromEntries(s.coordinator.markerConns.map((c, q) => [nodeName(cfg, LEADER_BASE + q), c])));
+    view.coordinator.markerConnections = asMap(
+      Object.fromEntries(s.coordinator.markerConns.map((c, q) => [nodeName(cfg, LEADER_BASE + q), c])),
+    );
   }
   if (async) {
     view.coordinator.pendingAppends = s.coordinator.appends.map((a) => ({

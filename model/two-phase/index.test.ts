@@ -49,11 +49,14 @@ function twoPhaseTla(n: number): { distinct: number; generated: number } {
   const setRm = (s: S, rm: number, v: string): string[] => s.rmState.map((x, i) => (i === rm ? v : x));
   const next = (s: S): S[] => {
     const out: S[] = [];
-    if (s.tmState === 'init' && s.tmPrepared.length === n) out.push({ ...s, tmState: 'committed', msgs: union(s.msgs, 'Commit') });
+    if (s.tmState === 'init' && s.tmPrepared.length === n)
+      out.push({ ...s, tmState: 'committed', msgs: union(s.msgs, 'Commit') });
     if (s.tmState === 'init') out.push({ ...s, tmState: 'aborted', msgs: union(s.msgs, 'Abort') });
     for (let rm = 0; rm < n; rm++) {
-      if (s.tmState === 'init' && s.msgs.includes(`Prepared${rm}`)) out.push({ ...s, tmPrepared: union(s.tmPrepared, rm) });
-      if (s.rmState[rm] === 'working') out.push({ ...s, rmState: setRm(s, rm, 'prepared'), msgs: union(s.msgs, `Prepared${rm}`) });
+      if (s.tmState === 'init' && s.msgs.includes(`Prepared${rm}`))
+        out.push({ ...s, tmPrepared: union(s.tmPrepared, rm) });
+      if (s.rmState[rm] === 'working')
+        out.push({ ...s, rmState: setRm(s, rm, 'prepared'), msgs: union(s.msgs, `Prepared${rm}`) });
       if (s.rmState[rm] === 'working') out.push({ ...s, rmState: setRm(s, rm, 'aborted') });
       if (s.msgs.includes('Commit')) out.push({ ...s, rmState: setRm(s, rm, 'committed') });
       if (s.msgs.includes('Abort')) out.push({ ...s, rmState: setRm(s, rm, 'aborted') });
@@ -81,11 +84,14 @@ describe('two-phase commit', () => {
     expect(twoPhaseTla(6).distinct).toBe(50816);
   });
 
-  it.each([1, 2, 3, 4, 5, 6])('counts what the transcription of TwoPhase.tla counts, with %i resource managers', (n) => {
-    const result = bfs(build(n), { deadlockAllowed: false });
-    expect(result.status).toBe('ok');
-    expect({ distinct: result.distinctStates, generated: result.statesGenerated }).toEqual(twoPhaseTla(n));
-  });
+  it.each([1, 2, 3, 4, 5, 6])(
+    'counts what the transcription of TwoPhase.tla counts, with %i resource managers',
+    (n) => {
+      const result = bfs(build(n), { deadlockAllowed: false });
+      expect(result.status).toBe('ok');
+      expect({ distinct: result.distinctStates, generated: result.statesGenerated }).toEqual(twoPhaseTla(n));
+    },
+  );
 
   it("matches TLC's published counts for 3 resource managers: 288 distinct, 1,146 generated", () => {
     const result = bfs(build(3), { deadlockAllowed: false });
@@ -122,25 +128,43 @@ describe('two-phase commit', () => {
   });
 
   it('lets an RM receive Commit whatever its own state (no guard on it, as in TwoPhase.tla)', () => {
-    const model = twoPhaseEntry.build({ resourceManagers: 2, mutant: 'commit-without-all-prepared' }, allProperties);
-    const s = model.next(model.init()[0]!, model.actions(model.init()[0]!).find((a) => model.label(a) === 'TMCommit')!);
+    const model = twoPhaseEntry.build(
+      { resourceManagers: 2, mutant: 'commit-without-all-prepared' },
+      allProperties,
+    );
+    const s = model.next(
+      model.init()[0]!,
+      model.actions(model.init()[0]!).find((a) => model.label(a) === 'TMCommit')!,
+    );
     const labels = model.actions(s).map(model.label);
     expect(labels).toContain('RMRcvCommitMsg(rm1)');
     expect(labels).toContain('RMPrepare(rm1)');
   });
 
   it('with the commit-early mutant, BFS finds TCConsistent violated in 3 steps', () => {
-    const model = twoPhaseEntry.build({ resourceManagers: 3, mutant: 'commit-without-all-prepared' }, allProperties);
+    const model = twoPhaseEntry.build(
+      { resourceManagers: 3, mutant: 'commit-without-all-prepared' },
+      allProperties,
+    );
     const result = bfs(model, { deadlockAllowed: false });
     expect(result.status).toBe('violation');
     expect(result.violation?.property).toBe('TCConsistent');
-    expect(result.violation?.trace.actions).toEqual(['TMCommit', 'RMChooseToAbort(rm1)', 'RMRcvCommitMsg(rm2)']);
+    expect(result.violation?.trace.actions).toEqual([
+      'TMCommit',
+      'RMChooseToAbort(rm1)',
+      'RMRcvCommitMsg(rm2)',
+    ]);
   });
 
   it('holds TPTypeOK and TCConsistent only for states of the right shape', () => {
     const [typeOk, consistent] = twoPhaseEntry.build({ resourceManagers: 2 }, allProperties).invariants;
     // rm1 committed, rm2 prepared; Commit and both Prepared messages sent.
-    const good = { msgs: Msg.Commit | 0b11, rmState: RmState.Committed | (RmState.Prepared << 2), tmPrepared: 0b11, tmState: TmState.Committed };
+    const good = {
+      msgs: Msg.Commit | 0b11,
+      rmState: RmState.Committed | (RmState.Prepared << 2),
+      tmPrepared: 0b11,
+      tmState: TmState.Committed,
+    };
     expect(typeOk!.holds(good)).toBe(true);
     expect(typeOk!.holds({ ...good, rmState: 1 << 4 })).toBe(false);
     expect(typeOk!.holds({ ...good, tmPrepared: 0b100 })).toBe(false);
@@ -153,27 +177,35 @@ describe('two-phase commit', () => {
   it.each([
     [3, undefined],
     [3, 'commit-without-all-prepared'],
-  ] as const)('gives through its successors fast path exactly what actions and next give (N=%i, mutant %s)', (resourceManagers, mutant) => {
-    const model = twoPhaseEntry.build(mutant === undefined ? { resourceManagers } : { resourceManagers, mutant }, allProperties);
-    const kinds = model.actionKinds;
-    const seen = new Set<string>();
-    const queue = [...model.init()];
-    for (let i = 0; i < queue.length; i++) {
-      const s = queue[i];
-      const slow = model.actions(s).map((a, j) => ({ t: model.next(s, a), action: j, kind: model.kind(a) }));
-      const fast: typeof slow = [];
-      model.successors!(s, (t, action, kind) => fast.push({ t, action, kind: kinds[kind]! }));
-      expect(fast).toEqual(slow);
-      const words = new Int32Array(PACK_WORDS);
-      expect(model.unpack!(words.subarray(0, model.pack!(s, words)))).toEqual(s);
-      for (const { t } of slow) {
-        const key = JSON.stringify(t);
-        if (!seen.has(key)) {
-          seen.add(key);
-          queue.push(t);
+  ] as const)(
+    'gives through its successors fast path exactly what actions and next give (N=%i, mutant %s)',
+    (resourceManagers, mutant) => {
+      const model = twoPhaseEntry.build(
+        mutant === undefined ? { resourceManagers } : { resourceManagers, mutant },
+        allProperties,
+      );
+      const kinds = model.actionKinds;
+      const seen = new Set<string>();
+      const queue = [...model.init()];
+      for (let i = 0; i < queue.length; i++) {
+        const s = queue[i];
+        const slow = model
+          .actions(s)
+          .map((a, j) => ({ t: model.next(s, a), action: j, kind: model.kind(a) }));
+        const fast: typeof slow = [];
+        model.successors!(s, (t, action, kind) => fast.push({ t, action, kind: kinds[kind]! }));
+        expect(fast).toEqual(slow);
+        const words = new Int32Array(PACK_WORDS);
+        expect(model.unpack!(words.subarray(0, model.pack!(s, words)))).toEqual(s);
+        for (const { t } of slow) {
+          const key = JSON.stringify(t);
+          if (!seen.has(key)) {
+            seen.add(key);
+            queue.push(t);
+          }
         }
       }
-    }
-    expect(seen.size).toBeGreaterThan(100);
-  });
+      expect(seen.size).toBeGreaterThan(100);
+    },
+  );
 });

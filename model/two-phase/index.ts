@@ -47,7 +47,15 @@ export const actionKinds = [
 ] as const;
 export type ActionKind = (typeof actionKinds)[number];
 /** Indices into actionKinds, for the `successors` fast path. */
-const Kind = { TMCommit: 0, TMAbort: 1, TMRcvPrepared: 2, RMPrepare: 3, RMChooseToAbort: 4, RMRcvCommitMsg: 5, RMRcvAbortMsg: 6 } as const;
+const Kind = {
+  TMCommit: 0,
+  TMAbort: 1,
+  TMRcvPrepared: 2,
+  RMPrepare: 3,
+  RMChooseToAbort: 4,
+  RMRcvCommitMsg: 5,
+  RMRcvAbortMsg: 6,
+} as const;
 
 export interface TwoPhaseAction {
   readonly kind: ActionKind;
@@ -81,7 +89,11 @@ export function twoPhaseModel(
   const allRms = (1 << n) - 1;
   const commitNeedsAllPrepared = params.mutant !== 'commit-without-all-prepared';
   const tmAction = (kind: ActionKind): TwoPhaseAction => ({ kind, rm: -1, label: kind });
-  const rmAction = (kind: ActionKind, rm: number): TwoPhaseAction => ({ kind, rm, label: `${kind}(${rmName(rm)})` });
+  const rmAction = (kind: ActionKind, rm: number): TwoPhaseAction => ({
+    kind,
+    rm,
+    label: `${kind}(${rmName(rm)})`,
+  });
   const tmCommit = tmAction('TMCommit');
   const tmAbort = tmAction('TMAbort');
   const perRm = Array.from({ length: n }, (_, rm) => ({
@@ -93,19 +105,41 @@ export function twoPhaseModel(
   }));
 
   // The guards and effects, shared by `actions`/`next` and the `successors` fast path.
-  const canCommit = (s: TwoPhaseState) => s.tmState === TmState.Init && (s.tmPrepared === allRms || !commitNeedsAllPrepared);
-  const canRcvPrepared = (s: TwoPhaseState, rm: number) => s.tmState === TmState.Init && has(s.msgs, Msg.prepared(rm));
+  const canCommit = (s: TwoPhaseState) =>
+    s.tmState === TmState.Init && (s.tmPrepared === allRms || !commitNeedsAllPrepared);
+  const canRcvPrepared = (s: TwoPhaseState, rm: number) =>
+    s.tmState === TmState.Init && has(s.msgs, Msg.prepared(rm));
   const isWorking = (s: TwoPhaseState, rm: number) => rmStateOf(s, rm) === RmState.Working;
-  const tmCommitNext = ({ msgs, rmState, tmPrepared }: TwoPhaseState): TwoPhaseState => ({ msgs: msgs | Msg.Commit, rmState, tmPrepared, tmState: TmState.Committed });
-  const tmAbortNext = ({ msgs, rmState, tmPrepared }: TwoPhaseState): TwoPhaseState => ({ msgs: msgs | Msg.Abort, rmState, tmPrepared, tmState: TmState.Aborted });
-  const tmRcvPreparedNext = ({ msgs, rmState, tmPrepared, tmState }: TwoPhaseState, rm: number): TwoPhaseState => ({ msgs, rmState, tmPrepared: tmPrepared | (1 << rm), tmState });
-  const rmPrepareNext = ({ msgs, rmState, tmPrepared, tmState }: TwoPhaseState, rm: number): TwoPhaseState => ({
+  const tmCommitNext = ({ msgs, rmState, tmPrepared }: TwoPhaseState): TwoPhaseState => ({
+    msgs: msgs | Msg.Commit,
+    rmState,
+    tmPrepared,
+    tmState: TmState.Committed,
+  });
+  const tmAbortNext = ({ msgs, rmState, tmPrepared }: TwoPhaseState): TwoPhaseState => ({
+    msgs: msgs | Msg.Abort,
+    rmState,
+    tmPrepared,
+    tmState: TmState.Aborted,
+  });
+  const tmRcvPreparedNext = (
+    { msgs, rmState, tmPrepared, tmState }: TwoPhaseState,
+    rm: number,
+  ): TwoPhaseState => ({ msgs, rmState, tmPrepared: tmPrepared | (1 << rm), tmState });
+  const rmPrepareNext = (
+    { msgs, rmState, tmPrepared, tmState }: TwoPhaseState,
+    rm: number,
+  ): TwoPhaseState => ({
     msgs: msgs | Msg.prepared(rm),
     rmState: withRmState(rmState, rm, RmState.Prepared),
     tmPrepared,
     tmState,
   });
-  const rmBecomes = ({ msgs, rmState, tmPrepared, tmState }: TwoPhaseState, rm: number, value: number): TwoPhaseState => ({
+  const rmBecomes = (
+    { msgs, rmState, tmPrepared, tmState }: TwoPhaseState,
+    rm: number,
+    value: number,
+  ): TwoPhaseState => ({
     msgs,
     rmState: withRmState(rmState, rm, value),
     tmPrepared,
@@ -184,13 +218,19 @@ export function twoPhaseModel(
 
     view: (s) => {
       const rms = Array.from({ length: n }, (_, rm) => rm);
-      const prepared = rms.filter((rm) => has(s.msgs, Msg.prepared(rm))).map((rm) => ({ type: 'Prepared', rm: rmName(rm) }));
+      const prepared = rms
+        .filter((rm) => has(s.msgs, Msg.prepared(rm)))
+        .map((rm) => ({ type: 'Prepared', rm: rmName(rm) }));
       // TwoPhase.tla: rmState is a function of RM, tmPrepared and msgs are sets.
       return {
         rmState: asMap(Object.fromEntries(rms.map((rm) => [rmName(rm), rmStateNames[rmStateOf(s, rm)]]))),
         tmState: tmStateNames[s.tmState] ?? s.tmState,
         tmPrepared: asSet(rms.filter((rm) => has(s.tmPrepared, 1 << rm)).map(rmName)),
-        msgs: asSet([...(has(s.msgs, Msg.Commit) ? [{ type: 'Commit' }] : []), ...(has(s.msgs, Msg.Abort) ? [{ type: 'Abort' }] : []), ...prepared]),
+        msgs: asSet([
+          ...(has(s.msgs, Msg.Commit) ? [{ type: 'Commit' }] : []),
+          ...(has(s.msgs, Msg.Abort) ? [{ type: 'Abort' }] : []),
+          ...prepared,
+        ]),
       };
     },
   };

@@ -2,7 +2,8 @@
 import type { Property } from '../../checker/engine/model.ts';
 import { Msg, RmState, TmState, rmStateOf, type TwoPhaseState } from './index.ts';
 
-const isSmallInt = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) < 2 ** 31;
+const isSmallInt = (v: unknown): v is number =>
+  Number.isInteger(v) && (v as number) >= 0 && (v as number) < 2 ** 31;
 
 export function twoPhaseProperties(resourceManagers: number): readonly Property<TwoPhaseState>[] {
   const allRms = (1 << resourceManagers) - 1;
@@ -23,7 +24,11 @@ export function twoPhaseProperties(resourceManagers: number): readonly Property<
     {
       name: 'TCConsistent',
       description: 'no resource manager commits while another aborts',
-      holds: (s) => !(rms.some((rm) => rmStateOf(s, rm) === RmState.Aborted) && rms.some((rm) => rmStateOf(s, rm) === RmState.Committed)),
+      holds: (s) =>
+        !(
+          rms.some((rm) => rmStateOf(s, rm) === RmState.Aborted) &&
+          rms.some((rm) => rmStateOf(s, rm) === RmState.Committed)
+        ),
     },
   ];
 }

@@ -9,7 +9,11 @@ import { buildModel } from '../../specs/build.ts';
 import { type TwoPhaseState, rmStateOf } from './index.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'txcheck-symmetry-'));
-const spec = (resourceManagers: number, extra: Record<string, unknown> = {}) => ({ model: 'two-phase', resourceManagers, ...extra });
+const spec = (resourceManagers: number, extra: Record<string, unknown> = {}) => ({
+  model: 'two-phase',
+  resourceManagers,
+  ...extra,
+});
 const check = (raw: Record<string, unknown>) => bfs(buildModel('spec.json', raw), { deadlockAllowed: false });
 
 /** The state with rm i renamed to rm p[i]. */
@@ -28,7 +32,9 @@ function rename(s: TwoPhaseState, p: readonly number[]): TwoPhaseState {
 
 function permutations(n: number): number[][] {
   if (n === 0) return [[]];
-  return permutations(n - 1).flatMap((p) => Array.from({ length: n }, (_, at) => [...p.slice(0, at), n - 1, ...p.slice(at)]));
+  return permutations(n - 1).flatMap((p) =>
+    Array.from({ length: n }, (_, at) => [...p.slice(0, at), n - 1, ...p.slice(at)]),
+  );
 }
 
 /** The reachable states of TwoPhase with n RMs, by a plain search. */
@@ -51,7 +57,9 @@ function reachable(n: number): TwoPhaseState[] {
 describe('TwoPhase symmetry', () => {
   it.each([3, 4])('explores one state per class of RM renamings (N=%i), and the verdict stays', (n) => {
     const renamings = permutations(n);
-    const classes = new Set(reachable(n).map((s) => renamings.map((p) => JSON.stringify(rename(s, p))).sort()[0]));
+    const classes = new Set(
+      reachable(n).map((s) => renamings.map((p) => JSON.stringify(rename(s, p))).sort()[0]),
+    );
     const reduced = check(spec(n, { symmetry: true }));
     const full = check(spec(n));
     expect(reduced.status).toBe(full.status);

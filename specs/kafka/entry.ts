@@ -5,8 +5,24 @@ import { defaultClientHandlers, defaultHandlers } from '../../model/kafka/handle
 import { loadOverrides } from './overrides.ts';
 import { kafkaModel } from '../../model/kafka/index.ts';
 import { kafkaCanonical } from '../../model/kafka/symmetry.ts';
-import type { App, ClientHandlers, CoordinatorAppends, CoordinatorLoading, InstanceStart, KafkaConfig, RequestHandlers, Rules } from '../../model/kafka/config.ts';
-import { generationNames, generations, mutantNames, switchDescriptions, switchNames, withClient } from '../../model/kafka/variants.ts';
+import type {
+  App,
+  ClientHandlers,
+  CoordinatorAppends,
+  CoordinatorLoading,
+  InstanceStart,
+  KafkaConfig,
+  RequestHandlers,
+  Rules,
+} from '../../model/kafka/config.ts';
+import {
+  generationNames,
+  generations,
+  mutantNames,
+  switchDescriptions,
+  switchNames,
+  withClient,
+} from '../../model/kafka/variants.ts';
 import { type FaultBudget, KAFKA_MAX_EPOCH } from '../../model/kafka/state.ts';
 import { kafkaLiveness } from '../../model/kafka/liveness.ts';
 import { kafkaProperties } from '../../model/kafka/properties.ts';
@@ -45,13 +61,20 @@ interface Variant {
 function readVariant(fields: Fields): Variant {
   if (!fields.has('variant') || typeof fields.raw('variant') === 'string') {
     const base = fields.oneOf('variant', generationNames, 'kafka-3.5');
-    return { name: base, rules: generations[base]!.rules, handlers: defaultHandlers, clientHandlers: defaultClientHandlers };
+    return {
+      name: base,
+      rules: generations[base]!.rules,
+      handlers: defaultHandlers,
+      clientHandlers: defaultClientHandlers,
+    };
   }
   const v = fields.object('variant')!;
   const base = v.oneOf('base', generationNames, 'kafka-3.5');
   const enable = v.stringList('enable', switchNames, []);
   const disable = v.stringList('disable', switchNames, []);
-  const { handlers, clientHandlers } = v.has('overrides') ? loadOverrides(v, 'overrides') : { handlers: defaultHandlers, clientHandlers: defaultClientHandlers };
+  const { handlers, clientHandlers } = v.has('overrides')
+    ? loadOverrides(v, 'overrides')
+    : { handlers: defaultHandlers, clientHandlers: defaultClientHandlers };
   v.done();
   const both = enable.find((n) => disable.includes(n));
   if (both !== undefined) v.fail('disable', `no switch that is also enabled`, both);
@@ -60,7 +83,12 @@ function readVariant(fields: Fields): Variant {
   for (const n of disable) rules[n] = false;
   const changes = [...enable.map((n) => `+${n}`), ...disable.map((n) => `-${n}`)];
   if (v.has('overrides')) changes.push(`+${v.raw('overrides')}`);
-  return { name: changes.length === 0 ? base : `${base}${changes.join('')}`, rules: rules as unknown as Rules, handlers, clientHandlers };
+  return {
+    name: changes.length === 0 ? base : `${base}${changes.join('')}`,
+    rules: rules as unknown as Rules,
+    handlers,
+    clientHandlers,
+  };
 }
 
 /**
@@ -70,11 +98,13 @@ function readVariant(fields: Fields): Variant {
 function readClients(fields: Fields, instances: number): readonly string[] | undefined {
   if (!fields.has('client')) return undefined;
   const raw = fields.raw('client');
-  if (!Array.isArray(raw)) return Array.from({ length: instances }, () => fields.oneOf('client', generationNames));
+  if (!Array.isArray(raw))
+    return Array.from({ length: instances }, () => fields.oneOf('client', generationNames));
   const expected = `a generation name, or a list of ${instances} (one per instance, instancesPerId)`;
   if (raw.length !== instances) fields.fail('client', expected, raw);
   raw.forEach((name, k) => {
-    if (typeof name !== 'string' || !generationNames.includes(name)) fields.fail(`client[${k}]`, `one of ${generationNames.join(', ')}`, name);
+    if (typeof name !== 'string' || !generationNames.includes(name))
+      fields.fail(`client[${k}]`, `one of ${generationNames.join(', ')}`, name);
   });
   return raw as string[];
 }
@@ -82,7 +112,12 @@ function readClients(fields: Fields, instances: number): readonly string[] | und
 /** "transactionVersion": the finalized transaction.version at the start, 2 only on brokers that have it. */
 function readTransactionVersion(fields: Fields, brokers: Rules): number {
   const level = fields.int('transactionVersion', 1, 2, brokers.tv2 ? 2 : 1);
-  if (level === 2 && !brokers.tv2) fields.fail('transactionVersion', '1 on brokers without transaction version 2 (a generation before kafka-4.0)', level);
+  if (level === 2 && !brokers.tv2)
+    fields.fail(
+      'transactionVersion',
+      '1 on brokers without transaction version 2 (a generation before kafka-4.0)',
+      level,
+    );
   return level;
 }
 
@@ -92,7 +127,8 @@ function clientsName(clients: readonly string[]): string {
 
 export const kafkaEntry: ModelEntry<KafkaConfig> = {
   name: 'kafka',
-  description: "Apache Kafka's transaction protocol: producers, transaction coordinator, partition leaders, consumers",
+  description:
+    "Apache Kafka's transaction protocol: producers, transaction coordinator, partition leaders, consumers",
   properties: kafkaProperties.map(({ name, description }) => ({ name, description })),
   liveness: kafkaLiveness,
 
@@ -106,22 +142,36 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
     };
     consumersFields?.done();
     const faultFields = fields.object('faults');
-    const faults = Object.fromEntries(faultKinds.map((k) => [k, faultFields?.int(k, 0, 3, 0) ?? 0])) as unknown as FaultBudget;
+    const faults = Object.fromEntries(
+      faultKinds.map((k) => [k, faultFields?.int(k, 0, 3, 0) ?? 0]),
+    ) as unknown as FaultBudget;
     faultFields?.done();
     // Appends are asynchronous when asked for, or when some may fail (a failure needs the window).
-    const coordinatorAppends = fields.oneOf('coordinatorAppends', coordinatorAppendModes, faults.appendFailures > 0 ? 'async' : 'atomic');
-    if (coordinatorAppends === 'atomic' && faults.appendFailures > 0) fields.fail('coordinatorAppends', '"async" (or no field) when faults.appendFailures is above 0', coordinatorAppends);
+    const coordinatorAppends = fields.oneOf(
+      'coordinatorAppends',
+      coordinatorAppendModes,
+      faults.appendFailures > 0 ? 'async' : 'atomic',
+    );
+    if (coordinatorAppends === 'atomic' && faults.appendFailures > 0)
+      fields.fail(
+        'coordinatorAppends',
+        '"async" (or no field) when faults.appendFailures is above 0',
+        coordinatorAppends,
+      );
     const instancesPerId = fields.int('instancesPerId', 1, 3, 1);
     const clients = readClients(fields, instancesPerId);
     const config: KafkaConfig = {
       variant: clients === undefined ? variant.name : `${variant.name}${clientsName(clients)}`,
       rules: variant.rules,
-      clientRules: Array.from({ length: instancesPerId }, (_, k) => (clients === undefined ? variant.rules : withClient(variant.rules, generations[clients[k]!]!.rules))),
+      clientRules: Array.from({ length: instancesPerId }, (_, k) =>
+        clients === undefined ? variant.rules : withClient(variant.rules, generations[clients[k]!]!.rules),
+      ),
       transactionalIds: fields.int('transactionalIds', 0, 3, 1),
       instancesPerId,
       idempotentProducers: fields.int('idempotentProducers', 0, 3, 0),
       recordsPerIdempotentProducer: fields.int('recordsPerIdempotentProducer', 1, 4, 2),
-      idempotentClientRules: clients === undefined || new Set(clients).size > 1 ? variant.rules : generations[clients[0]!]!.rules,
+      idempotentClientRules:
+        clients === undefined || new Set(clients).size > 1 ? variant.rules : generations[clients[0]!]!.rules,
       instanceStart: fields.oneOf('instanceStart', instanceStarts, 'anytime'),
       partitions: fields.int('partitions', 1, 4, 1),
       transactionsPerInstance: fields.int('transactionsPerInstance', 1, 3, 1),
@@ -137,23 +187,35 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
       handlers: variant.handlers,
       clientHandlers: variant.clientHandlers,
     };
-    if (config.transactionalIds === 0 && config.idempotentProducers === 0) fields.fail('transactionalIds', 'at least 1 when there is no idempotent producer (idempotentProducers)', 0);
-    if (config.transactionalIds === 0 && app === 'consume-transform-produce') fields.fail('transactionalIds', 'at least 1 with the consume-transform-produce app', 0);
+    if (config.transactionalIds === 0 && config.idempotentProducers === 0)
+      fields.fail(
+        'transactionalIds',
+        'at least 1 when there is no idempotent producer (idempotentProducers)',
+        0,
+      );
+    if (config.transactionalIds === 0 && app === 'consume-transform-produce')
+      fields.fail('transactionalIds', 'at least 1 with the consume-transform-produce app', 0);
     return config;
   },
 
   variants: generationNames.map((name) => ({ name, description: generations[name]!.description })),
-  switches: switchNames.filter((n) => !mutantNames.includes(n)).map((name) => ({ name, description: switchDescriptions[name] })),
+  switches: switchNames
+    .filter((n) => !mutantNames.includes(n))
+    .map((name) => ({ name, description: switchDescriptions[name] })),
   mutants: mutantNames.map((name) => ({ name, description: switchDescriptions[name] })),
 
   withVariant(spec, base) {
     const variant = spec.variant;
-    return { ...spec, variant: typeof variant === 'object' && variant !== null ? { ...variant, base } : base };
+    return {
+      ...spec,
+      variant: typeof variant === 'object' && variant !== null ? { ...variant, base } : base,
+    };
   },
 
   withMutant(spec, mutant) {
     const variant = spec.variant;
-    if (typeof variant !== 'object' || variant === null) return { ...spec, variant: { base: variant ?? 'kafka-3.5', enable: [mutant] } };
+    if (typeof variant !== 'object' || variant === null)
+      return { ...spec, variant: { base: variant ?? 'kafka-3.5', enable: [mutant] } };
     const enable = (variant as { enable?: unknown }).enable;
     return { ...spec, variant: { ...variant, enable: [...(Array.isArray(enable) ? enable : []), mutant] } };
   },
@@ -164,7 +226,10 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
   },
 
   build(config, properties) {
-    return kafkaModel(config, kafkaProperties.filter((p) => properties.includes(p.name))) as never;
+    return kafkaModel(
+      config,
+      kafkaProperties.filter((p) => properties.includes(p.name)),
+    ) as never;
   },
 
   render: kafkaRenderer,

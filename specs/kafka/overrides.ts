@@ -5,7 +5,12 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type ClientHandlers, type RequestHandlers, clientReactions, requestApis } from '../../model/kafka/config.ts';
+import {
+  type ClientHandlers,
+  type RequestHandlers,
+  clientReactions,
+  requestApis,
+} from '../../model/kafka/config.ts';
 import { defaultClientHandlers, defaultHandlers } from '../../model/kafka/handlers.ts';
 import { type Fields, InputError } from '../../checker/engine/input.ts';
 
@@ -28,17 +33,28 @@ function loadVariant(absolute: string): unknown {
   try {
     tsx = require.resolve('tsx/cjs/api', { paths: [dirname(fileURLToPath(import.meta.url)), process.cwd()] });
   } catch {
-    throw new Error('a TypeScript variant file needs tsx (npm install tsx), or write the variant in JavaScript (.js, .mjs)');
+    throw new Error(
+      'a TypeScript variant file needs tsx (npm install tsx), or write the variant in JavaScript (.js, .mjs)',
+    );
   }
   return (require(tsx) as typeof import('tsx/cjs/api')).require(absolute, import.meta.url);
 }
 
 /** Reads the file named by `fields`' field `name` (a path relative to the working directory). */
-export function loadOverrides(fields: Fields, name: string): { handlers: RequestHandlers; clientHandlers: ClientHandlers } {
+export function loadOverrides(
+  fields: Fields,
+  name: string,
+): { handlers: RequestHandlers; clientHandlers: ClientHandlers } {
   const path = fields.string(name);
   const field = fields.fieldName(name);
   const absolute = resolve(path);
-  if (!existsSync(absolute)) throw new InputError(fields.file, field, 'the path of a variant file (relative to the working directory)', JSON.stringify(path));
+  if (!existsSync(absolute))
+    throw new InputError(
+      fields.file,
+      field,
+      'the path of a variant file (relative to the working directory)',
+      JSON.stringify(path),
+    );
   let module: Record<string, unknown>;
   try {
     module = loadVariant(absolute) as Record<string, unknown>;
@@ -57,16 +73,42 @@ export function loadOverrides(fields: Fields, name: string): { handlers: Request
   }
   const at = `${field} (${path})`;
   return {
-    handlers: isTable(overrides) ? withOverrides(fields.file, at, defaultHandlers, overrides, requestApis, 'a function (ctx, state, connection, request) => state') : defaultHandlers,
-    clientHandlers: isTable(clientOverrides) ? withOverrides(fields.file, `${at}: clientOverrides`, defaultClientHandlers, clientOverrides, clientReactions, 'a function (ctx, state, producer, answer or partition) => state') : defaultClientHandlers,
+    handlers: isTable(overrides)
+      ? withOverrides(
+          fields.file,
+          at,
+          defaultHandlers,
+          overrides,
+          requestApis,
+          'a function (ctx, state, connection, request) => state',
+        )
+      : defaultHandlers,
+    clientHandlers: isTable(clientOverrides)
+      ? withOverrides(
+          fields.file,
+          `${at}: clientOverrides`,
+          defaultClientHandlers,
+          clientOverrides,
+          clientReactions,
+          'a function (ctx, state, producer, answer or partition) => state',
+        )
+      : defaultClientHandlers,
   };
 }
 
 /** `defaults` with each function of `overrides` in its place, guarded; any other name is refused. */
-function withOverrides<T extends object>(file: string, at: string, defaults: T, overrides: object, names: readonly string[], shape: string): T {
+function withOverrides<T extends object>(
+  file: string,
+  at: string,
+  defaults: T,
+  overrides: object,
+  names: readonly string[],
+  shape: string,
+): T {
   const table: Record<string, unknown> = { ...(defaults as Record<string, unknown>) };
   for (const [name, handler] of Object.entries(overrides)) {
-    if (!names.includes(name)) throw new InputError(file, at, `handlers named ${names.join(', ')}`, JSON.stringify(name));
+    if (!names.includes(name))
+      throw new InputError(file, at, `handlers named ${names.join(', ')}`, JSON.stringify(name));
     if (typeof handler !== 'function') throw new InputError(file, `${at}: ${name}`, shape, typeof handler);
     table[name] = guarded(file, `${at}: ${name}`, handler as Handler);
   }
@@ -86,7 +128,13 @@ function guarded(file: string, field: string, handler: Handler): Handler {
       throw new InputError(file, field, 'a handler that returns the next state', `it threw: ${firstLine(e)}`);
     }
     const difference = shapeDifference(s, next, 'state');
-    if (difference !== undefined) throw new InputError(file, field, 'a handler that returns the next state, shaped as the state it was given', difference);
+    if (difference !== undefined)
+      throw new InputError(
+        file,
+        field,
+        'a handler that returns the next state, shaped as the state it was given',
+        difference,
+      );
     return next;
   };
 }
@@ -101,7 +149,8 @@ const kindOf = (v: unknown): string => (v === null ? 'object' : Array.isArray(v)
  */
 function shapeDifference(before: unknown, after: unknown, path: string): string | undefined {
   const [was, is] = [kindOf(before), kindOf(after)];
-  if (was !== is) return `${path} is ${is === 'undefined' ? 'missing' : `a value of type ${is}`} where the state has a value of type ${was}`;
+  if (was !== is)
+    return `${path} is ${is === 'undefined' ? 'missing' : `a value of type ${is}`} where the state has a value of type ${was}`;
   if (is === 'array' && path.endsWith('.messages')) {
     const other = (after as readonly unknown[]).findIndex((m) => kindOf(m) !== 'object' || m === null);
     return other < 0 ? undefined : `${path}[${other}] is not a message`;

@@ -1,5 +1,11 @@
 // How a spec file selects the two-phase commit model: { "model": "two-phase", "resourceManagers": N }.
-import { MAX_RESOURCE_MANAGERS, mutantDescriptions, mutants, twoPhaseModel, type TwoPhaseParams } from '../../model/two-phase/index.ts';
+import {
+  MAX_RESOURCE_MANAGERS,
+  mutantDescriptions,
+  mutants,
+  twoPhaseModel,
+  type TwoPhaseParams,
+} from '../../model/two-phase/index.ts';
 import { twoPhaseCanonical } from '../../model/two-phase/symmetry.ts';
 import type { ModelEntry } from '../registry.ts';
 import { twoPhaseProperties } from '../../model/two-phase/properties.ts';

@@ -6,7 +6,11 @@ import { bfs } from '../bfs.ts';
 import type { SearchOptions } from '../search.ts';
 import { MidLevelStop, midLevelStop, parallelBfs } from './bfs.ts';
 
-const twoPhase = (resourceManagers: number, extra: Record<string, unknown> = {}) => ({ model: 'two-phase', resourceManagers, ...extra });
+const twoPhase = (resourceManagers: number, extra: Record<string, unknown> = {}) => ({
+  model: 'two-phase',
+  resourceManagers,
+  ...extra,
+});
 const mutant = { mutant: 'commit-without-all-prepared' };
 
 /** The parts of a result that must not depend on the number of threads. */
@@ -14,7 +18,11 @@ async function onOneAndTwo(raw: Record<string, unknown>, limits: Partial<SearchO
   const spec = parseSpec('spec.json', raw, '');
   const options = { deadlockAllowed: spec.deadlockAllowed, ...limits };
   const { seconds: _a, memory: _b, ...one } = bfs(buildModel(spec.file, spec.raw), options);
-  const { seconds: _c, memory: _d, ...two } = await parallelBfs(buildModel(spec.file, spec.raw), modelRecipe(spec), { ...options, workers: 2 });
+  const {
+    seconds: _c,
+    memory: _d,
+    ...two
+  } = await parallelBfs(buildModel(spec.file, spec.raw), modelRecipe(spec), { ...options, workers: 2 });
   return { one, two };
 }
 
@@ -34,7 +42,10 @@ describe('parallel breadth-first search', () => {
   it("counts TLC's published TwoPhase figures on 2 workers (3 RMs: 288 distinct, 1,146 generated; 6 RMs: 50,816 distinct)", async () => {
     const count = async (n: number) => {
       const spec = parseSpec('spec.json', twoPhase(n), '');
-      return parallelBfs(buildModel(spec.file, spec.raw), modelRecipe(spec), { deadlockAllowed: false, workers: 2 });
+      return parallelBfs(buildModel(spec.file, spec.raw), modelRecipe(spec), {
+        deadlockAllowed: false,
+        workers: 2,
+      });
     };
     expect(await count(3)).toMatchObject({ status: 'ok', distinctStates: 288, statesGenerated: 1146 });
     expect(await count(6)).toMatchObject({ status: 'ok', distinctStates: 50816 });
@@ -45,11 +56,14 @@ describe('parallel breadth-first search', () => {
     ['TwoPhase N=5', twoPhase(5), 1000],
     ['a Kafka spec', loadSpecFile('specs/kafka/commit-abort.json').raw, 500],
     ['a Kafka spec, the limit at a level boundary', loadSpecFile('specs/kafka/commit-abort.json').raw, 1],
-  ])('stops at --max-states with the counts, depth and coverage of one thread: %s', async (_name, raw, maxStates) => {
-    const { one, two } = await onOneAndTwo(raw, { maxStates });
-    expect(one).toMatchObject({ status: 'incomplete', stoppedBy: 'maxStates', distinctStates: maxStates });
-    expect(two).toEqual(one);
-  });
+  ])(
+    'stops at --max-states with the counts, depth and coverage of one thread: %s',
+    async (_name, raw, maxStates) => {
+      const { one, two } = await onOneAndTwo(raw, { maxStates });
+      expect(one).toMatchObject({ status: 'incomplete', stoppedBy: 'maxStates', distinctStates: maxStates });
+      expect(two).toEqual(one);
+    },
+  );
 
   it('stops at the same limits as one thread', async () => {
     const depth = await onOneAndTwo(twoPhase(4), { maxDepth: 3 });
@@ -57,7 +71,10 @@ describe('parallel breadth-first search', () => {
   });
 
   it('reports the deadlock one thread reports', async () => {
-    const { one, two } = await onOneAndTwo({ ...loadSpecFile('specs/kafka/commit-abort.json').raw, deadlock: false });
+    const { one, two } = await onOneAndTwo({
+      ...loadSpecFile('specs/kafka/commit-abort.json').raw,
+      deadlock: false,
+    });
     expect(one.violation?.property).toBe('Deadlock');
     expect(two).toEqual(one);
   });
@@ -81,7 +98,12 @@ describe('the parallel search at --max-memory', () => {
     const spec = parseSpec('spec.json', loadSpecFile('specs/kafka/commit-abort.json').raw, '');
     const full = bfs(buildModel(spec.file, spec.raw), { deadlockAllowed: spec.deadlockAllowed });
     const memory = () => ({ heapUsed: 0, heapLimit: 2 ** 40, rss: 2 ** 30 });
-    const result = await parallelBfs(buildModel(spec.file, spec.raw), modelRecipe(spec), { deadlockAllowed: spec.deadlockAllowed, workers: 2, maxMemory: 512, memory });
+    const result = await parallelBfs(buildModel(spec.file, spec.raw), modelRecipe(spec), {
+      deadlockAllowed: spec.deadlockAllowed,
+      workers: 2,
+      maxMemory: 512,
+      memory,
+    });
     expect(result).toMatchObject({ status: 'incomplete', stoppedBy: 'maxMemory' });
     expect(result.distinctStates).toBeLessThan(full.distinctStates);
   });

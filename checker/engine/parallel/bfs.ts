@@ -4,7 +4,15 @@
 // ranks are the ids the one-thread search gives, so the counts, the verdict and the trace do
 // not depend on the number of workers.
 import type { Model } from '../model.ts';
-import { DEADLOCK, SearchRun, memoryInUse, rebuildTrace, type Limit, type Result, type SearchOptions } from '../search.ts';
+import {
+  DEADLOCK,
+  SearchRun,
+  memoryInUse,
+  rebuildTrace,
+  type Limit,
+  type Result,
+  type SearchOptions,
+} from '../search.ts';
 import { Trail } from '../trail.ts';
 import { WorkerHandle } from './handle.ts';
 import { mergeByKey } from './merge.ts';
@@ -17,12 +25,20 @@ export interface ParallelOptions extends SearchOptions {
   readonly workers: number;
 }
 
-export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe, options: ParallelOptions): Promise<Result> {
+export async function parallelBfs<S, A>(
+  model: Model<S, A>,
+  recipe: ModelRecipe,
+  options: ParallelOptions,
+): Promise<Result> {
   const run = new SearchRun(model, options);
   const n = options.workers;
   const maxDepth = options.maxDepth ?? Infinity;
   const maxStates = options.maxStates ?? Infinity;
-  const workers = Array.from({ length: n }, (_, me) => new WorkerHandle(bfsWorker, { recipe, workers: n, me, deadlockAllowed: options.deadlockAllowed }));
+  const workers = Array.from(
+    { length: n },
+    (_, me) =>
+      new WorkerHandle(bfsWorker, { recipe, workers: n, me, deadlockAllowed: options.deadlockAllowed }),
+  );
   const trail = new Trail();
   let distinct = 0;
   let visitedBytes = 0;
@@ -34,18 +50,37 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
   // Whether the level under way is the initial states. The memory is not watched then: a run
   // always reports at least them, as on one thread.
   let seeding = true;
-  const overMemory = maxBytes === undefined ? undefined : () => !seeding && memory().rss + trail.growthBytes + visitedBytes * 1.5 > maxBytes;
+  const overMemory =
+    maxBytes === undefined
+      ? undefined
+      : () => !seeding && memory().rss + trail.growthBytes + visitedBytes * 1.5 > maxBytes;
   const stopped = midLevelStop(options.stop, overMemory);
-  const all = <T>(f: (w: WorkerHandle, i: number) => Promise<T>): Promise<T[] | MidLevelStop> => Promise.race([Promise.all(workers.map(f)), stopped.promise]);
+  const all = <T>(f: (w: WorkerHandle, i: number) => Promise<T>): Promise<T[] | MidLevelStop> =>
+    Promise.race([Promise.all(workers.map(f)), stopped.promise]);
 
-  const finish = (status: 'ok' | 'violation' | 'incomplete', extra: { found?: { property: string; id: number }; stoppedBy?: Limit }): Result => {
+  const finish = (
+    status: 'ok' | 'violation' | 'incomplete',
+    extra: { found?: { property: string; id: number }; stoppedBy?: Limit },
+  ): Result => {
     const memory = { visitedBytes, traceBytes: trail.bytes };
     const counts = { distinctStates: distinct };
     if (extra.found !== undefined) {
       const { init, actions } = trail.path(extra.found.id);
-      return { ...run.finish('violation', { violation: { property: extra.found.property, trace: rebuildTrace(model, init, actions) }, memory }), ...counts };
+      return {
+        ...run.finish('violation', {
+          violation: { property: extra.found.property, trace: rebuildTrace(model, init, actions) },
+          memory,
+        }),
+        ...counts,
+      };
     }
-    return { ...run.finish(status, { memory, ...(extra.stoppedBy === undefined ? {} : { stoppedBy: extra.stoppedBy }) }), ...counts };
+    return {
+      ...run.finish(status, {
+        memory,
+        ...(extra.stoppedBy === undefined ? {} : { stoppedBy: extra.stoppedBy }),
+      }),
+      ...counts,
+    };
   };
 
   try {
@@ -61,19 +96,34 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
         run.coverage.add(e.coverage);
       }
       const level = expanded;
-      const decided = await all((w, to) => w.request<Decided>({ type: 'decide', inboxes: level.map((e) => e.outboxes[to]!) }, level.map((e) => e.outboxes[to]!)));
+      const decided = await all((w, to) =>
+        w.request<Decided>(
+          { type: 'decide', inboxes: level.map((e) => e.outboxes[to]!) },
+          level.map((e) => e.outboxes[to]!),
+        ),
+      );
       if (decided instanceof MidLevelStop) return finish('incomplete', { stoppedBy: decided.limit });
       const give = rebalance(workers.map((_, h) => decided.reduce((k, d) => k + d.counts[h]!, 0)));
-      const released = await all((w, h) => w.request<Released>({ type: 'release', winners: decided.map((d) => d.winners[h]!), give: give[h]! }, decided.map((d) => d.winners[h]!)));
+      const released = await all((w, h) =>
+        w.request<Released>(
+          { type: 'release', winners: decided.map((d) => d.winners[h]!), give: give[h]! },
+          decided.map((d) => d.winners[h]!),
+        ),
+      );
       if (released instanceof MidLevelStop) return finish('incomplete', { stoppedBy: released.limit });
       const held = await all((w, to) => {
         const given = released.map((r) => r.given[to]!);
-        return w.request<Held>({ type: 'hold', given }, given.flatMap((g) => (g === null ? [] : [g.states, g.parentRanks, g.actions])));
+        return w.request<Held>(
+          { type: 'hold', given },
+          given.flatMap((g) => (g === null ? [] : [g.states, g.parentRanks, g.actions])),
+        );
       });
       if (held instanceof MidLevelStop) return finish('incomplete', { stoppedBy: held.limit });
       const newStart = distinct;
       const parentBase = seeding ? 0 : expandedStart;
-      const ranks = mergeRanks(held, (rank, parentRank, action) => trail.set(newStart + rank, seeding ? -1 : parentBase + parentRank, action));
+      const ranks = mergeRanks(held, (rank, parentRank, action) =>
+        trail.set(newStart + rank, seeding ? -1 : parentBase + parentRank, action),
+      );
       const size = ranks.reduce((k, r) => k + r.length, 0);
       distinct += size;
       visitedBytes = held.reduce((b, a) => b + a.visitedBytes, 0);
@@ -83,11 +133,16 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
       // deadlock of a state of rank r comes before its successors, as key (r, -1).
       let found: { property: string; id: number; parentRank: number; action: number } | undefined;
       const consider = (property: string, id: number, parentRank: number, action: number) => {
-        if (found === undefined || parentRank < found.parentRank || (parentRank === found.parentRank && action < found.action)) {
+        if (
+          found === undefined ||
+          parentRank < found.parentRank ||
+          (parentRank === found.parentRank && action < found.action)
+        ) {
           found = { property, id, parentRank, action };
         }
       };
-      for (const e of expanded) if (e.deadlock !== -1) consider(DEADLOCK, expandedStart + e.deadlock, e.deadlock, -1);
+      for (const e of expanded)
+        if (e.deadlock !== -1) consider(DEADLOCK, expandedStart + e.deadlock, e.deadlock, -1);
       held.forEach((a, w) => {
         if (a.violation !== null) {
           const i = a.violation.index;
@@ -97,7 +152,9 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
       if (distinct > maxStates) {
         // As one thread would: stop at the first state beyond the limit, with what came before it.
         const beyond = trail.parentOf(maxStates) - (seeding ? 0 : expandedStart);
-        const before = found !== undefined && (found.property === DEADLOCK ? found.parentRank <= beyond : found.id < maxStates);
+        const before =
+          found !== undefined &&
+          (found.property === DEADLOCK ? found.parentRank <= beyond : found.id < maxStates);
         // The depth counts this level only if one of its states is kept.
         if (newStart === maxStates && !seeding) run.depth--;
         distinct = maxStates;
@@ -106,20 +163,32 @@ export async function parallelBfs<S, A>(model: Model<S, A>, recipe: ModelRecipe,
       if (found !== undefined) return finish('violation', { found });
       if (size === 0) return finish('ok', {});
       const limit = run.clock.check(
-        () => ({ distinctStates: distinct, statesGenerated: run.statesGenerated, queue: size, depth: run.depth }),
+        () => ({
+          distinctStates: distinct,
+          statesGenerated: run.statesGenerated,
+          queue: size,
+          depth: run.depth,
+        }),
         () => trail.growthBytes,
       );
       if (limit !== undefined) return finish('incomplete', { stoppedBy: limit });
       seeding = false;
       expandedStart = newStart;
       const cut = run.depth >= maxDepth;
-      const next = await all((w, i) => w.request<Expanded>({ type: 'expand', ranks: ranks[i]!, cut }, [ranks[i]!]));
+      const next = await all((w, i) =>
+        w.request<Expanded>({ type: 'expand', ranks: ranks[i]!, cut }, [ranks[i]!]),
+      );
       if (next instanceof MidLevelStop) return finish('incomplete', { stoppedBy: next.limit });
       expanded = next;
       if (cut) {
         const deadlock = expanded.map((e) => e.deadlock).filter((r) => r !== -1);
-        if (deadlock.length > 0) return finish('violation', { found: { property: DEADLOCK, id: expandedStart + Math.min(...deadlock) } });
-        return expanded.some((e) => e.cutOff) ? finish('incomplete', { stoppedBy: 'maxDepth' }) : finish('ok', {});
+        if (deadlock.length > 0)
+          return finish('violation', {
+            found: { property: DEADLOCK, id: expandedStart + Math.min(...deadlock) },
+          });
+        return expanded.some((e) => e.cutOff)
+          ? finish('incomplete', { stoppedBy: 'maxDepth' })
+          : finish('ok', {});
       }
     }
   } finally {
@@ -137,8 +206,12 @@ export class MidLevelStop {
 const POLL_MS = 50;
 
 /** A promise of a MidLevelStop once `flag` is set or `overMemory` says so, and a way to stop watching. */
-export function midLevelStop(flag: Int32Array | undefined, overMemory: (() => boolean) | undefined): { promise: Promise<MidLevelStop>; cancel(): void } {
-  if (flag === undefined && overMemory === undefined) return { promise: new Promise(() => {}), cancel: () => {} };
+export function midLevelStop(
+  flag: Int32Array | undefined,
+  overMemory: (() => boolean) | undefined,
+): { promise: Promise<MidLevelStop>; cancel(): void } {
+  if (flag === undefined && overMemory === undefined)
+    return { promise: new Promise(() => {}), cancel: () => {} };
   let timer: NodeJS.Timeout | undefined;
   const promise = new Promise<MidLevelStop>((resolve) => {
     timer = setInterval(() => {
@@ -179,7 +252,10 @@ function rebalance(counts: readonly number[]): number[][] {
  * Merges the workers' key-sorted lists into one order and returns each worker's global ranks;
  * `record(rank, parentRank, action)` is called for every state of the level.
  */
-function mergeRanks(held: readonly Held[], record: (rank: number, parentRank: number, action: number) => void): Int32Array[] {
+function mergeRanks(
+  held: readonly Held[],
+  record: (rank: number, parentRank: number, action: number) => void,
+): Int32Array[] {
   const ranks = held.map((h) => new Int32Array(h.parentRanks.length));
   let rank = 0;
   mergeByKey(held, (w, i) => {

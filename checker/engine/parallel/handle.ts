@@ -5,7 +5,10 @@ import { InputError } from '../input.ts';
 
 /** An error on its way out of a worker: bad input keeps its fields, so it still reads as one line. */
 interface Failure {
-  readonly failure: { readonly message: string; readonly input?: readonly [string, string, string, string | undefined] };
+  readonly failure: {
+    readonly message: string;
+    readonly input?: readonly [string, string, string, string | undefined];
+  };
 }
 
 function isFailure(m: unknown): m is Failure {
@@ -22,13 +25,16 @@ export interface Reply {
   readonly transfer?: readonly (Int32Array | Uint8Array | null)[];
 }
 
-const buffers = (arrays: readonly (Int32Array | Uint8Array | null)[]) => arrays.flatMap((a) => (a === null ? [] : [a.buffer as ArrayBuffer]));
+const buffers = (arrays: readonly (Int32Array | Uint8Array | null)[]) =>
+  arrays.flatMap((a) => (a === null ? [] : [a.buffer as ArrayBuffer]));
 
 /** In a worker: answers each request with `answer(request)`, or with the error it throws. */
 export function answerRequests<R>(answer: (request: R) => Reply | Promise<Reply>): void {
   const fail = (e: unknown): void => {
     const input = e instanceof InputError ? ([e.file, e.field, e.expected, e.got] as const) : undefined;
-    parentPort!.postMessage({ failure: { message: e instanceof Error ? (e.stack ?? e.message) : String(e), input } } satisfies Failure);
+    parentPort!.postMessage({
+      failure: { message: e instanceof Error ? (e.stack ?? e.message) : String(e), input },
+    } satisfies Failure);
   };
   const send = (reply: Reply): void => parentPort!.postMessage(reply.message, buffers(reply.transfer ?? []));
   parentPort!.on('message', (request: R) => {
@@ -59,9 +65,13 @@ export class WorkerHandle {
     this.worker = built
       ? new Worker(new URL(entry.href.replace(/\.ts$/, '.js')), { workerData: setup })
       : new Worker(start, { argv: [entry.href], workerData: setup });
-    this.worker.on('message', (m) => this.settle((p) => (isFailure(m) ? p.reject(rebuild(m)) : p.resolve(m))));
+    this.worker.on('message', (m) =>
+      this.settle((p) => (isFailure(m) ? p.reject(rebuild(m)) : p.resolve(m))),
+    );
     this.worker.on('error', (e) => this.fail(e));
-    this.worker.on('exit', (code) => this.fail(new Error(`parallel search: a worker exited with code ${code}`)));
+    this.worker.on('exit', (code) =>
+      this.fail(new Error(`parallel search: a worker exited with code ${code}`)),
+    );
   }
 
   /** Sends `command`, handing over `transfer`, and resolves with the worker's answer. */

@@ -20,7 +20,11 @@ export function mergeByKey(parts: readonly Keys[], visit: (part: number, index: 
       }
       const b = parts[best]!;
       const j = next[best]!;
-      if (a.parentRanks[i]! < b.parentRanks[j]! || (a.parentRanks[i] === b.parentRanks[j] && a.actions[i]! < b.actions[j]!)) best = p;
+      if (
+        a.parentRanks[i]! < b.parentRanks[j]! ||
+        (a.parentRanks[i] === b.parentRanks[j] && a.actions[i]! < b.actions[j]!)
+      )
+        best = p;
     }
     if (best === -1) return;
     visit(best, next[best]!++);

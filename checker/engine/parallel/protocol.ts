@@ -34,7 +34,11 @@ export type Command =
    * The indices of this worker's chosen candidates, from each owner (null for this worker
    * itself), and how many of them to hand to each worker.
    */
-  | { readonly type: 'release'; readonly winners: readonly (Int32Array | null)[]; readonly give: readonly number[] }
+  | {
+      readonly type: 'release';
+      readonly winners: readonly (Int32Array | null)[];
+      readonly give: readonly number[];
+    }
   /** What the other workers handed to this one (null: nothing, or this worker itself). */
   | { readonly type: 'hold'; readonly given: readonly (Handed | null)[] };
 

@@ -10,6 +10,8 @@ export interface ModelRecipe {
 }
 
 export async function buildModel(recipe: ModelRecipe): Promise<Model<unknown, unknown>> {
-  const builder = (await import(recipe.module))[recipe.name] as (...args: readonly unknown[]) => Model<unknown, unknown>;
+  const builder = (await import(recipe.module))[recipe.name] as (
+    ...args: readonly unknown[]
+  ) => Model<unknown, unknown>;
   return builder(...recipe.args);
 }

@@ -34,14 +34,27 @@ export async function searchOffThread(
 ): Promise<Result> {
   const { onProgress, now: _now, ...plain } = options;
   const progress = new SharedArrayBuffer(PROGRESS_FIELDS * Float64Array.BYTES_PER_ELEMENT);
-  const worker = new WorkerHandle(soloWorker, { recipe, strategy, workers, options: plain, progress } satisfies SoloSetup);
+  const worker = new WorkerHandle(soloWorker, {
+    recipe,
+    strategy,
+    workers,
+    options: plain,
+    progress,
+  } satisfies SoloSetup);
   const shown = new Float64Array(progress);
   let last = 0;
   const timer = setInterval(() => {
     const [reported, distinctStates, statesGenerated, queue, depth, seconds] = shown as unknown as number[];
     if (reported === 0 || seconds === last) return;
     last = seconds!;
-    onProgress?.({ distinctStates: distinctStates!, statesGenerated: statesGenerated!, queue: queue!, depth: depth!, seconds: seconds!, statesPerSecond: statesGenerated! / seconds! });
+    onProgress?.({
+      distinctStates: distinctStates!,
+      statesGenerated: statesGenerated!,
+      queue: queue!,
+      depth: depth!,
+      seconds: seconds!,
+      statesPerSecond: statesGenerated! / seconds!,
+    });
   }, options.progressEveryMs ?? 1000);
   try {
     return await worker.request<Result>('run');
@@ -54,7 +67,8 @@ export async function searchOffThread(
 /** In the worker: the search `setup` asks for, reporting progress into `setup.progress`. */
 export function runSearch(model: Model<unknown, unknown>, setup: SoloSetup): Result | Promise<Result> {
   const shown = new Float64Array(setup.progress);
-  const onProgress = (p: Progress) => shown.set([1, p.distinctStates, p.statesGenerated, p.queue, p.depth, p.seconds]);
+  const onProgress = (p: Progress) =>
+    shown.set([1, p.distinctStates, p.statesGenerated, p.queue, p.depth, p.seconds]);
   const { strategy, workers, recipe } = setup;
   if (strategy === 'bfs') {
     const options = { ...setup.options, onProgress };

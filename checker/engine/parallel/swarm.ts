@@ -29,30 +29,59 @@ export const PROGRESS_EVERY_MS = 250;
 
 const walker = new URL('./swarm-worker.ts', import.meta.url);
 
-export async function swarmSearch<S, A>(model: Model<S, A>, recipe: ModelRecipe, options: RandomOptions & { readonly workers: number }): Promise<Result> {
+export async function swarmSearch<S, A>(
+  model: Model<S, A>,
+  recipe: ModelRecipe,
+  options: RandomOptions & { readonly workers: number },
+): Promise<Result> {
   const { onProgress, workers: n, now: _now, ...plain } = options;
   const stopAt = new SharedArrayBuffer(4);
   new Int32Array(stopAt)[0] = options.walks;
   const progress = new SharedArrayBuffer(n * PROGRESS_FIELDS * Float64Array.BYTES_PER_ELEMENT);
   const start = performance.now();
-  const walkers = Array.from({ length: n }, (_, me) => new WorkerHandle(walker, { recipe, options: plain, walks: options.walks, workers: n, me, stopAt, progress } satisfies SwarmSetup));
+  const walkers = Array.from(
+    { length: n },
+    (_, me) =>
+      new WorkerHandle(walker, {
+        recipe,
+        options: plain,
+        walks: options.walks,
+        workers: n,
+        me,
+        stopAt,
+        progress,
+      } satisfies SwarmSetup),
+  );
   // While the walkers run, the figures are their own, added up: a state two walkers saw counts twice until the end.
   const counts = new Float64Array(progress);
   const timer = setInterval(() => {
     const seconds = (performance.now() - start) / 1000;
     const sum = (field: number) => walkers.reduce((k, _, w) => k + counts[w * PROGRESS_FIELDS + field]!, 0);
     const depth = Math.max(...walkers.map((_, w) => counts[w * PROGRESS_FIELDS + 2]!));
-    onProgress?.({ distinctStates: sum(0), statesGenerated: sum(1), queue: 0, depth, seconds, statesPerSecond: sum(1) / seconds });
+    onProgress?.({
+      distinctStates: sum(0),
+      statesGenerated: sum(1),
+      queue: 0,
+      depth,
+      seconds,
+      statesPerSecond: sum(1) / seconds,
+    });
   }, options.progressEveryMs ?? 1000);
   try {
-    const answers = await Promise.all(walkers.map((w) => w.request<{ result: Result; fingerprints: Int32Array }>('run')));
+    const answers = await Promise.all(
+      walkers.map((w) => w.request<{ result: Result; fingerprints: Int32Array }>('run')),
+    );
     const results = answers.map((a) => a.result);
     const seen = new VisitedSet();
-    for (const { fingerprints } of answers) for (let i = 0; i < fingerprints.length; i += 2) seen.add(fingerprints[i]!, fingerprints[i + 1]!);
+    for (const { fingerprints } of answers)
+      for (let i = 0; i < fingerprints.length; i += 2) seen.add(fingerprints[i]!, fingerprints[i + 1]!);
     const seconds = (performance.now() - start) / 1000;
-    const violating = results.filter((r) => r.violation !== undefined).sort((a, b) => a.violation!.walk! - b.violation!.walk!)[0];
+    const violating = results
+      .filter((r) => r.violation !== undefined)
+      .sort((a, b) => a.violation!.walk! - b.violation!.walk!)[0];
     const fired: Record<string, number> = {};
-    for (const kind of model.actionKinds) fired[kind] = results.reduce((k, r) => k + (r.coverage.fired[kind] ?? 0), 0);
+    for (const kind of model.actionKinds)
+      fired[kind] = results.reduce((k, r) => k + (r.coverage.fired[kind] ?? 0), 0);
     const summed = {
       distinctStates: seen.size,
       statesGenerated: results.reduce((k, r) => k + r.statesGenerated, 0),

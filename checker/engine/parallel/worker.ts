@@ -11,7 +11,16 @@ import { type Reply, answerRequests } from './handle.ts';
 import { IntList, eachPacked } from '../int-list.ts';
 import { mergeByKey } from './merge.ts';
 import { buildModel } from './recipe.ts';
-import { type Command, type Decided, type Expanded, type Handed, type Held, RECORD, type Released, type WorkerSetup } from './protocol.ts';
+import {
+  type Command,
+  type Decided,
+  type Expanded,
+  type Handed,
+  type Held,
+  RECORD,
+  type Released,
+  type WorkerSetup,
+} from './protocol.ts';
 
 const setup = workerData as WorkerSetup;
 const { workers, me, deadlockAllowed } = setup;
@@ -50,11 +59,27 @@ let coverage = model.actionKinds.map(() => 0);
 function startLevel(): void {
   candidates.clear();
   // Lists are reused from level to level: big typed arrays made anew each time cost collections.
-  for (const list of [candidateParentRank, candidateAction, ...outboxes, choiceParentRank, choiceAction, choiceHolder, choiceCandidate]) list.clear();
+  for (const list of [
+    candidateParentRank,
+    candidateAction,
+    ...outboxes,
+    choiceParentRank,
+    choiceAction,
+    choiceHolder,
+    choiceCandidate,
+  ])
+    list.clear();
   levelIndex.clear();
 }
 
-function newChoice(high: number, low: number, parentRank: number, action: number, holder: number, candidate: number): void {
+function newChoice(
+  high: number,
+  low: number,
+  parentRank: number,
+  action: number,
+  holder: number,
+  candidate: number,
+): void {
   levelIndex.set(high, low, choiceHolder.length);
   choiceParentRank.push(parentRank);
   choiceAction.push(action);
@@ -87,11 +112,21 @@ function offer(t: unknown, parentRank: number, action: number): void {
 }
 
 /** Takes a candidate from another worker when its fingerprint is new or its key is less. */
-function consider(high: number, low: number, parentRank: number, action: number, holder: number, candidate: number): void {
+function consider(
+  high: number,
+  low: number,
+  parentRank: number,
+  action: number,
+  holder: number,
+  candidate: number,
+): void {
   const choice = levelIndex.get(high, low);
   if (choice === -1) {
     if (visited.add(high, low)) newChoice(high, low, parentRank, action, holder, candidate);
-  } else if (parentRank < choiceParentRank.get(choice) || (parentRank === choiceParentRank.get(choice) && action < choiceAction.get(choice))) {
+  } else if (
+    parentRank < choiceParentRank.get(choice) ||
+    (parentRank === choiceParentRank.get(choice) && action < choiceAction.get(choice))
+  ) {
     choiceParentRank.set(choice, parentRank);
     choiceAction.set(choice, action);
     choiceHolder.set(choice, holder);
@@ -100,7 +135,13 @@ function consider(high: number, low: number, parentRank: number, action: number,
 }
 
 function report(deadlock: number, cutOff: boolean, statesGenerated: number): Expanded {
-  const result = { outboxes: outboxes.map((o, w) => (w === me ? null : o.take())), deadlock, cutOff, statesGenerated, coverage };
+  const result = {
+    outboxes: outboxes.map((o, w) => (w === me ? null : o.take())),
+    deadlock,
+    cutOff,
+    statesGenerated,
+    coverage,
+  };
   coverage = model.actionKinds.map(() => 0);
   return result;
 }
@@ -144,13 +185,23 @@ function decide(inboxes: readonly (Int32Array | null)[]): Decided {
   inboxes.forEach((records, from) => {
     if (records === null) return;
     for (let at = 0; at < records.length; at += RECORD.size) {
-      consider(records[at + RECORD.high]!, records[at + RECORD.low]!, records[at + RECORD.parentRank]!, records[at + RECORD.action]!, from, records[at + RECORD.candidate]!);
+      consider(
+        records[at + RECORD.high]!,
+        records[at + RECORD.low]!,
+        records[at + RECORD.parentRank]!,
+        records[at + RECORD.action]!,
+        from,
+        records[at + RECORD.candidate]!,
+      );
     }
   });
   const winners = Array.from({ length: workers }, () => new IntList());
   for (let c = 0; c < choiceHolder.length; c++) winners[choiceHolder.get(c)]!.push(choiceCandidate.get(c));
   ownWinners = winners[me]!.take();
-  return { winners: winners.map((w, to) => (to === me ? null : w.take())), counts: winners.map((w) => w.length) };
+  return {
+    winners: winners.map((w, to) => (to === me ? null : w.take())),
+    counts: winners.map((w) => w.length),
+  };
 }
 
 /** The candidates this worker chose as its own owner. */
@@ -176,7 +227,9 @@ function decode(bytes: Uint8Array): Frontier<unknown> {
     for (const s of deserialize(bytes) as unknown[]) states.push(s);
     return states;
   }
-  eachPacked(new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4), (words) => states.pushWords(words, words.length));
+  eachPacked(new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4), (words) =>
+    states.pushWords(words, words.length),
+  );
   return states;
 }
 
@@ -208,8 +261,13 @@ function release(winnerLists: readonly (Int32Array | null)[], give: readonly num
 
 /** Takes the kept and the handed states in key order and checks their invariants. */
 function hold(given: readonly (Handed | null)[]): Held {
-  const handed = given.filter((h) => h !== null).map((h) => ({ states: decode(h.states), parentRanks: h.parentRanks, actions: h.actions }));
-  const keptKeys = { parentRanks: Int32Array.from(kept, (c) => candidateParentRank.get(c)), actions: Int32Array.from(kept, (c) => candidateAction.get(c)) };
+  const handed = given
+    .filter((h) => h !== null)
+    .map((h) => ({ states: decode(h.states), parentRanks: h.parentRanks, actions: h.actions }));
+  const keptKeys = {
+    parentRanks: Int32Array.from(kept, (c) => candidateParentRank.get(c)),
+    actions: Int32Array.from(kept, (c) => candidateAction.get(c)),
+  };
   let parentRanks = keptKeys.parentRanks;
   let actions = keptKeys.actions;
   if (handed.length === 0) {
@@ -250,7 +308,10 @@ answerRequests((command: Command): Reply => {
     }
     case 'release': {
       const released = release(command.winners, command.give);
-      return { message: released, transfer: released.given.flatMap((h) => (h === null ? [] : [h.states, h.parentRanks, h.actions])) };
+      return {
+        message: released,
+        transfer: released.given.flatMap((h) => (h === null ? [] : [h.states, h.parentRanks, h.actions])),
+      };
     }
     case 'hold': {
       const keys = hold(command.given);

@@ -209,10 +209,25 @@ function stateTransitionCases(cfg: KafkaConfig, t: Register): void {
   const addInFlight = (): State => act(cfg, pending(), 'sendTxnRequest');
   const added = (): State => withPartitionsAdded(cfg, ready(cfg), [0]);
   const cases = [
-    ['testIsSendToPartitionAllowedWithPendingPartitionAfterAbortableError', pending, Tm.ABORTABLE_ERROR, false],
-    ['testIsSendToPartitionAllowedWithInFlightPartitionAddAfterAbortableError', addInFlight, Tm.ABORTABLE_ERROR, false],
+    [
+      'testIsSendToPartitionAllowedWithPendingPartitionAfterAbortableError',
+      pending,
+      Tm.ABORTABLE_ERROR,
+      false,
+    ],
+    [
+      'testIsSendToPartitionAllowedWithInFlightPartitionAddAfterAbortableError',
+      addInFlight,
+      Tm.ABORTABLE_ERROR,
+      false,
+    ],
     ['testIsSendToPartitionAllowedWithPendingPartitionAfterFatalError', pending, Tm.FATAL_ERROR, false],
-    ['testIsSendToPartitionAllowedWithInFlightPartitionAddAfterFatalError', addInFlight, Tm.FATAL_ERROR, false],
+    [
+      'testIsSendToPartitionAllowedWithInFlightPartitionAddAfterFatalError',
+      addInFlight,
+      Tm.FATAL_ERROR,
+      false,
+    ],
     ['testIsSendToPartitionAllowedWithAddedPartitionAfterAbortableError', added, Tm.ABORTABLE_ERROR, true],
     ['testIsSendToPartitionAllowedWithAddedPartitionAfterFatalError', added, Tm.FATAL_ERROR, false],
     ['testIsSendToPartitionAllowedWithPartitionNotAdded', pending, Tm.IN_TRANSACTION, false],
@@ -271,19 +286,23 @@ function stateTransitionCases(cfg: KafkaConfig, t: Register): void {
     expect(producer(s).added).toBe(bit(0) | bit(1));
   });
 
-  for (const name of ['testCommitTransactionWithUnsentProduceRequest', 'testCommitTransactionWithInFlightProduceRequest']) t(name, () => {
-    let s = withPartitionsAdded(cfg, ready(cfg), [0]);
-    if (name.endsWith('InFlightProduceRequest')) s = inFlight(cfg, s);
-    s = act(cfg, s, 'commitTransaction');
-    if (name.endsWith('UnsentProduceRequest')) s = inFlight(cfg, s);
-    // Until the Produce is answered no EndTxn goes out.
-    expect(enabled(cfg, s, 'sendTxnRequest')).toBe(false);
-    s = respond(cfg, s, leader(0), Api.Produce);
-    s = act(cfg, s, 'sendTxnRequest');
-    expect(sentTo(s, TC)).toMatchObject([{ api: Api.EndTxn, commit: true }]);
-    s = respond(cfg, s, TC, Api.EndTxn);
-    expect(producer(s).tm).toBe(Tm.READY);
-  });
+  for (const name of [
+    'testCommitTransactionWithUnsentProduceRequest',
+    'testCommitTransactionWithInFlightProduceRequest',
+  ])
+    t(name, () => {
+      let s = withPartitionsAdded(cfg, ready(cfg), [0]);
+      if (name.endsWith('InFlightProduceRequest')) s = inFlight(cfg, s);
+      s = act(cfg, s, 'commitTransaction');
+      if (name.endsWith('UnsentProduceRequest')) s = inFlight(cfg, s);
+      // Until the Produce is answered no EndTxn goes out.
+      expect(enabled(cfg, s, 'sendTxnRequest')).toBe(false);
+      s = respond(cfg, s, leader(0), Api.Produce);
+      s = act(cfg, s, 'sendTxnRequest');
+      expect(sentTo(s, TC)).toMatchObject([{ api: Api.EndTxn, commit: true }]);
+      s = respond(cfg, s, TC, Api.EndTxn);
+      expect(producer(s).tm).toBe(Tm.READY);
+    });
 
   t('testCancelUnsentAddPartitionsAndProduceOnAbort', () => {
     let s = act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)');
@@ -295,13 +314,18 @@ function stateTransitionCases(cfg: KafkaConfig, t: Register): void {
     expect(producer(s).batches).toEqual([]);
   });
 
-  each(t, [
-    ['testRetryAbortTransactionAfterCommitTimeout', 'commitTransaction', 'abortTransaction'],
-    ['testRetryCommitTransactionAfterAbortTimeout', 'abortTransaction', 'commitTransaction'],
-  ], '', (_name, first, second) => {
-    const s = act(cfg, withPartitionsAdded(cfg, ready(cfg), [0]), first);
-    expect(enabled(cfg, s, second)).toBe(false);
-  });
+  each(
+    t,
+    [
+      ['testRetryAbortTransactionAfterCommitTimeout', 'commitTransaction', 'abortTransaction'],
+      ['testRetryCommitTransactionAfterAbortTimeout', 'abortTransaction', 'commitTransaction'],
+    ],
+    '',
+    (_name, first, second) => {
+      const s = act(cfg, withPartitionsAdded(cfg, ready(cfg), [0]), first);
+      expect(enabled(cfg, s, second)).toBe(false);
+    },
+  );
 
   t('testInitializeTransactionsTwiceRaisesError', () => {
     const s = ready(cfg);
@@ -339,37 +363,51 @@ function stateTransitionCases(cfg: KafkaConfig, t: Register): void {
     expect(producer(s)).toMatchObject({ tm: Tm.READY, pid: PID, epoch: EPOCH });
   });
 
-  each(t, [
-    ['testProducerFencedExceptionInInitProducerId', Err.PRODUCER_FENCED],
-    ['testInvalidProducerEpochConvertToProducerFencedInInitProducerId', Err.INVALID_PRODUCER_EPOCH],
-  ], '', (_name, error) => {
-    const s = respond(cfg, act(cfg, initial(cfg), 'initTransactions'), TC, Api.InitProducerId, { error, pid: PID, epoch: EPOCH });
-    expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
-    expect(enabled(cfg, s, 'beginTransaction')).toBe(false);
-  });
+  each(
+    t,
+    [
+      ['testProducerFencedExceptionInInitProducerId', Err.PRODUCER_FENCED],
+      ['testInvalidProducerEpochConvertToProducerFencedInInitProducerId', Err.INVALID_PRODUCER_EPOCH],
+    ],
+    '',
+    (_name, error) => {
+      const s = respond(cfg, act(cfg, initial(cfg), 'initTransactions'), TC, Api.InitProducerId, {
+        error,
+        pid: PID,
+        epoch: EPOCH,
+      });
+      expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
+      expect(enabled(cfg, s, 'beginTransaction')).toBe(false);
+    },
+  );
 
-  t('testRetriableErrors (part: InitProducerId, AddPartitionsToTxn and EndTxn answered COORDINATOR_LOAD_IN_PROGRESS)', () => {
-    const loading = { error: Err.COORDINATOR_LOAD_IN_PROGRESS };
-    let s = respond(cfg, act(cfg, initial(cfg), 'initTransactions'), TC, Api.InitProducerId, loading);
-    expect(producer(s)).toMatchObject({ tm: Tm.INITIALIZING, pid: NO_PID });
-    expect(sentTo(s, TC)).toMatchObject([{ api: Api.InitProducerId }]);
-    s = respond(cfg, s, TC, Api.InitProducerId, { pid: PID, epoch: EPOCH });
-    s = act(cfg, act(cfg, act(cfg, s, 'beginTransaction'), 'send(p0)'), 'sendTxnRequest');
-    s = respond(cfg, s, TC, Api.AddPartitionsToTxn, loading);
-    expect(producer(s)).toMatchObject({ tm: Tm.IN_TRANSACTION, added: 0 });
-    expect(sentTo(s, TC)).toMatchObject([{ api: Api.AddPartitionsToTxn, partitions: bit(0) }]);
-    s = respond(cfg, s, TC, Api.AddPartitionsToTxn);
-    expect(producer(s).added).toBe(bit(0));
-    s = respond(cfg, inFlight(cfg, s), leader(0), Api.Produce);
-    s = respond(cfg, act(cfg, act(cfg, s, 'commitTransaction'), 'sendTxnRequest'), TC, Api.EndTxn, loading);
-    expect(producer(s).tm).toBe(Tm.COMMITTING_TRANSACTION);
-    expect(sentTo(s, TC)).toMatchObject([{ api: Api.EndTxn, commit: true }]);
-    expect(producer(respond(cfg, s, TC, Api.EndTxn)).tm).toBe(Tm.READY);
-  });
+  t(
+    'testRetriableErrors (part: InitProducerId, AddPartitionsToTxn and EndTxn answered COORDINATOR_LOAD_IN_PROGRESS)',
+    () => {
+      const loading = { error: Err.COORDINATOR_LOAD_IN_PROGRESS };
+      let s = respond(cfg, act(cfg, initial(cfg), 'initTransactions'), TC, Api.InitProducerId, loading);
+      expect(producer(s)).toMatchObject({ tm: Tm.INITIALIZING, pid: NO_PID });
+      expect(sentTo(s, TC)).toMatchObject([{ api: Api.InitProducerId }]);
+      s = respond(cfg, s, TC, Api.InitProducerId, { pid: PID, epoch: EPOCH });
+      s = act(cfg, act(cfg, act(cfg, s, 'beginTransaction'), 'send(p0)'), 'sendTxnRequest');
+      s = respond(cfg, s, TC, Api.AddPartitionsToTxn, loading);
+      expect(producer(s)).toMatchObject({ tm: Tm.IN_TRANSACTION, added: 0 });
+      expect(sentTo(s, TC)).toMatchObject([{ api: Api.AddPartitionsToTxn, partitions: bit(0) }]);
+      s = respond(cfg, s, TC, Api.AddPartitionsToTxn);
+      expect(producer(s).added).toBe(bit(0));
+      s = respond(cfg, inFlight(cfg, s), leader(0), Api.Produce);
+      s = respond(cfg, act(cfg, act(cfg, s, 'commitTransaction'), 'sendTxnRequest'), TC, Api.EndTxn, loading);
+      expect(producer(s).tm).toBe(Tm.COMMITTING_TRANSACTION);
+      expect(sentTo(s, TC)).toMatchObject([{ api: Api.EndTxn, commit: true }]);
+      expect(producer(respond(cfg, s, TC, Api.EndTxn)).tm).toBe(Tm.READY);
+    },
+  );
 
   t('testLookupCoordinatorOnNotCoordinatorError', () => {
     // NOT_COORDINATOR: the client looks the coordinator up again (folded into the re-send) and asks again.
-    let s = respond(cfg, act(cfg, initial(cfg), 'initTransactions'), TC, Api.InitProducerId, { error: Err.NOT_COORDINATOR });
+    let s = respond(cfg, act(cfg, initial(cfg), 'initTransactions'), TC, Api.InitProducerId, {
+      error: Err.NOT_COORDINATOR,
+    });
     expect(producer(s)).toMatchObject({ tm: Tm.INITIALIZING, pid: NO_PID });
     expect(sentTo(s, TC)).toMatchObject([{ api: Api.InitProducerId }]);
     s = respond(cfg, s, TC, Api.InitProducerId, { pid: PID, epoch: EPOCH });
@@ -390,34 +428,53 @@ function stateTransitionCases(cfg: KafkaConfig, t: Register): void {
     expect(producer(s).tm).toBe(Tm.READY);
   });
 
-  each(t, [
-    ['testProducerFencedInAddPartitionToTxn', Err.PRODUCER_FENCED],
-    ['testInvalidProducerEpochConvertToProducerFencedInAddPartitionToTxn', Err.INVALID_PRODUCER_EPOCH],
-    ['testInvalidTxnStateInAddPartitions', Err.INVALID_TXN_STATE],
-  ], '', (_name, error) => {
-    let s = act(cfg, act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)'), 'sendTxnRequest');
-    s = respond(cfg, s, TC, Api.AddPartitionsToTxn, { error });
-    expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
-    expect(enabled(cfg, s, 'abortTransaction')).toBe(false);
-    expect(enabled(cfg, s, 'commitTransaction')).toBe(false);
-  });
+  each(
+    t,
+    [
+      ['testProducerFencedInAddPartitionToTxn', Err.PRODUCER_FENCED],
+      ['testInvalidProducerEpochConvertToProducerFencedInAddPartitionToTxn', Err.INVALID_PRODUCER_EPOCH],
+      ['testInvalidTxnStateInAddPartitions', Err.INVALID_TXN_STATE],
+    ],
+    '',
+    (_name, error) => {
+      let s = act(cfg, act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)'), 'sendTxnRequest');
+      s = respond(cfg, s, TC, Api.AddPartitionsToTxn, { error });
+      expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
+      expect(enabled(cfg, s, 'abortTransaction')).toBe(false);
+      expect(enabled(cfg, s, 'commitTransaction')).toBe(false);
+    },
+  );
 
-  each(t, [
-    ['testAddPartitionToTransactionOverridesRetryBackoffForConcurrentTransactions', Err.CONCURRENT_TRANSACTIONS],
-    ['testAddPartitionToTransactionRetainsRetryBackoffForRegularRetriableError', Err.COORDINATOR_NOT_AVAILABLE],
-  ], ' (part: the request is retried; the backoff is not modelled)', (_name, error) => {
-    let s = act(cfg, act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)'), 'sendTxnRequest');
-    s = respond(cfg, s, TC, Api.AddPartitionsToTxn, { error });
-    expect(producer(s)).toMatchObject({ tm: Tm.IN_TRANSACTION, added: 0 });
-    expect(sentTo(s, TC)).toMatchObject([{ api: Api.AddPartitionsToTxn, partitions: bit(0) }]);
-  });
+  each(
+    t,
+    [
+      [
+        'testAddPartitionToTransactionOverridesRetryBackoffForConcurrentTransactions',
+        Err.CONCURRENT_TRANSACTIONS,
+      ],
+      [
+        'testAddPartitionToTransactionRetainsRetryBackoffForRegularRetriableError',
+        Err.COORDINATOR_NOT_AVAILABLE,
+      ],
+    ],
+    ' (part: the request is retried; the backoff is not modelled)',
+    (_name, error) => {
+      let s = act(cfg, act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)'), 'sendTxnRequest');
+      s = respond(cfg, s, TC, Api.AddPartitionsToTxn, { error });
+      expect(producer(s)).toMatchObject({ tm: Tm.IN_TRANSACTION, added: 0 });
+      expect(sentTo(s, TC)).toMatchObject([{ api: Api.AddPartitionsToTxn, partitions: bit(0) }]);
+    },
+  );
 
-  t('testAddPartitionToTransactionRetainsRetryBackoffWhenPartitionsAlreadyAdded (part: the request is retried)', () => {
-    let s = act(cfg, act(cfg, withPartitionsAdded(cfg, ready(cfg), [0]), 'send(p1)'), 'sendTxnRequest');
-    s = respond(cfg, s, TC, Api.AddPartitionsToTxn, { error: Err.CONCURRENT_TRANSACTIONS });
-    expect(producer(s)).toMatchObject({ tm: Tm.IN_TRANSACTION, added: bit(0) });
-    expect(sentTo(s, TC)).toMatchObject([{ api: Api.AddPartitionsToTxn, partitions: bit(1) }]);
-  });
+  t(
+    'testAddPartitionToTransactionRetainsRetryBackoffWhenPartitionsAlreadyAdded (part: the request is retried)',
+    () => {
+      let s = act(cfg, act(cfg, withPartitionsAdded(cfg, ready(cfg), [0]), 'send(p1)'), 'sendTxnRequest');
+      s = respond(cfg, s, TC, Api.AddPartitionsToTxn, { error: Err.CONCURRENT_TRANSACTIONS });
+      expect(producer(s)).toMatchObject({ tm: Tm.IN_TRANSACTION, added: bit(0) });
+      expect(sentTo(s, TC)).toMatchObject([{ api: Api.AddPartitionsToTxn, partitions: bit(1) }]);
+    },
+  );
 
   t('testAbortResendsAddPartitionErrorIfRetried', () => {
     // CONCURRENT_TRANSACTIONS for UNKNOWN_TOPIC_OR_PARTITION: both re-enqueue the AddPartitionsToTxn.
@@ -439,7 +496,8 @@ function stateTransitionCases(cfg: KafkaConfig, t: Register): void {
     s = respond(cfg, inFlight(cfg, s), leader(0), Api.Produce);
     s = respond(cfg, act(cfg, s, 'sendTxnRequest'), TC, Api.EndTxn, { error: Err.INVALID_PRODUCER_EPOCH });
     expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
-    for (const a of ['beginTransaction', 'commitTransaction', 'abortTransaction']) expect(enabled(cfg, s, a)).toBe(false);
+    for (const a of ['beginTransaction', 'commitTransaction', 'abortTransaction'])
+      expect(enabled(cfg, s, a)).toBe(false);
   });
 
   t('testDisallowCommitOnProduceFailure', () => {
@@ -528,7 +586,12 @@ function register(has: (name: string) => boolean): Register {
 }
 
 /** One case per row, named by the row's first element plus `suffix`. */
-function each<R extends readonly [string, ...unknown[]]>(t: Register, rows: readonly R[], suffix: string, fn: (...row: R) => void): void {
+function each<R extends readonly [string, ...unknown[]]>(
+  t: Register,
+  rows: readonly R[],
+  suffix: string,
+  fn: (...row: R) => void,
+): void {
   for (const row of rows) t(`${row[0]}${suffix}`, () => fn(...row));
 }
 
@@ -545,7 +608,10 @@ function withTm(s: State, tm: Tm): State {
 
 describe('TransactionManagerTest (apache/kafka 0.11.0, kafka-0.11)', () => {
   const cfg = clientConfig('kafka-0.11');
-  stateTransitionCases(cfg, register((name) => AT_0_11_0.has(name)));
+  stateTransitionCases(
+    cfg,
+    register((name) => AT_0_11_0.has(name)),
+  );
 
   it('testProducerFencedException', () => {
     // 0.11.0: INVALID_PRODUCER_EPOCH is ProducerFencedException, which Sender.failBatch makes fatal.
@@ -566,7 +632,10 @@ describe('TransactionManagerTest (apache/kafka 0.11.0, kafka-0.11)', () => {
 
 // Tests newer than 0.11.0 whose response handlers answer the same in 0.11.0's TransactionManager.
 describe('TransactionManagerTest (apache/kafka 3.8, kafka-0.11)', () => {
-  stateTransitionCases(clientConfig('kafka-0.11'), register((name) => !AT_0_11_0.has(name)));
+  stateTransitionCases(
+    clientConfig('kafka-0.11'),
+    register((name) => !AT_0_11_0.has(name)),
+  );
 });
 
 describe('TransactionManagerTest (apache/kafka 3.8, kafka-3.8)', () => {
@@ -582,7 +651,10 @@ describe('TransactionManagerTest (apache/kafka 3.8, kafka-3.8)', () => {
     s = act(cfg, act(cfg, s, commit ? 'commitTransaction' : 'abortTransaction'), 'sendTxnRequest');
     // The connection drops before the answer: the same EndTxn goes again on a new connection.
     s = take(cfg, s, 'P0.0: requestTimeout(EndTxn)');
-    expect(sentTo(s, TC)).toMatchObject([{ api: Api.EndTxn, commit }, { api: Api.EndTxn, commit }]);
+    expect(sentTo(s, TC)).toMatchObject([
+      { api: Api.EndTxn, commit },
+      { api: Api.EndTxn, commit },
+    ]);
     s = respondOn(cfg, s, TC, Api.EndTxn, 0);
     expect(hasOngoingTransaction(s)).toBe(true);
     s = respond(cfg, s, TC, Api.EndTxn);
@@ -593,7 +665,12 @@ describe('TransactionManagerTest (apache/kafka 3.8, kafka-3.8)', () => {
   it('testHandlingOfNetworkExceptionOnTxnOffsetCommit (part: the retriable errors the model sends)', () => {
     // 3.8 (PR #15266) retries every RetriableException; the model's group coordinator answers
     // NOT_ENOUGH_REPLICAS when partition verification cannot reach the transaction coordinator.
-    for (const error of [Err.NOT_ENOUGH_REPLICAS, Err.CONCURRENT_TRANSACTIONS, Err.NOT_COORDINATOR, Err.COORDINATOR_NOT_AVAILABLE]) {
+    for (const error of [
+      Err.NOT_ENOUGH_REPLICAS,
+      Err.CONCURRENT_TRANSACTIONS,
+      Err.NOT_COORDINATOR,
+      Err.COORDINATOR_NOT_AVAILABLE,
+    ]) {
       const t = transformConfig('kafka-3.8');
       let s = offsetCommitInFlight(t);
       s = respond(t, s, groupCoordinator(t), Api.TxnOffsetCommit, { error });
@@ -665,9 +742,13 @@ function kip360Cases(cfg: KafkaConfig, t: Register): void {
     s = respond(cfg, inFlight(cfg, act(cfg, s, 'send(p0)')), leader(0), Api.Produce);
     s = respond(cfg, inFlight(cfg, s), leader(0), Api.Produce);
     expect(producer(s).nextSeq[0]).toBe(2);
-    s = respond(cfg, inFlight(cfg, act(cfg, s, 'send(p0)')), leader(0), Api.Produce, { error: Err.OUT_OF_ORDER_SEQUENCE_NUMBER });
+    s = respond(cfg, inFlight(cfg, act(cfg, s, 'send(p0)')), leader(0), Api.Produce, {
+      error: Err.OUT_OF_ORDER_SEQUENCE_NUMBER,
+    });
     expect(producer(s).tm).toBe(Tm.ABORTABLE_ERROR);
-    s = respond(cfg, act(cfg, act(cfg, s, 'abortTransaction'), 'sendTxnRequest'), TC, Api.EndTxn, { epoch: EPOCH });
+    s = respond(cfg, act(cfg, act(cfg, s, 'abortTransaction'), 'sendTxnRequest'), TC, Api.EndTxn, {
+      epoch: EPOCH,
+    });
     s = respond(cfg, act(cfg, s, 'sendTxnRequest'), TC, Api.InitProducerId, { pid: PID, epoch: EPOCH + 1 });
     expect(producer(s)).toMatchObject({ tm: Tm.READY, epoch: EPOCH + 1 });
     s = withPartitionsAdded(cfg, s, [0]);
@@ -718,7 +799,9 @@ function addOffsetsInFlight(cfg: KafkaConfig): State {
 function offsetCases(cfg: KafkaConfig, t: Register): void {
   t('testBasicTransaction', () => {
     let s = offsetCommitInFlight(cfg);
-    expect(sentTo(s, groupCoordinator(cfg))).toMatchObject([{ api: Api.TxnOffsetCommit, pid: PID, epoch: EPOCH }]);
+    expect(sentTo(s, groupCoordinator(cfg))).toMatchObject([
+      { api: Api.TxnOffsetCommit, pid: PID, epoch: EPOCH },
+    ]);
     s = respond(cfg, s, groupCoordinator(cfg), Api.TxnOffsetCommit);
     expect(producer(s)).toMatchObject({ offsetsAdded: true, offsetsCommitted: true });
     s = respond(cfg, act(cfg, act(cfg, s, 'commitTransaction'), 'sendTxnRequest'), TC, Api.EndTxn);
@@ -726,18 +809,25 @@ function offsetCases(cfg: KafkaConfig, t: Register): void {
     expect(producer(s)).toMatchObject({ tm: Tm.READY, added: 0 });
   });
 
-  each(t, [
-    ['testProducerFencedInAddOffSetsToTxn', Err.INVALID_PRODUCER_EPOCH],
-    ['testInvalidProducerEpochConvertToProducerFencedInAddOffSetsToTxn', Err.INVALID_PRODUCER_EPOCH],
-    ['testInvalidTxnStateFailureInAddOffsetsToTxn', Err.INVALID_TXN_STATE],
-  ], '', (_name, error) => {
-    const s = respond(cfg, addOffsetsInFlight(cfg), TC, Api.AddOffsetsToTxn, { error });
-    expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
-    expect(enabled(cfg, s, 'abortTransaction')).toBe(false);
-  });
+  each(
+    t,
+    [
+      ['testProducerFencedInAddOffSetsToTxn', Err.INVALID_PRODUCER_EPOCH],
+      ['testInvalidProducerEpochConvertToProducerFencedInAddOffSetsToTxn', Err.INVALID_PRODUCER_EPOCH],
+      ['testInvalidTxnStateFailureInAddOffsetsToTxn', Err.INVALID_TXN_STATE],
+    ],
+    '',
+    (_name, error) => {
+      const s = respond(cfg, addOffsetsInFlight(cfg), TC, Api.AddOffsetsToTxn, { error });
+      expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
+      expect(enabled(cfg, s, 'abortTransaction')).toBe(false);
+    },
+  );
 
   t('testBumpTransactionalEpochOnRecoverableAddOffsetsRequestError', () => {
-    let s = respond(cfg, addOffsetsInFlight(cfg), TC, Api.AddOffsetsToTxn, { error: Err.INVALID_PRODUCER_ID_MAPPING });
+    let s = respond(cfg, addOffsetsInFlight(cfg), TC, Api.AddOffsetsToTxn, {
+      error: Err.INVALID_PRODUCER_ID_MAPPING,
+    });
     expect(producer(s).tm).toBe(Tm.ABORTABLE_ERROR);
     s = act(cfg, s, 'abortTransaction');
     // The EndTxn goes first, as Kafka's test answers it: beginAbort clears lastError before
@@ -749,26 +839,40 @@ function offsetCases(cfg: KafkaConfig, t: Register): void {
     expect(producer(s)).toMatchObject({ tm: Tm.READY, epoch: EPOCH + 1 });
   });
 
-  each(t, [
-    ['testHandlingOfProducerFencedErrorOnTxnOffsetCommit', Err.PRODUCER_FENCED],
-    ['testHandlingOfInvalidProducerEpochErrorOnTxnOffsetCommit', Err.INVALID_PRODUCER_EPOCH],
-  ], '', (_name, error) => {
-    const s = respond(cfg, offsetCommitInFlight(cfg), groupCoordinator(cfg), Api.TxnOffsetCommit, { error });
-    expect(producer(s)).toMatchObject({ tm: Tm.FATAL_ERROR, offsetsCommitted: false });
-  });
+  each(
+    t,
+    [
+      ['testHandlingOfProducerFencedErrorOnTxnOffsetCommit', Err.PRODUCER_FENCED],
+      ['testHandlingOfInvalidProducerEpochErrorOnTxnOffsetCommit', Err.INVALID_PRODUCER_EPOCH],
+    ],
+    '',
+    (_name, error) => {
+      const s = respond(cfg, offsetCommitInFlight(cfg), groupCoordinator(cfg), Api.TxnOffsetCommit, {
+        error,
+      });
+      expect(producer(s)).toMatchObject({ tm: Tm.FATAL_ERROR, offsetsCommitted: false });
+    },
+  );
 
-  t('testHandlingOfCoordinatorLoadingErrorOnTxnOffsetCommit (part: NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE)', () => {
-    // The model's coordinator errors take the handler's lookup-and-retry branch, as loading does the retry one.
-    for (const error of [Err.NOT_COORDINATOR, Err.COORDINATOR_NOT_AVAILABLE]) {
-      let s = respond(cfg, offsetCommitInFlight(cfg), groupCoordinator(cfg), Api.TxnOffsetCommit, { error });
-      expect(producer(s)).toMatchObject({ tm: Tm.IN_TRANSACTION, offsetsCommitted: false });
-      s = respond(cfg, s, groupCoordinator(cfg), Api.TxnOffsetCommit);
-      expect(producer(s).offsetsCommitted).toBe(true);
-    }
-  });
+  t(
+    'testHandlingOfCoordinatorLoadingErrorOnTxnOffsetCommit (part: NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE)',
+    () => {
+      // The model's coordinator errors take the handler's lookup-and-retry branch, as loading does the retry one.
+      for (const error of [Err.NOT_COORDINATOR, Err.COORDINATOR_NOT_AVAILABLE]) {
+        let s = respond(cfg, offsetCommitInFlight(cfg), groupCoordinator(cfg), Api.TxnOffsetCommit, {
+          error,
+        });
+        expect(producer(s)).toMatchObject({ tm: Tm.IN_TRANSACTION, offsetsCommitted: false });
+        s = respond(cfg, s, groupCoordinator(cfg), Api.TxnOffsetCommit);
+        expect(producer(s).offsetsCommitted).toBe(true);
+      }
+    },
+  );
 
   t('testIllegalGenerationInTxnOffsetCommitByGroupMetadata', () => {
-    let s = respond(cfg, offsetCommitInFlight(cfg), groupCoordinator(cfg), Api.TxnOffsetCommit, { error: Err.ILLEGAL_GENERATION });
+    let s = respond(cfg, offsetCommitInFlight(cfg), groupCoordinator(cfg), Api.TxnOffsetCommit, {
+      error: Err.ILLEGAL_GENERATION,
+    });
     // assertAbortableError: commit refused, abort accepted.
     expect(producer(s).tm).toBe(Tm.ABORTABLE_ERROR);
     expect(enabled(cfg, s, 'commitTransaction')).toBe(false);
@@ -782,7 +886,11 @@ function offsetCases(cfg: KafkaConfig, t: Register): void {
 
 // The 2.5 test's brokers only have InitProducerId v1: a KIP-360 client that cannot bump its epoch.
 describe('TransactionManagerTest (apache/kafka 2.5, testTransitionToFatalErrorWhenRetriedBatchIsExpired: InitProducerId v1), brokers kafka-0.11 with client kafka-3.5', () => {
-  const cfg = clientConfig('kafka-0.11', {}, withClient(generations['kafka-0.11']!.rules, generations['kafka-3.5']!.rules));
+  const cfg = clientConfig(
+    'kafka-0.11',
+    {},
+    withClient(generations['kafka-0.11']!.rules, generations['kafka-3.5']!.rules),
+  );
 
   it('testTransitionToFatalErrorWhenRetriedBatchIsExpired', () => {
     // NOT_ENOUGH_REPLICAS for NOT_LEADER_OR_FOLLOWER: the batch is re-enqueued, so it is in retry.
@@ -847,7 +955,9 @@ describe('TransactionManager.java source rules (apache/kafka 0.11.0, 2.5, 3.8; 4
 
   it('EndTxnHandler (3.9, kafka-3.5): INVALID_PRODUCER_ID_MAPPING on the EndTxn of an abort with a bump due: the InitProducerId queued behind it goes next', () => {
     const cfg = clientConfig('kafka-3.5');
-    let s = respond(cfg, inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0])), leader(0), Api.Produce, { error: Err.INVALID_PRODUCER_EPOCH });
+    let s = respond(cfg, inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0])), leader(0), Api.Produce, {
+      error: Err.INVALID_PRODUCER_EPOCH,
+    });
     s = act(cfg, act(cfg, s, 'abortTransaction'), 'sendTxnRequest');
     s = respond(cfg, s, TC, Api.EndTxn, { error: Err.INVALID_PRODUCER_ID_MAPPING });
     expect(producer(s).tm).toBe(Tm.INITIALIZING);
@@ -865,7 +975,12 @@ describe('TransactionManager.java source rules (apache/kafka 0.11.0, 2.5, 3.8; 4
 
   it('EndTxnHandler (KAFKA-18019, PR #17822, 4.0, kafka-4.0): INVALID_PRODUCER_ID_MAPPING is fatal', () => {
     const cfg = clientConfig('kafka-4.0');
-    let s = respond(cfg, inFlight(cfg, act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)')), leader(0), Api.Produce);
+    let s = respond(
+      cfg,
+      inFlight(cfg, act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)')),
+      leader(0),
+      Api.Produce,
+    );
     s = act(cfg, act(cfg, s, 'commitTransaction'), 'sendTxnRequest');
     s = respond(cfg, s, TC, Api.EndTxn, { error: Err.INVALID_PRODUCER_ID_MAPPING });
     expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
@@ -874,7 +989,9 @@ describe('TransactionManager.java source rules (apache/kafka 0.11.0, 2.5, 3.8; 4
   it('TxnOffsetCommitHandler (3.8, kafka-3.6): INVALID_TXN_STATE is an unexpected error, fatal', () => {
     // What a pre-3.8 client gets when verification finds the offsets partition outside the transaction.
     const cfg = transformConfig('kafka-3.6');
-    const s = respond(cfg, offsetCommitInFlight(cfg), groupCoordinator(cfg), Api.TxnOffsetCommit, { error: Err.INVALID_TXN_STATE });
+    const s = respond(cfg, offsetCommitInFlight(cfg), groupCoordinator(cfg), Api.TxnOffsetCommit, {
+      error: Err.INVALID_TXN_STATE,
+    });
     expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
   });
 
@@ -895,16 +1012,23 @@ describe('TransactionManagerTest (apache/kafka 2.5, kafka-3.5 with kip588 off)',
     s = respond(cfg, s, leader(0), Api.Produce, { error: Err.INVALID_PRODUCER_EPOCH });
     expect(producer(s).tm).toBe(Tm.FATAL_ERROR);
     // beginTransaction, beginCommit, beginAbort and sendOffsetsToTransaction all throw.
-    for (const a of ['beginTransaction', 'commitTransaction', 'abortTransaction', 'sendOffsetsToTransaction']) expect(enabled(cfg, s, a)).toBe(false);
+    for (const a of ['beginTransaction', 'commitTransaction', 'abortTransaction', 'sendOffsetsToTransaction'])
+      expect(enabled(cfg, s, a)).toBe(false);
   });
 });
 
 describe('TransactionManagerTest and SenderTest (apache/kafka 3.8 8333ccc1), kafka-3.8: TRANSACTION_ABORTABLE', () => {
   it('testTransactionAbortableExceptionInTxnOffsetCommit', () => {
     const cfg = transformConfig('kafka-3.8');
-    let s = respond(cfg, offsetCommitInFlight(cfg), groupCoordinator(cfg), Api.TxnOffsetCommit, { error: Err.TRANSACTION_ABORTABLE });
+    let s = respond(cfg, offsetCommitInFlight(cfg), groupCoordinator(cfg), Api.TxnOffsetCommit, {
+      error: Err.TRANSACTION_ABORTABLE,
+    });
     // assertAbortableError: commit refused, abort accepted; TxnOffsetCommitHandler calls abortableError (no bump).
-    expect(producer(s)).toMatchObject({ tm: Tm.ABORTABLE_ERROR, offsetsCommitted: false, bumpRequired: false });
+    expect(producer(s)).toMatchObject({
+      tm: Tm.ABORTABLE_ERROR,
+      offsetsCommitted: false,
+      bumpRequired: false,
+    });
     expect(enabled(cfg, s, 'commitTransaction')).toBe(false);
     s = respond(cfg, act(cfg, act(cfg, s, 'abortTransaction'), 'sendTxnRequest'), TC, Api.EndTxn);
     expect(producer(s)).toMatchObject({ tm: Tm.READY, epoch: EPOCH });
@@ -912,7 +1036,9 @@ describe('TransactionManagerTest and SenderTest (apache/kafka 3.8 8333ccc1), kaf
 
   it('testTransactionAbortableExceptionIsAnAbortableError (SenderTest)', () => {
     const cfg = clientConfig('kafka-3.8');
-    let s = respond(cfg, inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0])), leader(0), Api.Produce, { error: Err.TRANSACTION_ABORTABLE });
+    let s = respond(cfg, inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0])), leader(0), Api.Produce, {
+      error: Err.TRANSACTION_ABORTABLE,
+    });
     expect(producer(s).tm).toBe(Tm.ABORTABLE_ERROR);
     // The abort sends EndTxn, then bumps the epoch with InitProducerId (KIP-360), then the client is ready.
     s = respond(cfg, act(cfg, act(cfg, s, 'abortTransaction'), 'sendTxnRequest'), TC, Api.EndTxn);
@@ -928,7 +1054,7 @@ describe('TransactionManagerTest and SenderTest (apache/kafka 3.8 8333ccc1), kaf
 describe('Sender.handleProduceResponse (apache/kafka 3.5 source), kafka-3.5: an answer completes its own batch', () => {
   const cfg = clientConfig('kafka-3.5');
 
-  it('the answer for p1 acknowledges p1\'s batch and leaves p0\'s in flight', () => {
+  it("the answer for p1 acknowledges p1's batch and leaves p0's in flight", () => {
     let s = inFlight(cfg, inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0, 1]), 0), 1);
     s = respond(cfg, s, leader(1), Api.Produce);
     expect(producer(s).batches.map((b) => b.partition)).toEqual([0]);
@@ -936,7 +1062,7 @@ describe('Sender.handleProduceResponse (apache/kafka 3.5 source), kafka-3.5: an 
     expect(producer(s).batches).toEqual([]);
   });
 
-  it('an error for p1 fails only p1\'s batch', () => {
+  it("an error for p1 fails only p1's batch", () => {
     let s = inFlight(cfg, inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0, 1]), 0), 1);
     s = respond(cfg, s, leader(1), Api.Produce, { error: Err.OUT_OF_ORDER_SEQUENCE_NUMBER });
     expect(producer(s).tm).toBe(Tm.ABORTABLE_ERROR);
@@ -945,7 +1071,7 @@ describe('Sender.handleProduceResponse (apache/kafka 3.5 source), kafka-3.5: an 
 
   // The model has no correlation ids: it tells a late answer from before an epoch bump from the
   // answer to a new batch of the same partition and sequence by its epoch.
-  it('model rule: an answer at another epoch than the producer\'s is ignored', () => {
+  it("model rule: an answer at another epoch than the producer's is ignored", () => {
     const s = inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0]), 0);
     const late = respond(cfg, s, leader(0), Api.Produce, { epoch: EPOCH - 1 });
     expect(producer(late).batches).toEqual(producer(s).batches);

@@ -4,14 +4,29 @@
 // (max.in.flight.requests.per.connection=1); cases that need more are not ported.
 import { describe, expect, it } from 'vitest';
 import type { KafkaConfig } from '../config.ts';
-import { type IdempotentProducer, type Request, type State, Api, BatchStatus, Err, IDEMPOTENT_BASE, NO_PID } from '../state.ts';
+import {
+  type IdempotentProducer,
+  type Request,
+  type State,
+  Api,
+  BatchStatus,
+  Err,
+  IDEMPOTENT_BASE,
+  NO_PID,
+} from '../state.ts';
 import { deliver, initial, kafkaConfig, labels as enabledLabels, leader, response, take } from './harness.ts';
 
 const I0 = IDEMPOTENT_BASE;
 
 function config(generation: string, partitions = 2): KafkaConfig {
   const faults = { ...kafkaConfig(generation).faults, requestTimeouts: 2, batchExpiries: 2 };
-  return kafkaConfig(generation, { transactionalIds: 0, idempotentProducers: 1, recordsPerIdempotentProducer: 4, partitions, faults });
+  return kafkaConfig(generation, {
+    transactionalIds: 0,
+    idempotentProducers: 1,
+    recordsPerIdempotentProducer: 4,
+    partitions,
+    faults,
+  });
 }
 
 function producer(s: State): IdempotentProducer {
@@ -29,7 +44,9 @@ function sendRecord(cfg: KafkaConfig, s: State, p: number): State {
 
 /** I0's requests to partition p's leader, on every connection, oldest first. */
 function produceRequests(s: State, p: number): Request[] {
-  return s.network.filter((c) => c.from === I0 && c.to === leader(p)).flatMap((c) => c.messages.filter((m): m is Request => !m.response));
+  return s.network
+    .filter((c) => c.from === I0 && c.to === leader(p))
+    .flatMap((c) => c.messages.filter((m): m is Request => !m.response));
 }
 
 /** Takes I0's oldest Produce to partition p off the wire and answers it with `error` on the connection the client uses now. */
@@ -37,8 +54,17 @@ function answerProduce(cfg: KafkaConfig, s: State, p: number, error: Err): State
   const index = s.network.findIndex((c) => c.from === I0 && c.to === leader(p));
   const channel = s.network[index]!;
   const req = channel.messages[0] as Request;
-  const network = channel.messages.length === 1 ? s.network.filter((_, k) => k !== index) : s.network.map((c, k) => (k === index ? { ...c, messages: c.messages.slice(1) } : c));
-  const answer = response(Api.Produce, { error, pid: req.pid, epoch: req.epoch, partitions: p, seq: req.seq });
+  const network =
+    channel.messages.length === 1
+      ? s.network.filter((_, k) => k !== index)
+      : s.network.map((c, k) => (k === index ? { ...c, messages: c.messages.slice(1) } : c));
+  const answer = response(Api.Produce, {
+    error,
+    pid: req.pid,
+    epoch: req.epoch,
+    partitions: p,
+    seq: req.seq,
+  });
   return deliver(cfg, { ...s, network }, leader(p), I0, answer, producer(s).conns[p]!);
 }
 
@@ -56,7 +82,9 @@ describe('SenderTest, idempotent producer (apache/kafka 3.9)', () => {
     expect(producer(ready).pid).not.toBe(NO_PID);
     expect(producer(ready).epoch).toBe(0);
     const sent = act(cfg, ready, 'sendProduce(p0)');
-    expect(produceRequests(sent, 0)).toMatchObject([{ pid: producer(ready).pid, epoch: 0, seq: 0, txnId: -1 }]);
+    expect(produceRequests(sent, 0)).toMatchObject([
+      { pid: producer(ready).pid, epoch: 0, seq: 0, txnId: -1 },
+    ]);
   });
 
   it('testSequenceNumberIncrement: each partition numbers its batches from 0', () => {
@@ -128,7 +156,12 @@ describe('SenderTest, idempotent producer (apache/kafka 3.9)', () => {
     let s = act(cfg, sendRecord(cfg, started(cfg), 0), 'batchExpired(p0)');
     s = sendRecord(cfg, s, 0);
     const before = produceRequests(s, 0).filter((r) => r.seq === 1);
-    s = answerProduce(cfg, { ...s, network: s.network.filter((c) => c.conn !== 0) }, 0, Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
+    s = answerProduce(
+      cfg,
+      { ...s, network: s.network.filter((c) => c.conn !== 0) },
+      0,
+      Err.OUT_OF_ORDER_SEQUENCE_NUMBER,
+    );
     expect(producer(s).epoch).toBe(0);
     expect(produceRequests(s, 0)).toMatchObject([{ epoch: 0, seq: 1 }]);
     expect(before).toHaveLength(1);
@@ -143,7 +176,9 @@ describe('SenderTest, idempotent producer (apache/kafka 3.9)', () => {
     expect(producer(s).pid).toBe(NO_PID);
     const renewed = act(cfg, s, 'initProducerId');
     expect(producer(renewed).epoch).toBe(0);
-    expect(produceRequests(act(cfg, renewed, 'sendProduce(p0)'), 0)).toMatchObject([{ pid: producer(renewed).pid, epoch: 0, seq: 0 }]);
+    expect(produceRequests(act(cfg, renewed, 'sendProduce(p0)'), 0)).toMatchObject([
+      { pid: producer(renewed).pid, epoch: 0, seq: 0 },
+    ]);
   });
 
   it('PRODUCER_FENCED is fatal for an idempotent producer too (maybeTransitionToErrorState)', () => {
@@ -161,7 +196,9 @@ describe('Sender, idempotent producer (apache/kafka 0.11.0)', () => {
     expect(producer(s).batches).toEqual([]);
     expect(producer(s).pid).toBe(NO_PID);
     const renewed = act(cfg, act(cfg, s, 'initProducerId'), 'send(p0)');
-    expect(produceRequests(act(cfg, renewed, 'sendProduce(p0)'), 0)).toMatchObject([{ pid: producer(renewed).pid, epoch: 0, seq: 0 }]);
+    expect(produceRequests(act(cfg, renewed, 'sendProduce(p0)'), 0)).toMatchObject([
+      { pid: producer(renewed).pid, epoch: 0, seq: 0 },
+    ]);
   });
 
   it('an expired batch that was retried resets the producer id (Sender.sendProducerData, needsTransactionStateReset)', () => {
@@ -185,7 +222,10 @@ describe('Sender, idempotent producer (apache/kafka 0.11.0)', () => {
 // (3.9 and 0.11.0): when each step is possible, which answer belongs to which batch, what a
 // failure keeps.
 describe('the idempotent Sender, rules read in the source', () => {
-  const withProducer = (s: State, fields: Partial<IdempotentProducer>): State => ({ ...s, idempotentProducers: [{ ...producer(s), ...fields }] });
+  const withProducer = (s: State, fields: Partial<IdempotentProducer>): State => ({
+    ...s,
+    idempotentProducers: [{ ...producer(s), ...fields }],
+  });
   /** The producer's own steps (a delivery to a leader is the leader's). */
   const steps = (cfg: KafkaConfig, s: State) => enabledLabels(cfg, s).filter((l) => l.startsWith('I0: '));
 
@@ -205,7 +245,13 @@ describe('the idempotent Sender, rules read in the source', () => {
     expect(steps(cfg, s)).not.toContain('I0: initProducerId');
     for (let k = 0; k < cfg.recordsPerIdempotentProducer; k++) s = act(cfg, s, 'send(p0)');
     expect(producer(s).batches.map((b) => b.record)).toEqual([0, 1, 2, 3]);
-    expect(producer(s).batches[0]).toMatchObject({ status: BatchStatus.Queued, pid: NO_PID, epoch: -1, seq: -1, retried: false });
+    expect(producer(s).batches[0]).toMatchObject({
+      status: BatchStatus.Queued,
+      pid: NO_PID,
+      epoch: -1,
+      seq: -1,
+      retried: false,
+    });
     expect(steps(cfg, s).filter((l) => l.startsWith('I0: send('))).toEqual([]);
   });
 
@@ -234,7 +280,12 @@ describe('the idempotent Sender, rules read in the source', () => {
     const cfg = config('kafka-3.8');
     // The first batch expired after one send: the second is not the next after the last acknowledged.
     let s = sendRecord(cfg, act(cfg, sendRecord(cfg, started(cfg), 0), 'batchExpired(p0)'), 0);
-    s = answerProduce(cfg, { ...s, network: s.network.filter((c) => c.conn !== 0) }, 0, Err.INVALID_PRODUCER_EPOCH);
+    s = answerProduce(
+      cfg,
+      { ...s, network: s.network.filter((c) => c.conn !== 0) },
+      0,
+      Err.INVALID_PRODUCER_EPOCH,
+    );
     expect(producer(s)).toMatchObject({ epoch: 1, batches: [] });
     expect(produceRequests(s, 0)).toEqual([]);
   });
@@ -244,7 +295,14 @@ describe('the idempotent Sender, rules read in the source', () => {
     const s = act(cfg, sendRecord(cfg, started(cfg), 0), 'produceTimeout(p0)');
     expect(producer(s).conns).toEqual([1, 0]);
     expect(s.network.filter((c) => c.from === I0).map((c) => c.conn)).toEqual([0, 1]);
-    const late = deliver(cfg, { ...s, network: s.network.filter((c) => c.conn !== 0) }, leader(0), I0, response(Api.Produce, { pid: producer(s).pid, epoch: 0, partitions: 0, seq: 0 }), 0);
+    const late = deliver(
+      cfg,
+      { ...s, network: s.network.filter((c) => c.conn !== 0) },
+      leader(0),
+      I0,
+      response(Api.Produce, { pid: producer(s).pid, epoch: 0, partitions: 0, seq: 0 }),
+      0,
+    );
     expect(late.idempotentProducers).toEqual(s.idempotentProducers);
   });
 
@@ -268,36 +326,64 @@ describe('the idempotent Sender, rules read in the source', () => {
     const pid = producer(s).pid;
     const wire = { ...s, network: [] };
     for (const other of [{ pid: pid + 1 }, { epoch: 1 }, { seq: 1 }, { partitions: 1 }]) {
-      const answered = deliver(cfg, wire, leader(other.partitions ?? 0), I0, response(Api.Produce, { pid, epoch: 0, partitions: 0, seq: 0, ...other }), 0);
+      const answered = deliver(
+        cfg,
+        wire,
+        leader(other.partitions ?? 0),
+        I0,
+        response(Api.Produce, { pid, epoch: 0, partitions: 0, seq: 0, ...other }),
+        0,
+      );
       expect(answered.idempotentProducers).toEqual(wire.idempotentProducers);
     }
     // A queued batch with the same numbers is not the one answered.
-    const queued = withProducer(wire, { batches: [{ ...producer(wire).batches[0]!, status: BatchStatus.Queued }] });
-    expect(deliver(cfg, queued, leader(0), I0, response(Api.Produce, { pid, epoch: 0, partitions: 0, seq: 0 }), 0).idempotentProducers).toEqual(queued.idempotentProducers);
+    const queued = withProducer(wire, {
+      batches: [{ ...producer(wire).batches[0]!, status: BatchStatus.Queued }],
+    });
+    expect(
+      deliver(cfg, queued, leader(0), I0, response(Api.Produce, { pid, epoch: 0, partitions: 0, seq: 0 }), 0)
+        .idempotentProducers,
+    ).toEqual(queued.idempotentProducers);
   });
 
   // The partition's sequences moved on, to a later epoch or (after a producer id reset at the same epoch) to another
   // producer id: TransactionManager compares both halves (hasProducerIdAndEpoch), so both are tried.
-  const movedOn = (pid: number) => [{ pid, epoch: 1 }, { pid: pid + 1, epoch: 0 }];
+  const movedOn = (pid: number) => [
+    { pid, epoch: 1 },
+    { pid: pid + 1, epoch: 0 },
+  ];
 
-  it('an acknowledgement under other numbers than the partition\'s sequences leaves them alone, and keeps the other batches', () => {
+  it("an acknowledgement under other numbers than the partition's sequences leaves them alone, and keeps the other batches", () => {
     const cfg = config('kafka-3.8');
     const sent = act(cfg, sendRecord(cfg, started(cfg), 0), 'send(p0)');
     for (const numbers of movedOn(producer(sent).pid)) {
       const sequences = { ...numbers, nextSeq: 3, lastAcked: 1 };
-      const s = answerProduce(cfg, withProducer(sent, { ...numbers, sequences: [sequences, producer(sent).sequences[1]!] }), 0, Err.NONE);
+      const s = answerProduce(
+        cfg,
+        withProducer(sent, { ...numbers, sequences: [sequences, producer(sent).sequences[1]!] }),
+        0,
+        Err.NONE,
+      );
       expect(producer(s).sequences[0], JSON.stringify(numbers)).toEqual(sequences);
       expect(producer(s).batches).toMatchObject([{ record: 1 }]);
     }
   });
 
-  it('OUT_OF_ORDER_SEQUENCE_NUMBER for a batch under other numbers than its partition\'s sequences is retried as it is', () => {
+  it("OUT_OF_ORDER_SEQUENCE_NUMBER for a batch under other numbers than its partition's sequences is retried as it is", () => {
     const cfg = config('kafka-3.8');
     const sent = sendRecord(cfg, started(cfg), 0);
     const pid = producer(sent).pid;
     for (const numbers of movedOn(pid)) {
       // The sequences' last acknowledged is the batch's predecessor: only the numbers tell the batch is not the next.
-      const s = answerProduce(cfg, withProducer(sent, { ...numbers, sequences: [{ ...numbers, nextSeq: 1, lastAcked: -1 }, producer(sent).sequences[1]!] }), 0, Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
+      const s = answerProduce(
+        cfg,
+        withProducer(sent, {
+          ...numbers,
+          sequences: [{ ...numbers, nextSeq: 1, lastAcked: -1 }, producer(sent).sequences[1]!],
+        }),
+        0,
+        Err.OUT_OF_ORDER_SEQUENCE_NUMBER,
+      );
       expect(producer(s), JSON.stringify(numbers)).toMatchObject(numbers);
       expect(produceRequests(s, 0)).toMatchObject([{ pid, epoch: 0, seq: 0 }]);
     }
@@ -305,23 +391,37 @@ describe('the idempotent Sender, rules read in the source', () => {
 
   it('KIP-360: an error that is not retriable fails the batch alone and bumps the epoch; a requeued batch has no sequence', () => {
     const cfg = config('kafka-3.8');
-    const s = answerProduce(cfg, act(cfg, sendRecord(cfg, started(cfg), 0), 'send(p0)'), 0, Err.INVALID_TXN_STATE);
+    const s = answerProduce(
+      cfg,
+      act(cfg, sendRecord(cfg, started(cfg), 0), 'send(p0)'),
+      0,
+      Err.INVALID_TXN_STATE,
+    );
     expect(producer(s).epoch).toBe(1);
     expect(producer(s).batches).toMatchObject([{ record: 1, status: BatchStatus.Queued }]);
     expect(produceRequests(s, 0)).toEqual([]);
-    const requeued = answerProduce(cfg, sendRecord(cfg, started(cfg), 0), 0, Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
-    expect(producer(requeued).batches).toMatchObject([{ status: BatchStatus.Queued, seq: -1, pid: NO_PID, retried: true }]);
+    const requeued = answerProduce(
+      cfg,
+      sendRecord(cfg, started(cfg), 0),
+      0,
+      Err.OUT_OF_ORDER_SEQUENCE_NUMBER,
+    );
+    expect(producer(requeued).batches).toMatchObject([
+      { status: BatchStatus.Queued, seq: -1, pid: NO_PID, retried: true },
+    ]);
   });
 
   it('INVALID_PRODUCER_EPOCH is fatal before KIP-588 (ProducerFencedException) and not after it', () => {
     const old = config('kafka-0.11');
-    expect(producer(answerProduce(old, sendRecord(old, started(old), 0), 0, Err.INVALID_PRODUCER_EPOCH)).fatal).toBe(true);
+    expect(
+      producer(answerProduce(old, sendRecord(old, started(old), 0), 0, Err.INVALID_PRODUCER_EPOCH)).fatal,
+    ).toBe(true);
     const cfg = config('kafka-3.8');
     const s = answerProduce(cfg, sendRecord(cfg, started(cfg), 0), 0, Err.INVALID_PRODUCER_EPOCH);
     expect(producer(s)).toMatchObject({ fatal: false, epoch: 1, batches: [] });
   });
 
-  it('0.11.0: a retriable error is retried while the producer id and epoch are the batch\'s; other errors fail the batch without a reset', () => {
+  it("0.11.0: a retriable error is retried while the producer id and epoch are the batch's; other errors fail the batch without a reset", () => {
     const cfg = config('kafka-0.11');
     const s = sendRecord(cfg, started(cfg), 0);
     const retried = answerProduce(cfg, s, 0, Err.NOT_ENOUGH_REPLICAS);
@@ -331,6 +431,8 @@ describe('the idempotent Sender, rules read in the source', () => {
     const refused = answerProduce(cfg, act(cfg, s, 'send(p0)'), 0, Err.INVALID_TXN_STATE);
     expect(producer(refused)).toMatchObject({ pid: producer(s).pid, batches: [{ record: 1 }] });
     const otherPid = withProducer(s, { pid: producer(s).pid + 7 });
-    expect(producer(answerProduce(cfg, otherPid, 0, Err.OUT_OF_ORDER_SEQUENCE_NUMBER)).pid).toBe(producer(s).pid + 7);
+    expect(producer(answerProduce(cfg, otherPid, 0, Err.OUT_OF_ORDER_SEQUENCE_NUMBER)).pid).toBe(
+      producer(s).pid + 7,
+    );
   });
 });

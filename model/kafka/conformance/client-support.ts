@@ -14,7 +14,11 @@ export const PID = 13131;
 export const EPOCH = 1;
 
 /** Bounds with the faults a case needs to take timeouts and expiries, and three records a transaction. */
-export function clientConfig(generation: string, bounds: Bounds = {}, rules: Partial<Rules> = {}): KafkaConfig {
+export function clientConfig(
+  generation: string,
+  bounds: Bounds = {},
+  rules: Partial<Rules> = {},
+): KafkaConfig {
   const faults = { ...kafkaConfig(generation).faults, requestTimeouts: 3, batchExpiries: 2 };
   return kafkaConfig(generation, { faults, recordsPerTransaction: 3, ...bounds }, rules);
 }
@@ -44,7 +48,9 @@ export function enabled(cfg: KafkaConfig, s: State, action: string): boolean {
 
 /** The requests P0 has on the wire to `to` (every connection), oldest first. */
 export function sentTo(s: State, to: number): Request[] {
-  return s.network.filter((c) => c.from === P0 && c.to === to).flatMap((c) => c.messages.filter((m): m is Request => !m.response));
+  return s.network
+    .filter((c) => c.from === P0 && c.to === to)
+    .flatMap((c) => c.messages.filter((m): m is Request => !m.response));
 }
 
 /**
@@ -52,18 +58,36 @@ export function sentTo(s: State, to: number): Request[] {
  * response is delivered on the connection the client now uses to `from` (its old connections
  * answer nothing after a timeout; use `respondOn` for those).
  */
-export function respond(cfg: KafkaConfig, s: State, from: number, api: Api, fields: Partial<Omit<Response, 'api' | 'response'>> = {}): State {
+export function respond(
+  cfg: KafkaConfig,
+  s: State,
+  from: number,
+  api: Api,
+  fields: Partial<Omit<Response, 'api' | 'response'>> = {},
+): State {
   return respondOn(cfg, s, from, api, producer(s).conns[connSlot(from)]!, fields);
 }
 
-export function respondOn(cfg: KafkaConfig, s: State, from: number, api: Api, conn: number, fields: Partial<Omit<Response, 'api' | 'response'>> = {}): State {
-  const index = s.network.findIndex((c) => c.from === P0 && c.to === from && c.messages.some((m) => m.api === api && !m.response));
+export function respondOn(
+  cfg: KafkaConfig,
+  s: State,
+  from: number,
+  api: Api,
+  conn: number,
+  fields: Partial<Omit<Response, 'api' | 'response'>> = {},
+): State {
+  const index = s.network.findIndex(
+    (c) => c.from === P0 && c.to === from && c.messages.some((m) => m.api === api && !m.response),
+  );
   if (index < 0) throw new Error(`P0 has no ${api} request to ${from}`);
   const channel = s.network[index]!;
   const at = channel.messages.findIndex((m) => m.api === api && !m.response);
   const req = channel.messages[at] as Request;
   const rest = channel.messages.filter((_, k) => k !== at);
-  const network = rest.length === 0 ? s.network.filter((_, k) => k !== index) : s.network.map((c, k) => (k === index ? { ...c, messages: rest } : c));
+  const network =
+    rest.length === 0
+      ? s.network.filter((_, k) => k !== index)
+      : s.network.map((c, k) => (k === index ? { ...c, messages: rest } : c));
   const base = { txnId: req.txnId, pid: req.pid, epoch: req.epoch, partitions: req.partitions, seq: req.seq };
   return deliver(cfg, { ...s, network }, from, P0, response(api, { ...base, ...fields }), conn);
 }
@@ -87,7 +111,12 @@ export function withPartitionsAdded(cfg: KafkaConfig, s: State, partitions: numb
 /** TransactionManager.hasOngoingTransaction. */
 export function hasOngoingTransaction(s: State): boolean {
   const tm = producer(s).tm;
-  return tm === Tm.IN_TRANSACTION || tm === Tm.COMMITTING_TRANSACTION || tm === Tm.ABORTING_TRANSACTION || tm === Tm.ABORTABLE_ERROR;
+  return (
+    tm === Tm.IN_TRANSACTION ||
+    tm === Tm.COMMITTING_TRANSACTION ||
+    tm === Tm.ABORTING_TRANSACTION ||
+    tm === Tm.ABORTABLE_ERROR
+  );
 }
 
 export { TC, leader };

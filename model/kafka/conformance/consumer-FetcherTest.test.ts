@@ -16,7 +16,11 @@ function withLog(log: LogBatch[], open: { pid: number; firstOffset: number }[] =
   let s = withPartition(initial(cfg), 0, { log });
   for (const pid of new Set(log.map((b) => b.pid))) {
     const o = open.find((x) => x.pid === pid);
-    s = withProducerEntry(s, 0, { pid, epoch: 0, txnFirstOffset: o === undefined ? NO_OFFSET : o.firstOffset });
+    s = withProducerEntry(s, 0, {
+      pid,
+      epoch: 0,
+      txnFirstOffset: o === undefined ? NO_OFFSET : o.firstOffset,
+    });
   }
   return s;
 }
@@ -43,13 +47,27 @@ describe('FetcherTest (apache/kafka 3.5 1361d5cd), kafka-3.5', () => {
 
   it('testReadCommittedWithCommittedAndAbortedTransactions', () => {
     // 0-1 pid 1, 2 pid 2, 3 COMMIT pid 1, 4 pid 2, 5 ABORT pid 2, 6 pid 1, 7 pid 2, 8 pid 1, 9 ABORT pid 1, 10 COMMIT pid 2.
-    const log = [data(1), data(1), data(2), commit(1), data(2), abort(2), data(1), data(2), data(1), abort(1), commit(2)];
+    const log = [
+      data(1),
+      data(1),
+      data(2),
+      commit(1),
+      data(2),
+      abort(2),
+      data(1),
+      data(2),
+      data(1),
+      abort(1),
+      commit(2),
+    ];
     expect(fetched(withLog(log), 0).offsets).toEqual([0, 1, 7]);
   });
 
   it('testMultipleAbortMarkers', () => {
     // A duplicate ABORT is ignored; the next transaction of the same producer is committed.
-    expect(fetched(withLog([data(1), data(1), abort(1), abort(1), data(1), data(1), commit(1)]), 0).offsets).toEqual([4, 5]);
+    expect(
+      fetched(withLog([data(1), data(1), abort(1), abort(1), data(1), data(1), commit(1)]), 0).offsets,
+    ).toEqual([4, 5]);
   });
 
   it('testReadCommittedAbortMarkerWithNoData (adapted: the log starts at offset 0)', () => {

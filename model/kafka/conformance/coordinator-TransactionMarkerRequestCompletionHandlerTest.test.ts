@@ -4,16 +4,48 @@
 import { describe, expect, it } from 'vitest';
 import { type State, Err, NO_STATE } from '../state.ts';
 import { Api, P0, TxnState, at } from './coordinator-support.ts';
-import { TC, deliver, initial, kafkaConfig, labels, leader, requestsFrom, response, take, txn, withCoordinator } from './harness.ts';
+import {
+  TC,
+  deliver,
+  initial,
+  kafkaConfig,
+  labels,
+  leader,
+  requestsFrom,
+  response,
+  take,
+  txn,
+  withCoordinator,
+} from './harness.ts';
 
 const producerId = 0;
 const producerEpoch = 0;
 
 describe('TransactionMarkerRequestCompletionHandlerTest (apache/kafka 3.9 c821449f, kafka-3.8)', () => {
   const cfg = kafkaConfig('kafka-3.8');
-  const sending = at(initial(cfg), { pid: producerId, epoch: producerEpoch, state: TxnState.PrepareCommit, pendingState: TxnState.CompleteCommit, partitions: P0 });
+  const sending = at(initial(cfg), {
+    pid: producerId,
+    epoch: producerEpoch,
+    state: TxnState.PrepareCommit,
+    pendingState: TxnState.CompleteCommit,
+    partitions: P0,
+  });
   const markerAnswer = (s: State, error: Err, coordinatorEpoch = 0): State =>
-    deliver(cfg, s, leader(0), TC, response(Api.WriteTxnMarkers, { txnId: 0, error, pid: producerId, epoch: producerEpoch, partitions: 0, coordinatorEpoch }), coordinatorEpoch);
+    deliver(
+      cfg,
+      s,
+      leader(0),
+      TC,
+      response(Api.WriteTxnMarkers, {
+        txnId: 0,
+        error,
+        pid: producerId,
+        epoch: producerEpoch,
+        partitions: 0,
+        coordinatorEpoch,
+      }),
+      coordinatorEpoch,
+    );
 
   it('shouldCompleteDelayedOperationWhenNoErrors', () => {
     const s = markerAnswer(sending, Err.NONE);
@@ -42,7 +74,17 @@ describe('TransactionMarkerRequestCompletionHandlerTest (apache/kafka 3.9 c82144
     // The request or its answer was lost with the connection: the marker is due and not on its way.
     const s = take(cfg, sending, 'TC: resendTxnMarker(t0, p0)');
     expect(requestsFrom(s, TC)).toEqual([
-      expect.objectContaining({ to: leader(0), request: expect.objectContaining({ api: Api.WriteTxnMarkers, pid: producerId, epoch: producerEpoch, commit: true, partitions: 0, coordinatorEpoch: 0 }) }),
+      expect.objectContaining({
+        to: leader(0),
+        request: expect.objectContaining({
+          api: Api.WriteTxnMarkers,
+          pid: producerId,
+          epoch: producerEpoch,
+          commit: true,
+          partitions: 0,
+          coordinatorEpoch: 0,
+        }),
+      }),
     ]);
   });
 
@@ -57,7 +99,13 @@ describe('TransactionMarkerRequestCompletionHandlerTest (apache/kafka 3.9 c82144
 // onComplete sees wasDisconnected and re-enqueues the markers (TransactionMarkerRequestCompletionHandler.scala@3.9).
 describe('TransactionMarkerRequestCompletionHandlerTest, marker request timeouts (apache/kafka 3.9 c821449f, kafka-3.8)', () => {
   const cfg = kafkaConfig('kafka-3.8', { faults: { ...kafkaConfig('kafka-3.8').faults, markerTimeouts: 1 } });
-  const sending = at(initial(cfg), { pid: producerId, epoch: producerEpoch, state: TxnState.PrepareCommit, pendingState: TxnState.CompleteCommit, partitions: P0 });
+  const sending = at(initial(cfg), {
+    pid: producerId,
+    epoch: producerEpoch,
+    state: TxnState.PrepareCommit,
+    pendingState: TxnState.CompleteCommit,
+    partitions: P0,
+  });
   const sent = take(cfg, sending, 'TC: resendTxnMarker(t0, p0)');
 
   it('shouldReEnqueuePartitionsWhenBrokerDisconnected (part: the request timed out)', () => {
@@ -73,9 +121,37 @@ describe('TransactionMarkerRequestCompletionHandlerTest, marker request timeouts
 
   it('ignores an answer on the connection it closed', () => {
     const timedOut = take(cfg, sent, 'TC: markerTimeout(L0)');
-    const late = deliver(cfg, { ...timedOut, network: [] }, leader(0), TC, response(Api.WriteTxnMarkers, { txnId: 0, error: Err.NONE, pid: producerId, epoch: producerEpoch, partitions: 0, coordinatorEpoch: 0 }), 0);
+    const late = deliver(
+      cfg,
+      { ...timedOut, network: [] },
+      leader(0),
+      TC,
+      response(Api.WriteTxnMarkers, {
+        txnId: 0,
+        error: Err.NONE,
+        pid: producerId,
+        epoch: producerEpoch,
+        partitions: 0,
+        coordinatorEpoch: 0,
+      }),
+      0,
+    );
     expect(txn(late, 0)!.partitions).toBe(P0);
-    const current = deliver(cfg, { ...timedOut, network: [] }, leader(0), TC, response(Api.WriteTxnMarkers, { txnId: 0, error: Err.NONE, pid: producerId, epoch: producerEpoch, partitions: 0, coordinatorEpoch: 0 }), 1);
+    const current = deliver(
+      cfg,
+      { ...timedOut, network: [] },
+      leader(0),
+      TC,
+      response(Api.WriteTxnMarkers, {
+        txnId: 0,
+        error: Err.NONE,
+        pid: producerId,
+        epoch: producerEpoch,
+        partitions: 0,
+        coordinatorEpoch: 0,
+      }),
+      1,
+    );
     expect(txn(current, 0)!.partitions).toBe(0);
   });
 });

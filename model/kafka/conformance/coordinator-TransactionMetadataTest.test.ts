@@ -14,32 +14,66 @@ describe('TransactionMetadataTest (apache/kafka 3.9 c821449f, kafka-3.8)', () =>
   const s0 = initial(cfg);
 
   it('testInitializeEpoch', () => {
-    const { s } = ask(cfg, at(s0, { pid: producerId, epoch: NO_EPOCH, state: TxnState.Empty }), Api.InitProducerId, {});
+    const { s } = ask(
+      cfg,
+      at(s0, { pid: producerId, epoch: NO_EPOCH, state: TxnState.Empty }),
+      Api.InitProducerId,
+      {},
+    );
     expect(txn(s, 0)).toMatchObject({ pid: producerId, epoch: 0, lastEpoch: NO_EPOCH });
   });
 
   it('testNormalEpochBump', () => {
-    const { s } = ask(cfg, at(s0, { pid: producerId, epoch: 735, state: TxnState.Empty }), Api.InitProducerId, {});
+    const { s } = ask(
+      cfg,
+      at(s0, { pid: producerId, epoch: 735, state: TxnState.Empty }),
+      Api.InitProducerId,
+      {},
+    );
     expect(txn(s, 0)).toMatchObject({ pid: producerId, epoch: 736, lastEpoch: NO_EPOCH });
   });
 
   it('testTolerateUpdateTimeShiftDuringEpochBump', () => {
-    const { s } = ask(cfg, at(s0, { pid: producerId, epoch: 1, state: TxnState.Empty }), Api.InitProducerId, { pid: producerId, epoch: 1 });
+    const { s } = ask(cfg, at(s0, { pid: producerId, epoch: 1, state: TxnState.Empty }), Api.InitProducerId, {
+      pid: producerId,
+      epoch: 1,
+    });
     expect(txn(s, 0)).toMatchObject({ pid: producerId, epoch: 2, lastEpoch: 1 });
   });
 
   it('testTolerateTimeShiftDuringAddPartitions', () => {
-    const first = askAndClear(cfg, at(s0, { pid: producerId, epoch: 1, state: TxnState.Empty }), Api.AddPartitionsToTxn, { pid: producerId, epoch: 1, partitions: P0 });
-    expect(txn(first.s, 0)).toMatchObject({ state: TxnState.Ongoing, partitions: P0, pid: producerId, epoch: 1, lastEpoch: NO_EPOCH });
+    const first = askAndClear(
+      cfg,
+      at(s0, { pid: producerId, epoch: 1, state: TxnState.Empty }),
+      Api.AddPartitionsToTxn,
+      { pid: producerId, epoch: 1, partitions: P0 },
+    );
+    expect(txn(first.s, 0)).toMatchObject({
+      state: TxnState.Ongoing,
+      partitions: P0,
+      pid: producerId,
+      epoch: 1,
+      lastEpoch: NO_EPOCH,
+    });
     const { s } = ask(cfg, first.s, Api.AddPartitionsToTxn, { pid: producerId, epoch: 1, partitions: P1 });
-    expect(txn(s, 0)).toMatchObject({ state: TxnState.Ongoing, partitions: P0 | P1, pid: producerId, epoch: 1, lastEpoch: NO_EPOCH });
+    expect(txn(s, 0)).toMatchObject({
+      state: TxnState.Ongoing,
+      partitions: P0 | P1,
+      pid: producerId,
+      epoch: 1,
+      lastEpoch: NO_EPOCH,
+    });
   });
 
   it.each([
     ['testTolerateTimeShiftDuringPrepareCommit', true, TxnState.PrepareCommit],
     ['testTolerateTimeShiftDuringPrepareAbort', false, TxnState.PrepareAbort],
   ])('%s', (_, commit, state) => {
-    const { s } = ask(cfg, at(s0, { pid: producerId, epoch: 1, state: TxnState.Ongoing }), Api.EndTxn, { pid: producerId, epoch: 1, commit });
+    const { s } = ask(cfg, at(s0, { pid: producerId, epoch: 1, state: TxnState.Ongoing }), Api.EndTxn, {
+      pid: producerId,
+      epoch: 1,
+      commit,
+    });
     expect(txn(s, 0)).toMatchObject({ state, pid: producerId, epoch: 1, lastEpoch: NO_EPOCH });
   });
 
@@ -55,23 +89,43 @@ describe('TransactionMetadataTest (apache/kafka 3.9 c821449f, kafka-3.8)', () =>
   });
 
   it('testAttemptedEpochBumpWithNewlyCreatedMetadata', () => {
-    const { s } = ask(cfg, at(s0, { pid: producerId, epoch: NO_EPOCH, state: TxnState.Empty }), Api.InitProducerId, { pid: producerId, epoch: 735 });
+    const { s } = ask(
+      cfg,
+      at(s0, { pid: producerId, epoch: NO_EPOCH, state: TxnState.Empty }),
+      Api.InitProducerId,
+      { pid: producerId, epoch: 735 },
+    );
     expect(txn(s, 0)).toMatchObject({ pid: producerId, epoch: 0, lastEpoch: NO_EPOCH });
   });
 
   it('testEpochBumpWithCurrentEpochProvided', () => {
-    const { s } = ask(cfg, at(s0, { pid: producerId, epoch: 735, state: TxnState.Empty }), Api.InitProducerId, { pid: producerId, epoch: 735 });
+    const { s } = ask(
+      cfg,
+      at(s0, { pid: producerId, epoch: 735, state: TxnState.Empty }),
+      Api.InitProducerId,
+      { pid: producerId, epoch: 735 },
+    );
     expect(txn(s, 0)).toMatchObject({ pid: producerId, epoch: 736, lastEpoch: 735 });
   });
 
   it('testAttemptedEpochBumpWithLastEpoch', () => {
-    const { s, reply } = ask(cfg, at(s0, { pid: producerId, epoch: 735, lastEpoch: 734, state: TxnState.Empty }), Api.InitProducerId, { pid: producerId, epoch: 734 });
+    const { s, reply } = ask(
+      cfg,
+      at(s0, { pid: producerId, epoch: 735, lastEpoch: 734, state: TxnState.Empty }),
+      Api.InitProducerId,
+      { pid: producerId, epoch: 734 },
+    );
     expect(reply).toMatchObject({ error: Err.NONE, epoch: 735 });
     expect(txn(s, 0)).toMatchObject({ pid: producerId, epoch: 735, lastEpoch: 734 });
   });
 
   it('testAttemptedEpochBumpWithFencedEpoch', () => {
-    const { reply } = ask(cfg, at(s0, { pid: producerId, epoch: 735, lastEpoch: 734, state: TxnState.Empty }), Api.InitProducerId, { pid: producerId, epoch: 733 });
+    const { reply } = ask(
+      cfg,
+      at(s0, { pid: producerId, epoch: 735, lastEpoch: 734, state: TxnState.Empty }),
+      Api.InitProducerId,
+      { pid: producerId, epoch: 733 },
+    );
     expect(reply.error).toBe(Err.PRODUCER_FENCED);
   });
 
@@ -119,7 +173,11 @@ describe('TransactionMetadataTest (apache/kafka transaction-coordinator Transact
   ])('%s', (_, state) => {
     // The transition Kafka's prepareAbortOrCommit(PREPARE_ABORT, TV_2, ...) makes is the one an
     // EndTxn v5 abort at the current epoch takes from these states.
-    const { s } = ask(cfg, at(initial(cfg), { pid: producerId, epoch: 735, state }), Api.EndTxn, { pid: producerId, epoch: 735, commit: false });
+    const { s } = ask(cfg, at(initial(cfg), { pid: producerId, epoch: 735, state }), Api.EndTxn, {
+      pid: producerId,
+      epoch: 735,
+      commit: false,
+    });
     expect(txn(s, 0)).toMatchObject({ state: TxnState.PrepareAbort, pid: producerId, epoch: 736 });
   });
 });

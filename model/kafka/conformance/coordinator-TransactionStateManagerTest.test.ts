@@ -5,18 +5,43 @@
 import { describe, expect, it } from 'vitest';
 import { Err, NO_STATE } from '../state.ts';
 import { Api, P0, P1, TxnState, at, logged } from './coordinator-support.ts';
-import { TC, answer, handle, initial, kafkaConfig, labels, messages, request, take, txn, withTxn } from './harness.ts';
+import {
+  TC,
+  answer,
+  handle,
+  initial,
+  kafkaConfig,
+  labels,
+  messages,
+  request,
+  take,
+  txn,
+  withTxn,
+} from './harness.ts';
 
 const producerId = 10;
 const producerEpoch = 1;
 
 describe('TransactionStateManagerTest (apache/kafka 3.9 c821449f, kafka-3.8, asynchronous appends)', () => {
-  const cfg = kafkaConfig('kafka-3.8', { coordinatorAppends: 'async', faults: { ...kafkaConfig('kafka-3.8').faults, appendFailures: 1 } });
+  const cfg = kafkaConfig('kafka-3.8', {
+    coordinatorAppends: 'async',
+    faults: { ...kafkaConfig('kafka-3.8').faults, appendFailures: 1 },
+  });
   const empty = at(initial(cfg), { pid: producerId, epoch: producerEpoch, state: TxnState.Empty });
-  const adding = handle(cfg, empty, 0, TC, request(Api.AddPartitionsToTxn, { txnId: 0, pid: producerId, epoch: producerEpoch, partitions: P0 | P1 }));
+  const adding = handle(
+    cfg,
+    empty,
+    0,
+    TC,
+    request(Api.AddPartitionsToTxn, { txnId: 0, pid: producerId, epoch: producerEpoch, partitions: P0 | P1 }),
+  );
 
   it('the transition is pending while its append is in flight (prepareAddPartitions, appendTransactionToLog)', () => {
-    expect(txn(adding, 0)).toMatchObject({ state: TxnState.Empty, pendingState: TxnState.Ongoing, partitions: 0 });
+    expect(txn(adding, 0)).toMatchObject({
+      state: TxnState.Empty,
+      pendingState: TxnState.Ongoing,
+      partitions: 0,
+    });
     expect(logged(adding)).toMatchObject({ state: TxnState.Empty });
     expect(messages(adding, TC, 0)).toEqual([]);
   });
@@ -45,10 +70,19 @@ describe.each([
   ['apache/kafka 0.11.0 e18335dd', 'kafka-0.11'],
   ['apache/kafka 3.9 c821449f', 'kafka-3.8'],
 ])('TransactionStateManagerTest (%s, %s): transactional.id expiration', (_branch, generation) => {
-  const cfg = kafkaConfig(generation, { transactionalIds: 2, faults: { ...kafkaConfig(generation).faults, transactionalIdExpiries: 1 } });
+  const cfg = kafkaConfig(generation, {
+    transactionalIds: 2,
+    faults: { ...kafkaConfig(generation).faults, transactionalIdExpiries: 1 },
+  });
   const expiry = 'TC: transactionalIdExpiry(t0)';
-  const open = (state: TxnState) => state === TxnState.Ongoing || state === TxnState.PrepareCommit || state === TxnState.PrepareAbort;
-  const setup = (state: TxnState) => withTxn(at(initial(cfg), { pid: producerId, epoch: producerEpoch, state, partitions: open(state) ? P0 : 0 }), 1, { pid: producerId + 1, epoch: 0 });
+  const open = (state: TxnState) =>
+    state === TxnState.Ongoing || state === TxnState.PrepareCommit || state === TxnState.PrepareAbort;
+  const setup = (state: TxnState) =>
+    withTxn(
+      at(initial(cfg), { pid: producerId, epoch: producerEpoch, state, partitions: open(state) ? P0 : 0 }),
+      1,
+      { pid: producerId + 1, epoch: 0 },
+    );
 
   // 0.11.0 spells the first shouldRemoveCompleteCommmitExpiredTransactionalIds.
   it.each([
@@ -78,7 +112,10 @@ describe.each([
 describe('TransactionStateManagerTest (apache/kafka 3.9 c821449f, kafka-3.8, asynchronous appends): transactional.id expiration', () => {
   it('testTransactionExpirationShouldNotFailWithUninitializedTransactionMetadata', () => {
     // InitProducerId's append failed: the new metadata stays in memory, Empty at epoch -1, with no record.
-    const cfg = kafkaConfig('kafka-3.8', { coordinatorAppends: 'async', faults: { ...kafkaConfig('kafka-3.8').faults, appendFailures: 1, transactionalIdExpiries: 1 } });
+    const cfg = kafkaConfig('kafka-3.8', {
+      coordinatorAppends: 'async',
+      faults: { ...kafkaConfig('kafka-3.8').faults, appendFailures: 1, transactionalIdExpiries: 1 },
+    });
     let s = handle(cfg, initial(cfg), 0, TC, request(Api.InitProducerId, { txnId: 0 }));
     s = take(cfg, s, 'TC: failAppend(t0)');
     expect(txn(s, 0)).toMatchObject({ epoch: -1, state: TxnState.Empty, pendingState: NO_STATE });

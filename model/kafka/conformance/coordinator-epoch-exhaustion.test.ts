@@ -11,7 +11,11 @@ import { initial, kafkaConfig, labels, take, txn } from './harness.ts';
 const producerId = 10;
 const exhausted = KAFKA_MAX_EPOCH - 1;
 const timeouts = (generation: string, rules = {}) =>
-  kafkaConfig(generation, { faults: { ...kafkaConfig(generation).faults, transactionTimeouts: 1, coordinatorFailovers: 1 } }, rules);
+  kafkaConfig(
+    generation,
+    { faults: { ...kafkaConfig(generation).faults, transactionTimeouts: 1, coordinatorFailovers: 1 } },
+    rules,
+  );
 
 describe.each([
   ['apache/kafka 3.5 1361d5cd, kafka-3.5', 'kafka-3.5'],
@@ -19,7 +23,8 @@ describe.each([
 ])('TransactionCoordinatorTest, epoch exhaustion (%s)', (_, generation) => {
   const cfg = timeouts(generation);
   const s0 = initial(cfg);
-  const empty = (s: State = s0): State => at(s, { pid: producerId, epoch: exhausted, lastEpoch: exhausted - 1, state: TxnState.Empty });
+  const empty = (s: State = s0): State =>
+    at(s, { pid: producerId, epoch: exhausted, lastEpoch: exhausted - 1, state: TxnState.Empty });
 
   it('shouldGenerateNewProducerIdIfEpochsExhausted', () => {
     const { s, reply } = ask(cfg, empty(), Api.InitProducerId, {});
@@ -31,10 +36,21 @@ describe.each([
   });
 
   it('shouldUseLastEpochToFenceWhenEpochsAreExhausted', () => {
-    const ongoing = at(s0, { pid: producerId, epoch: exhausted, lastEpoch: exhausted - 1, state: TxnState.Ongoing, partitions: P0 });
+    const ongoing = at(s0, {
+      pid: producerId,
+      epoch: exhausted,
+      lastEpoch: exhausted - 1,
+      state: TxnState.Ongoing,
+      partitions: P0,
+    });
     const { s, reply } = ask(cfg, ongoing, Api.InitProducerId, {});
     expect(reply).toMatchObject({ error: Err.CONCURRENT_TRANSACTIONS, pid: NO_PID, epoch: NO_EPOCH });
-    expect(logged(s)).toMatchObject({ pid: producerId, epoch: KAFKA_MAX_EPOCH, state: TxnState.PrepareAbort, partitions: P0 });
+    expect(logged(s)).toMatchObject({
+      pid: producerId,
+      epoch: KAFKA_MAX_EPOCH,
+      state: TxnState.PrepareAbort,
+      partitions: P0,
+    });
     expect(txn(s, 0)).toMatchObject({ epoch: KAFKA_MAX_EPOCH, lastEpoch: NO_EPOCH });
   });
 
@@ -65,14 +81,21 @@ describe.each([
     const first = askAndClear(cfg, empty(), Api.InitProducerId, { pid: producerId, epoch: exhausted });
     const failedOver = take(cfg, first.s, 'TC: coordinatorFailover');
     expect(txn(failedOver, 0)).toMatchObject({ pid: producerId + 1, prevPid: NO_PID, lastEpoch: NO_EPOCH });
-    expect(ask(cfg, failedOver, Api.InitProducerId, { pid: producerId, epoch: exhausted }).reply.error).toBe(Err.PRODUCER_FENCED);
+    expect(ask(cfg, failedOver, Api.InitProducerId, { pid: producerId, epoch: exhausted }).reply.error).toBe(
+      Err.PRODUCER_FENCED,
+    );
   });
 
   it('KAFKA-20357 (switch persistLastEpoch): with the last epoch in the log, the retry after a failover is recognised', () => {
     const kept = timeouts(generation, { persistProducerIds: true, persistLastEpoch: true });
-    const first = askAndClear(kept, empty(initial(kept)), Api.InitProducerId, { pid: producerId, epoch: exhausted });
+    const first = askAndClear(kept, empty(initial(kept)), Api.InitProducerId, {
+      pid: producerId,
+      epoch: exhausted,
+    });
     const failedOver = take(kept, first.s, 'TC: coordinatorFailover');
-    expect(ask(kept, failedOver, Api.InitProducerId, { pid: producerId, epoch: exhausted }).reply).toMatchObject({ error: Err.NONE, pid: producerId + 1, epoch: 0 });
+    expect(
+      ask(kept, failedOver, Api.InitProducerId, { pid: producerId, epoch: exhausted }).reply,
+    ).toMatchObject({ error: Err.NONE, pid: producerId + 1, epoch: 0 });
   });
 });
 
@@ -83,7 +106,12 @@ describe('TransactionMetadataTest, epoch exhaustion (apache/kafka 3.9 c821449f, 
   it('testFenceProducerAfterEpochsExhausted', () => {
     const ongoing = at(s0, { pid: producerId, epoch: exhausted, state: TxnState.Ongoing });
     const s = take(cfg, ongoing, 'TC: transactionTimeout(t0)');
-    expect(txn(s, 0)).toMatchObject({ pid: producerId, epoch: KAFKA_MAX_EPOCH, lastEpoch: NO_EPOCH, state: TxnState.PrepareAbort });
+    expect(txn(s, 0)).toMatchObject({
+      pid: producerId,
+      epoch: KAFKA_MAX_EPOCH,
+      lastEpoch: NO_EPOCH,
+      state: TxnState.PrepareAbort,
+    });
   });
 
   it('testFenceProducerNotAllowedIfItWouldOverflow', () => {
@@ -96,27 +124,59 @@ describe('TransactionMetadataTest, epoch exhaustion (apache/kafka 3.9 c821449f, 
   });
 
   it('testRotateProducerId', () => {
-    const { s } = ask(cfg, at(s0, { pid: producerId, epoch: exhausted, state: TxnState.Empty }), Api.InitProducerId, { pid: producerId, epoch: exhausted });
-    expect(txn(s, 0)).toMatchObject({ pid: producerId + 1, prevPid: producerId, epoch: 0, lastEpoch: exhausted });
+    const { s } = ask(
+      cfg,
+      at(s0, { pid: producerId, epoch: exhausted, state: TxnState.Empty }),
+      Api.InitProducerId,
+      { pid: producerId, epoch: exhausted },
+    );
+    expect(txn(s, 0)).toMatchObject({
+      pid: producerId + 1,
+      prevPid: producerId,
+      epoch: 0,
+      lastEpoch: exhausted,
+    });
   });
 });
 
 describe('TransactionCoordinatorTest, epoch exhaustion under transaction version 2 (TransactionCoordinator.scala bb126f2d with KAFKA-18660, kafka-4.0)', () => {
   const cfg = timeouts('kafka-4.0');
   const s0 = initial(cfg);
-  const ongoing = at(s0, { pid: producerId, epoch: exhausted, lastEpoch: exhausted - 1, state: TxnState.Ongoing });
+  const ongoing = at(s0, {
+    pid: producerId,
+    epoch: exhausted,
+    lastEpoch: exhausted - 1,
+    state: TxnState.Ongoing,
+  });
 
   it('testEpochBumpOnEndTxnOverflow (TransactionMetadataTest): Prepare* takes a next producer id and the maximum epoch', () => {
     const { s, reply } = ask(cfg, ongoing, Api.EndTxn, { pid: producerId, epoch: exhausted, commit: true });
-    expect(txn(s, 0)).toMatchObject({ pid: producerId, epoch: KAFKA_MAX_EPOCH, lastEpoch: exhausted, nextPid: producerId + 1, state: TxnState.PrepareCommit });
+    expect(txn(s, 0)).toMatchObject({
+      pid: producerId,
+      epoch: KAFKA_MAX_EPOCH,
+      lastEpoch: exhausted,
+      nextPid: producerId + 1,
+      state: TxnState.PrepareCommit,
+    });
     // KAFKA-18660: the answer carries what the completion installs, the new id at epoch 0.
     expect(reply).toMatchObject({ error: Err.NONE, pid: producerId + 1, epoch: 0 });
     const completed = take(cfg, s, 'TC: completeTransaction(t0)');
-    expect(txn(completed, 0)).toMatchObject({ pid: producerId + 1, prevPid: producerId, nextPid: NO_PID, epoch: 0, lastEpoch: exhausted, state: TxnState.CompleteCommit });
+    expect(txn(completed, 0)).toMatchObject({
+      pid: producerId + 1,
+      prevPid: producerId,
+      nextPid: NO_PID,
+      epoch: 0,
+      lastEpoch: exhausted,
+      state: TxnState.CompleteCommit,
+    });
   });
 
   it('shouldReturnOkOnEndTxnV2IfEndTxnV2RetryEpochOverflow', () => {
-    const prepared = askAndClear(cfg, ongoing, Api.EndTxn, { pid: producerId, epoch: exhausted, commit: true }).s;
+    const prepared = askAndClear(cfg, ongoing, Api.EndTxn, {
+      pid: producerId,
+      epoch: exhausted,
+      commit: true,
+    }).s;
     const completed = take(cfg, prepared, 'TC: completeTransaction(t0)');
     const retry = ask(cfg, completed, Api.EndTxn, { pid: producerId, epoch: exhausted, commit: true });
     expect(retry.reply).toMatchObject({ error: Err.NONE, pid: producerId + 1, epoch: 0 });
@@ -124,41 +184,88 @@ describe('TransactionCoordinatorTest, epoch exhaustion under transaction version
 
   it('KAFKA-18660 mutant: answering the prepared id and epoch names an id the completion leaves', () => {
     const mutant = timeouts('kafka-4.0', { mutantEndTxnAnswersPreparedEpoch: true });
-    const { reply } = ask(mutant, at(initial(mutant), { pid: producerId, epoch: exhausted, state: TxnState.Ongoing }), Api.EndTxn, { pid: producerId, epoch: exhausted, commit: true });
+    const { reply } = ask(
+      mutant,
+      at(initial(mutant), { pid: producerId, epoch: exhausted, state: TxnState.Ongoing }),
+      Api.EndTxn,
+      { pid: producerId, epoch: exhausted, commit: true },
+    );
     expect(reply).toMatchObject({ error: Err.NONE, pid: producerId, epoch: KAFKA_MAX_EPOCH });
   });
 
   it('TransactionCoordinator.endTransaction (source): the new id while the old one is still completing is INVALID_PRODUCER_ID_MAPPING', () => {
-    const prepared = askAndClear(cfg, ongoing, Api.EndTxn, { pid: producerId, epoch: exhausted, commit: true }).s;
-    expect(ask(cfg, prepared, Api.EndTxn, { pid: producerId + 1, epoch: 0, commit: false }).reply.error).toBe(Err.INVALID_PRODUCER_ID_MAPPING);
+    const prepared = askAndClear(cfg, ongoing, Api.EndTxn, {
+      pid: producerId,
+      epoch: exhausted,
+      commit: true,
+    }).s;
+    expect(ask(cfg, prepared, Api.EndTxn, { pid: producerId + 1, epoch: 0, commit: false }).reply.error).toBe(
+      Err.INVALID_PRODUCER_ID_MAPPING,
+    );
   });
 
   it('persistProducerIds (4.0): a failover keeps the next producer id, so the completion still rotates', () => {
-    const prepared = askAndClear(cfg, ongoing, Api.EndTxn, { pid: producerId, epoch: exhausted, commit: true }).s;
+    const prepared = askAndClear(cfg, ongoing, Api.EndTxn, {
+      pid: producerId,
+      epoch: exhausted,
+      commit: true,
+    }).s;
     const failedOver = take(cfg, prepared, 'TC: coordinatorFailover');
     expect(txn(failedOver, 0)).toMatchObject({ nextPid: producerId + 1 });
     const lost = timeouts('kafka-4.0', { persistProducerIds: false });
-    const lostPrepared = askAndClear(lost, at(initial(lost), { pid: producerId, epoch: exhausted, state: TxnState.Ongoing }), Api.EndTxn, { pid: producerId, epoch: exhausted, commit: true }).s;
+    const lostPrepared = askAndClear(
+      lost,
+      at(initial(lost), { pid: producerId, epoch: exhausted, state: TxnState.Ongoing }),
+      Api.EndTxn,
+      { pid: producerId, epoch: exhausted, commit: true },
+    ).s;
     const lostFailover = take(lost, lostPrepared, 'TC: coordinatorFailover');
-    expect(txn(take(lost, lostFailover, 'TC: completeTransaction(t0)'), 0)).toMatchObject({ pid: producerId, epoch: KAFKA_MAX_EPOCH });
+    expect(txn(take(lost, lostFailover, 'TC: completeTransaction(t0)'), 0)).toMatchObject({
+      pid: producerId,
+      epoch: KAFKA_MAX_EPOCH,
+    });
   });
 
   it('KAFKA-20090 (switch fenceRotatesProducerId): a timeout fence at an exhausted epoch rotates too', () => {
     const before = take(cfg, ongoing, 'TC: transactionTimeout(t0)');
     expect(txn(before, 0)).toMatchObject({ epoch: KAFKA_MAX_EPOCH, nextPid: NO_PID });
     const fixed = timeouts('kafka-4.0', { fenceRotatesProducerId: true });
-    const after = take(fixed, at(initial(fixed), { pid: producerId, epoch: exhausted, state: TxnState.Ongoing }), 'TC: transactionTimeout(t0)');
+    const after = take(
+      fixed,
+      at(initial(fixed), { pid: producerId, epoch: exhausted, state: TxnState.Ongoing }),
+      'TC: transactionTimeout(t0)',
+    );
     expect(txn(after, 0)).toMatchObject({ epoch: KAFKA_MAX_EPOCH, nextPid: producerId + 1 });
-    expect(txn(take(fixed, after, 'TC: completeTransaction(t0)'), 0)).toMatchObject({ pid: producerId + 1, epoch: 0 });
+    expect(txn(take(fixed, after, 'TC: completeTransaction(t0)'), 0)).toMatchObject({
+      pid: producerId + 1,
+      epoch: 0,
+    });
   });
 
   it('TransactionMetadata.prepareAbortOrCommit (source): a commit past the maximum epoch throws; KAFKA-20090 lets an abort stay at it', () => {
     const atMax = at(s0, { pid: producerId, epoch: KAFKA_MAX_EPOCH, state: TxnState.Ongoing });
-    expect(ask(cfg, atMax, Api.EndTxn, { pid: producerId, epoch: KAFKA_MAX_EPOCH, commit: false }).reply.error).toBe(Err.UNKNOWN_SERVER_ERROR);
+    expect(
+      ask(cfg, atMax, Api.EndTxn, { pid: producerId, epoch: KAFKA_MAX_EPOCH, commit: false }).reply.error,
+    ).toBe(Err.UNKNOWN_SERVER_ERROR);
     const fixed = timeouts('kafka-4.0', { fenceRotatesProducerId: true });
-    const fixedAtMax = at(initial(fixed), { pid: producerId, epoch: KAFKA_MAX_EPOCH, state: TxnState.Ongoing });
-    expect(ask(fixed, fixedAtMax, Api.EndTxn, { pid: producerId, epoch: KAFKA_MAX_EPOCH, commit: true }).reply.error).toBe(Err.UNKNOWN_SERVER_ERROR);
-    const abort = ask(fixed, fixedAtMax, Api.EndTxn, { pid: producerId, epoch: KAFKA_MAX_EPOCH, commit: false });
-    expect(txn(abort.s, 0)).toMatchObject({ epoch: KAFKA_MAX_EPOCH, nextPid: producerId + 1, state: TxnState.PrepareAbort });
+    const fixedAtMax = at(initial(fixed), {
+      pid: producerId,
+      epoch: KAFKA_MAX_EPOCH,
+      state: TxnState.Ongoing,
+    });
+    expect(
+      ask(fixed, fixedAtMax, Api.EndTxn, { pid: producerId, epoch: KAFKA_MAX_EPOCH, commit: true }).reply
+        .error,
+    ).toBe(Err.UNKNOWN_SERVER_ERROR);
+    const abort = ask(fixed, fixedAtMax, Api.EndTxn, {
+      pid: producerId,
+      epoch: KAFKA_MAX_EPOCH,
+      commit: false,
+    });
+    expect(txn(abort.s, 0)).toMatchObject({
+      epoch: KAFKA_MAX_EPOCH,
+      nextPid: producerId + 1,
+      state: TxnState.PrepareAbort,
+    });
   });
 });

@@ -7,7 +7,16 @@ import { describe, expect, it } from 'vitest';
 import type { KafkaConfig } from '../config.ts';
 import { committedOffset, hasPendingOffsets } from '../group.ts';
 import { type State, Api, BatchKind, Err } from '../state.ts';
-import { batch, handle, initial, kafkaConfig, leader, request, withPartition, withProducerEntry } from './harness.ts';
+import {
+  batch,
+  handle,
+  initial,
+  kafkaConfig,
+  leader,
+  request,
+  withPartition,
+  withProducerEntry,
+} from './harness.ts';
 import { marker, produceAnswer, verificationsSent, verified } from './partition-support.ts';
 
 function transform(gen: string): KafkaConfig {
@@ -25,10 +34,28 @@ interface Commit {
  * A TxnOffsetCommit to the group coordinator; when the coordinator first verifies the
  * __consumer_offsets partition (KIP-890), the transaction coordinator answers `verification`.
  */
-function txnCommit(cfg: KafkaConfig, s: State, c: Commit, verification: Err = Err.NONE): { error: Err; state: State } {
+function txnCommit(
+  cfg: KafkaConfig,
+  s: State,
+  c: Commit,
+  verification: Err = Err.NONE,
+): { error: Err; state: State } {
   const offsets = cfg.partitions;
   const generation = c.generation ?? s.group!.generation;
-  const sent = handle(cfg, s, 0, leader(offsets), request(Api.TxnOffsetCommit, { txnId: 0, pid: c.pid, epoch: c.epoch, partitions: offsets, value: c.value, generation }));
+  const sent = handle(
+    cfg,
+    s,
+    0,
+    leader(offsets),
+    request(Api.TxnOffsetCommit, {
+      txnId: 0,
+      pid: c.pid,
+      epoch: c.epoch,
+      partitions: offsets,
+      value: c.value,
+      generation,
+    }),
+  );
   const asked = verificationsSent(sent, offsets).length > verificationsSent(s, offsets).length;
   const a = produceAnswer(asked ? verified(cfg, sent, offsets, verification) : sent, offsets);
   return { error: a.response.error, state: a.state };
@@ -129,31 +156,63 @@ describe('GroupCoordinatorTest (apache/kafka 3.5, 3.9)', () => {
 describe('GroupCoordinatorTest (apache/kafka 3.9), kafka-3.8', () => {
   const cfg = transform('kafka-3.8');
 
-  it.each([Err.INVALID_PRODUCER_ID_MAPPING, Err.INVALID_TXN_STATE])('testVerificationErrorsForTxnOffsetCommits (error %s)', (error) => {
-    const r = txnCommit(cfg, initial(cfg), { pid: 1000, epoch: 2, value: 5 }, error);
-    expect(r.error).toBe(error);
-    expect(offsetsOf(cfg, r.state).log).toEqual([]);
-  });
+  it.each([Err.INVALID_PRODUCER_ID_MAPPING, Err.INVALID_TXN_STATE])(
+    'testVerificationErrorsForTxnOffsetCommits (error %s)',
+    (error) => {
+      const r = txnCommit(cfg, initial(cfg), { pid: 1000, epoch: 2, value: 5 }, error);
+      expect(r.error).toBe(error);
+      expect(offsetsOf(cfg, r.state).log).toEqual([]);
+    },
+  );
 });
 
 describe('GroupCoordinatorTest (apache/kafka 3.9: verification before doTxnCommitOffsets)', () => {
   // In 3.7+ handleTxnCommitOffsets verifies the __consumer_offsets partition and only then
   // (doTxnCommitOffsets) checks member and generation, as the 3.9 test's mocked verifier shows.
-  it.each(['kafka-3.8', 'kafka-4.0'])('testTxnCommitOffsetWithIllegalGeneration (verified first, %s)', (gen) => {
-    const cfg = transform(gen);
-    const s0 = { ...initial(cfg), group: { generation: 1 } };
-    const sent = handle(cfg, s0, 0, leader(cfg.partitions), request(Api.TxnOffsetCommit, { txnId: 0, pid: 1000, epoch: 2, partitions: cfg.partitions, value: 5, generation: 6 }));
-    expect(verificationsSent(sent, cfg.partitions)).toHaveLength(1);
-    const a = produceAnswer(verified(cfg, sent, cfg.partitions), cfg.partitions);
-    expect(a.response.error).toBe(Err.ILLEGAL_GENERATION);
-  });
+  it.each(['kafka-3.8', 'kafka-4.0'])(
+    'testTxnCommitOffsetWithIllegalGeneration (verified first, %s)',
+    (gen) => {
+      const cfg = transform(gen);
+      const s0 = { ...initial(cfg), group: { generation: 1 } };
+      const sent = handle(
+        cfg,
+        s0,
+        0,
+        leader(cfg.partitions),
+        request(Api.TxnOffsetCommit, {
+          txnId: 0,
+          pid: 1000,
+          epoch: 2,
+          partitions: cfg.partitions,
+          value: 5,
+          generation: 6,
+        }),
+      );
+      expect(verificationsSent(sent, cfg.partitions)).toHaveLength(1);
+      const a = produceAnswer(verified(cfg, sent, cfg.partitions), cfg.partitions);
+      expect(a.response.error).toBe(Err.ILLEGAL_GENERATION);
+    },
+  );
 });
 
 describe('GroupCoordinator.handleTxnCommitOffsets (apache/kafka 3.6 source: no verification before KAFKA-15449, 3.7)', () => {
   it('kafka-3.6 answers a TxnOffsetCommit without asking the transaction coordinator', () => {
     const cfg = transform('kafka-3.6');
     const s0 = { ...initial(cfg), group: { generation: 1 } };
-    const sent = handle(cfg, s0, 0, leader(cfg.partitions), request(Api.TxnOffsetCommit, { txnId: 0, pid: 1000, epoch: 2, partitions: cfg.partitions, value: 5, generation: 6 }));
+    const sent = handle(
+      cfg,
+      s0,
+      0,
+      leader(cfg.partitions),
+      request(Api.TxnOffsetCommit, {
+        txnId: 0,
+        pid: 1000,
+        epoch: 2,
+        partitions: cfg.partitions,
+        value: 5,
+        generation: 6,
+      }),
+    );
     expect(verificationsSent(sent, cfg.partitions)).toHaveLength(0);
     expect(produceAnswer(sent, cfg.partitions).response.error).toBe(Err.ILLEGAL_GENERATION);
   });
@@ -185,7 +244,10 @@ describe('OffsetMetadataManagerTest (apache/kafka trunk 1eb7644: the group coord
   it('testReplayTransactionEndMarkerWithCommit', () => {
     // A plain commit of 99, then producer 5's pending 100.
     let s = withPartition(initial(cfg), offsets, {
-      log: [batch({ pid: -1, epoch: -1, seq: -1, kind: BatchKind.OffsetCommit, transactional: false, value: 99 }), batch({ pid: 5, epoch: 0, seq: -1, kind: BatchKind.OffsetCommit, value: 100 })],
+      log: [
+        batch({ pid: -1, epoch: -1, seq: -1, kind: BatchKind.OffsetCommit, transactional: false, value: 99 }),
+        batch({ pid: 5, epoch: 0, seq: -1, kind: BatchKind.OffsetCommit, value: 100 }),
+      ],
     });
     s = withProducerEntry(s, offsets, { pid: 5, epoch: 0, txnFirstOffset: 1 });
     // An end marker of an unknown producer changes nothing.
@@ -199,7 +261,17 @@ describe('OffsetMetadataManagerTest (apache/kafka trunk 1eb7644: the group coord
   it('testReplayTransactionEndMarkerKeepsTheMostRecentCommittedOffset', () => {
     // Producer 5's pending 100 first, then a plain commit of 101: the later one stays.
     let s = withPartition(initial(cfg), offsets, {
-      log: [batch({ pid: 5, epoch: 0, seq: -1, kind: BatchKind.OffsetCommit, value: 100 }), batch({ pid: -1, epoch: -1, seq: -1, kind: BatchKind.OffsetCommit, transactional: false, value: 101 })],
+      log: [
+        batch({ pid: 5, epoch: 0, seq: -1, kind: BatchKind.OffsetCommit, value: 100 }),
+        batch({
+          pid: -1,
+          epoch: -1,
+          seq: -1,
+          kind: BatchKind.OffsetCommit,
+          transactional: false,
+          value: 101,
+        }),
+      ],
     });
     s = withProducerEntry(s, offsets, { pid: 5, epoch: 0, txnFirstOffset: 0 });
     s = marker(cfg, s, offsets, { pid: 5, epoch: 1, commit: true }).state;
@@ -210,11 +282,15 @@ describe('OffsetMetadataManagerTest (apache/kafka trunk 1eb7644: the group coord
     const s0 = { ...initial(cfg), group: { generation: 1 } };
     const r = txnCommit(cfg, s0, { pid: 5, epoch: 0, value: 100, generation: 1 });
     expect(r.error).toBe(Err.NONE);
-    expect(offsetsOf(cfg, r.state).log.map((b) => [b.kind, b.value])).toEqual([[BatchKind.OffsetCommit, 100]]);
+    expect(offsetsOf(cfg, r.state).log.map((b) => [b.kind, b.value])).toEqual([
+      [BatchKind.OffsetCommit, 100],
+    ]);
   });
 
   it('testGenericGroupTransactionalOffsetCommitWithIllegalGenerationId', () => {
     const s0 = { ...initial(cfg), group: { generation: 1 } };
-    expect(txnCommit(cfg, s0, { pid: 5, epoch: 0, value: 100, generation: 100 }).error).toBe(Err.ILLEGAL_GENERATION);
+    expect(txnCommit(cfg, s0, { pid: 5, epoch: 0, value: 100, generation: 100 }).error).toBe(
+      Err.ILLEGAL_GENERATION,
+    );
   });
 });

@@ -23,6 +23,8 @@ describe('conformance harness', () => {
   it('takes a client action by its label, and says what is enabled when it is not', () => {
     const s = take(cfg, initial(cfg), 'P0.0: initTransactions');
     expect(s.producers[0]!.tm).toBe(Tm.INITIALIZING);
-    expect(() => take(cfg, s, 'P0.0: beginTransaction')).toThrow(/not enabled: P0.0: beginTransaction; enabled: deliver P0.0→TC: InitProducerId/);
+    expect(() => take(cfg, s, 'P0.0: beginTransaction')).toThrow(
+      /not enabled: P0.0: beginTransaction; enabled: deliver P0.0→TC: InitProducerId/,
+    );
   });
 });

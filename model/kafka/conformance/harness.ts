@@ -40,7 +40,11 @@ export const leader = (p: number): number => LEADER_BASE + p;
 export type Bounds = Partial<Omit<KafkaConfig, 'variant' | 'rules' | 'handlers'>>;
 
 /** A model instance of `generation` (a name from variants.ts), with switches changed by `rules`. */
-export function kafkaConfig(generation: string, bounds: Bounds = {}, rules: Partial<Rules> = {}): KafkaConfig {
+export function kafkaConfig(
+  generation: string,
+  bounds: Bounds = {},
+  rules: Partial<Rules> = {},
+): KafkaConfig {
   const preset = generations[generation];
   if (preset === undefined) throw new Error(`no generation ${generation}`);
   const brokers = { ...preset.rules, ...rules };
@@ -59,7 +63,20 @@ export function kafkaConfig(generation: string, bounds: Bounds = {}, rules: Part
     app: 'produce',
     inputRecords: 0,
     consumers: { readCommitted: 0, readUncommitted: 0 },
-    faults: { requestLoss: 0, responseLoss: 0, requestTimeouts: 0, batchExpiries: 0, producerCrashes: 0, coordinatorFailovers: 0, transactionTimeouts: 0, appendFailures: 0, markerTimeouts: 0, transactionalIdExpiries: 0, producerStateExpiries: 0, transactionVersionChanges: 0 },
+    faults: {
+      requestLoss: 0,
+      responseLoss: 0,
+      requestTimeouts: 0,
+      batchExpiries: 0,
+      producerCrashes: 0,
+      coordinatorFailovers: 0,
+      transactionTimeouts: 0,
+      appendFailures: 0,
+      markerTimeouts: 0,
+      transactionalIdExpiries: 0,
+      producerStateExpiries: 0,
+      transactionVersionChanges: 0,
+    },
     coordinatorAppends: 'atomic',
     coordinatorLoading: 'atomic',
     maxEpoch: KAFKA_MAX_EPOCH,
@@ -69,7 +86,11 @@ export function kafkaConfig(generation: string, bounds: Bounds = {}, rules: Part
   };
   // Every instance runs the brokers' own client unless a case says otherwise.
   const transactionVersion = bounds.transactionVersion ?? (cfg.rules.tv2 ? 2 : 1);
-  return { ...cfg, transactionVersion, clientRules: bounds.clientRules ?? Array.from({ length: cfg.instancesPerId }, () => cfg.rules) };
+  return {
+    ...cfg,
+    transactionVersion,
+    clientRules: bounds.clientRules ?? Array.from({ length: cfg.instancesPerId }, () => cfg.rules),
+  };
 }
 
 export function initial(cfg: KafkaConfig): State {
@@ -88,10 +109,40 @@ export function withCoordinator(s: State, fields: Partial<Coordinator>): State {
  */
 export function withTxn(s: State, txnId: number, fields: Partial<TxnMetadata>): State {
   // Version 2 unless a case says otherwise: the brokers' own generation then decides.
-  const md: TxnMetadata = { pid: 0, epoch: 0, lastEpoch: NO_EPOCH, state: TxnState.Empty, pendingState: NO_STATE, partitions: 0, ghostTxn: -1, hasFailedEpochFence: false, prevPid: NO_PID, nextPid: NO_PID, transactionVersion: 2, ...fields };
-  const record = { pid: md.pid, epoch: md.epoch, state: md.state, partitions: md.partitions, ghostTxn: md.ghostTxn, prevPid: md.prevPid, nextPid: md.nextPid, lastEpoch: NO_EPOCH, transactionVersion: md.transactionVersion, ghostPrevState: NO_STATE, ghostPrevPid: NO_PID, ghostPrevEpoch: NO_EPOCH };
+  const md: TxnMetadata = {
+    pid: 0,
+    epoch: 0,
+    lastEpoch: NO_EPOCH,
+    state: TxnState.Empty,
+    pendingState: NO_STATE,
+    partitions: 0,
+    ghostTxn: -1,
+    hasFailedEpochFence: false,
+    prevPid: NO_PID,
+    nextPid: NO_PID,
+    transactionVersion: 2,
+    ...fields,
+  };
+  const record = {
+    pid: md.pid,
+    epoch: md.epoch,
+    state: md.state,
+    partitions: md.partitions,
+    ghostTxn: md.ghostTxn,
+    prevPid: md.prevPid,
+    nextPid: md.nextPid,
+    lastEpoch: NO_EPOCH,
+    transactionVersion: md.transactionVersion,
+    ghostPrevState: NO_STATE,
+    ghostPrevPid: NO_PID,
+    ghostPrevEpoch: NO_EPOCH,
+  };
   const c = s.coordinator;
-  return withCoordinator(s, { metadata: setAt(c.metadata, txnId, md), log: setAt(c.log, txnId, record), nextPid: Math.max(c.nextPid, md.pid + 1) });
+  return withCoordinator(s, {
+    metadata: setAt(c.metadata, txnId, md),
+    log: setAt(c.log, txnId, record),
+    nextPid: Math.max(c.nextPid, md.pid + 1),
+  });
 }
 
 export function txn(s: State, txnId: number): TxnMetadata | null {
@@ -103,8 +154,18 @@ export function withPartition(s: State, p: number, fields: Partial<Partition>): 
 }
 
 /** Partition p's leader holds this ProducerStateEntry (defaults: epoch 0, no batches, no open transaction). */
-export function withProducerEntry(s: State, p: number, fields: Partial<ProducerEntry> & { pid: number }): State {
-  const entry: ProducerEntry = { epoch: 0, lastSeqs: [], coordinatorEpoch: -1, txnFirstOffset: NO_OFFSET, ...fields };
+export function withProducerEntry(
+  s: State,
+  p: number,
+  fields: Partial<ProducerEntry> & { pid: number },
+): State {
+  const entry: ProducerEntry = {
+    epoch: 0,
+    lastSeqs: [],
+    coordinatorEpoch: -1,
+    txnFirstOffset: NO_OFFSET,
+    ...fields,
+  };
   const others = s.partitions[p]!.producers.filter((e) => e.pid !== entry.pid);
   return withPartition(s, p, { producers: [...others, entry].sort((a, b) => a.pid - b.pid) });
 }
@@ -115,7 +176,15 @@ export function producerEntry(s: State, p: number, pid: number): ProducerEntry |
 
 /** A log batch (defaults: a transactional data batch of no client transaction). */
 export function batch(fields: Partial<LogBatch> & { pid: number; epoch: number }): LogBatch {
-  return { kind: BatchKind.Data, seq: 0, transactional: true, value: -1, ghostTxn: -1, ghostRecord: -1, ...fields };
+  return {
+    kind: BatchKind.Data,
+    seq: 0,
+    transactional: true,
+    value: -1,
+    ghostTxn: -1,
+    ghostRecord: -1,
+    ...fields,
+  };
 }
 
 export function withProducer(s: State, i: number, fields: Partial<Producer>): State {
@@ -141,10 +210,20 @@ export function take(cfg: KafkaConfig, s: State, label: string): State {
  * the model's own deliver step: a request reaches its handler (or a user variant's override), a
  * response reaches the client, the coordinator or the leader.
  */
-export function deliver(cfg: KafkaConfig, s: State, from: number, to: number, message: Message, conn = 0): State {
-  if (s.network.some((c) => c.from === from && c.to === to && c.conn === conn)) throw new Error(`connection ${from}→${to}#${conn} is not empty`);
+export function deliver(
+  cfg: KafkaConfig,
+  s: State,
+  from: number,
+  to: number,
+  message: Message,
+  conn = 0,
+): State {
+  if (s.network.some((c) => c.from === from && c.to === to && c.conn === conn))
+    throw new Error(`connection ${from}→${to}#${conn} is not empty`);
   const sent: State = { ...s, network: send(s.network, from, to, conn, message) };
-  const action = enabledActions(cfg, sent).find((a) => a.kind === ActionKind.deliver && a.actor === from && a.target === to && a.conn === conn);
+  const action = enabledActions(cfg, sent).find(
+    (a) => a.kind === ActionKind.deliver && a.actor === from && a.target === to && a.conn === conn,
+  );
   return step(cfg, sent, action!);
 }
 
@@ -152,9 +231,23 @@ export function deliver(cfg: KafkaConfig, s: State, from: number, to: number, me
  * Sends `req` from producer `client` to `to` and delivers it. Ghost fields left unset name the
  * client and its current client transaction, as the client's own requests do.
  */
-export function handle(cfg: KafkaConfig, s: State, client: number, to: number, req: Request, conn = 0): State {
+export function handle(
+  cfg: KafkaConfig,
+  s: State,
+  client: number,
+  to: number,
+  req: Request,
+  conn = 0,
+): State {
   const ghostProducer = req.ghostProducer < 0 ? client : req.ghostProducer;
-  const ghostTxn = req.ghostTxn < 0 ? clientTxnIndex(cfg, client, Math.max(0, s.producers[client]!.txnsBegun - (req.api === Api.InitProducerId ? 0 : 1))) : req.ghostTxn;
+  const ghostTxn =
+    req.ghostTxn < 0
+      ? clientTxnIndex(
+          cfg,
+          client,
+          Math.max(0, s.producers[client]!.txnsBegun - (req.api === Api.InitProducerId ? 0 : 1)),
+        )
+      : req.ghostTxn;
   return deliver(cfg, s, client, to, { ...req, ghostProducer, ghostTxn }, conn);
 }
 
@@ -166,13 +259,20 @@ export function messages(s: State, from: number, to: number, conn = 0): readonly
 /** The one response on the connection `from → to`; throws when there is none or more than one. */
 export function answer(s: State, from: number, to: number, conn = 0): Response {
   const waiting = messages(s, from, to, conn);
-  if (waiting.length !== 1 || !waiting[0]!.response) throw new Error(`expected one response on ${from}→${to}#${conn}, found ${JSON.stringify(waiting)}`);
+  if (waiting.length !== 1 || !waiting[0]!.response)
+    throw new Error(`expected one response on ${from}→${to}#${conn}, found ${JSON.stringify(waiting)}`);
   return waiting[0]!;
 }
 
 /** The requests a node sent, on every connection, e.g. the WriteTxnMarkers the coordinator sent. */
 export function requestsFrom(s: State, from: number): { to: number; conn: number; request: Request }[] {
-  return s.network.filter((c) => c.from === from).flatMap((c) => c.messages.filter((m): m is Request => !m.response).map((m) => ({ to: c.to, conn: c.conn, request: m })));
+  return s.network
+    .filter((c) => c.from === from)
+    .flatMap((c) =>
+      c.messages
+        .filter((m): m is Request => !m.response)
+        .map((m) => ({ to: c.to, conn: c.conn, request: m })),
+    );
 }
 
 /** States met on random walks, every one of each walk; `rng` (a seeded generator) picks the steps. */

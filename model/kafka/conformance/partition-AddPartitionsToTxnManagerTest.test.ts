@@ -16,7 +16,10 @@ describe('AddPartitionsToTxnManagerTest (apache/kafka 3.6, 3.9), kafka-3.8', () 
 
   it('testAddPartitionsToTxnHandlerErrorHandling (PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH)', () => {
     const s = withTxn(initial(cfg), 0, { pid: PID, epoch: 1, state: TxnState.Ongoing, partitions: 1 << P });
-    const a = produceAnswer(coordinatorAnswers(cfg, produce(cfg, s, P, { pid: PID, epoch: 0, seq: 0 }), P), P);
+    const a = produceAnswer(
+      coordinatorAnswers(cfg, produce(cfg, s, P, { pid: PID, epoch: 0, seq: 0 }), P),
+      P,
+    );
     expect(a.response.error).toBe(Err.INVALID_PRODUCER_EPOCH);
     expect(a.state.partitions[P]!.log).toEqual([]);
   });
@@ -25,16 +28,23 @@ describe('AddPartitionsToTxnManagerTest (apache/kafka 3.6, 3.9), kafka-3.8', () 
   it.each([
     ['kafka-3.6', Err.INVALID_TXN_STATE],
     ['kafka-3.8', Err.TRANSACTION_ABORTABLE],
-  ] as const)('testAddPartitionsToTxnHandlerErrorHandling (a partition not in the transaction, %s)', (generation, error) => {
-    const c = kafkaConfig(generation);
-    const s = withTxn(initial(c), 0, { pid: PID, epoch: 0, state: TxnState.Ongoing, partitions: 1 << 1 });
-    const a = produceAnswer(coordinatorAnswers(c, produce(c, s, P, { pid: PID, epoch: 0, seq: 0 }), P), P);
-    expect(a.response.error).toBe(error);
-  });
+  ] as const)(
+    'testAddPartitionsToTxnHandlerErrorHandling (a partition not in the transaction, %s)',
+    (generation, error) => {
+      const c = kafkaConfig(generation);
+      const s = withTxn(initial(c), 0, { pid: PID, epoch: 0, state: TxnState.Ongoing, partitions: 1 << 1 });
+      const a = produceAnswer(coordinatorAnswers(c, produce(c, s, P, { pid: PID, epoch: 0, seq: 0 }), P), P);
+      expect(a.response.error).toBe(error);
+    },
+  );
 
   it('testAddPartitionsToTxnHandlerErrorHandling (a partition not in the transaction, a client whose Produce version predates TRANSACTION_ABORTABLE)', () => {
     // Brokers of 3.8 and a 3.6 client: the error is converted to INVALID_TXN_STATE (transactionSupportedOperation defaultError).
-    const c = kafkaConfig('kafka-3.8', {}, withClient(generations['kafka-3.8']!.rules, generations['kafka-3.6']!.rules));
+    const c = kafkaConfig(
+      'kafka-3.8',
+      {},
+      withClient(generations['kafka-3.8']!.rules, generations['kafka-3.6']!.rules),
+    );
     const s = withTxn(initial(c), 0, { pid: PID, epoch: 0, state: TxnState.Ongoing, partitions: 1 << 1 });
     const a = produceAnswer(coordinatorAnswers(c, produce(c, s, P, { pid: PID, epoch: 0, seq: 0 }), P), P);
     expect(a.response.error).toBe(Err.INVALID_TXN_STATE);
@@ -42,7 +52,10 @@ describe('AddPartitionsToTxnManagerTest (apache/kafka 3.6, 3.9), kafka-3.8', () 
 
   it('testAddPartitionsToTxnHandlerErrorHandling (a partition in the transaction has no error)', () => {
     const s = withTxn(initial(cfg), 0, { pid: PID, epoch: 0, state: TxnState.Ongoing, partitions: 1 << P });
-    const a = produceAnswer(coordinatorAnswers(cfg, produce(cfg, s, P, { pid: PID, epoch: 0, seq: 0 }), P), P);
+    const a = produceAnswer(
+      coordinatorAnswers(cfg, produce(cfg, s, P, { pid: PID, epoch: 0, seq: 0 }), P),
+      P,
+    );
     expect(a.response.error).toBe(Err.NONE);
     expect(producerEntry(a.state, P, PID)!.txnFirstOffset).toBe(0);
   });

@@ -7,8 +7,27 @@
 import { describe, expect, it } from 'vitest';
 import { lastStableOffset } from '../partition.ts';
 import { type State, Api, Err, NO_OFFSET } from '../state.ts';
-import { handle, initial, kafkaConfig, labels, leader, producerEntry, request, take, withPartition, withProducerEntry } from './harness.ts';
-import { marker, produce, produced, producedVerified, produceAnswer, verificationsSent, verified } from './partition-support.ts';
+import {
+  handle,
+  initial,
+  kafkaConfig,
+  labels,
+  leader,
+  producerEntry,
+  request,
+  take,
+  withPartition,
+  withProducerEntry,
+} from './harness.ts';
+import {
+  marker,
+  produce,
+  produced,
+  producedVerified,
+  produceAnswer,
+  verificationsSent,
+  verified,
+} from './partition-support.ts';
 
 const P = 0;
 const PID = 1;
@@ -51,7 +70,9 @@ describe('ProducerStateManagerTest (apache/kafka 3.5, 3.9, trunk 1eb7644)', () =
     expect(producerEntry(s, P, PID)).toMatchObject({ epoch: 1, lastSeqs: [0] });
     // Under transaction version 2 the leader asks the coordinator first (an open transaction counts
     // only at its own epoch); the leader's own epoch check answers either way.
-    expect(producedVerified(cfg, s, P, { pid: PID, epoch: 0, seq: 0 }).error).toBe(Err.INVALID_PRODUCER_EPOCH);
+    expect(producedVerified(cfg, s, P, { pid: PID, epoch: 0, seq: 0 }).error).toBe(
+      Err.INVALID_PRODUCER_EPOCH,
+    );
   });
 
   describe.each(generations)('testAppendTxnMarkerWithNoProducerState (%s)', (gen) => {
@@ -68,7 +89,9 @@ describe('ProducerStateManagerTest (apache/kafka 3.5, 3.9, trunk 1eb7644)', () =
     });
 
     it('testAppendTxnMarkerWithNoProducerState (fencing)', () => {
-      expect(producedVerified(cfg, onlyMarker(), P, { pid: PID, epoch: 0, seq: 0 }).error).toBe(Err.INVALID_PRODUCER_EPOCH);
+      expect(producedVerified(cfg, onlyMarker(), P, { pid: PID, epoch: 0, seq: 0 }).error).toBe(
+        Err.INVALID_PRODUCER_EPOCH,
+      );
     });
 
     it('testAppendTxnMarkerWithNoProducerState (non-zero sequence)', () => {
@@ -89,7 +112,11 @@ describe('ProducerStateManagerTest (apache/kafka 3.5, 3.9, trunk 1eb7644)', () =
     const s = appendAll(gen, initial(cfg), [{ pid: PID, epoch: 0, seq: 0 }]);
     const m = marker(cfg, s, P, { pid: PID, epoch: 1, commit: false });
     expect(m.error).toBe(Err.NONE);
-    expect(producerEntry(m.state, P, PID)).toMatchObject({ epoch: 1, lastSeqs: [], txnFirstOffset: NO_OFFSET });
+    expect(producerEntry(m.state, P, PID)).toMatchObject({
+      epoch: 1,
+      lastSeqs: [],
+      txnFirstOffset: NO_OFFSET,
+    });
     const r = producedVerified(cfg, m.state, P, { pid: PID, epoch: 1, seq: 0 });
     expect(r.error).toBe(Err.NONE);
     expect(producerEntry(r.state, P, PID)!.lastSeqs).toEqual([0]);
@@ -116,7 +143,12 @@ describe('ProducerStateManagerTest (apache/kafka 3.5, 3.9, trunk 1eb7644)', () =
     expect(producerEntry(s, P, PID)!.txnFirstOffset).toBe(0);
     const m = marker(cfg, s, P, { pid: PID, epoch: 0, commit: true, coordinatorEpoch: 15 });
     expect(m.error).toBe(Err.NONE);
-    expect(producerEntry(m.state, P, PID)).toMatchObject({ epoch: 0, lastSeqs: [0, 1, 2], txnFirstOffset: NO_OFFSET, coordinatorEpoch: 15 });
+    expect(producerEntry(m.state, P, PID)).toMatchObject({
+      epoch: 0,
+      lastSeqs: [0, 1, 2],
+      txnFirstOffset: NO_OFFSET,
+      coordinatorEpoch: 15,
+    });
   });
 
   describe.each(generations)('testOutOfSequenceAfterControlRecordEpochBump (%s)', (gen) => {
@@ -132,11 +164,15 @@ describe('ProducerStateManagerTest (apache/kafka 3.5, 3.9, trunk 1eb7644)', () =
     };
 
     it('testOutOfSequenceAfterControlRecordEpochBump (bumped epoch, old sequence)', () => {
-      expect(producedVerified(cfg, afterBump(), P, { pid: PID, epoch: 1, seq: 2 }).error).toBe(Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
+      expect(producedVerified(cfg, afterBump(), P, { pid: PID, epoch: 1, seq: 2 }).error).toBe(
+        Err.OUT_OF_ORDER_SEQUENCE_NUMBER,
+      );
     });
 
     it('testOutOfSequenceAfterControlRecordEpochBump (newer epoch, old sequence)', () => {
-      expect(producedVerified(cfg, afterBump(), P, { pid: PID, epoch: 2, seq: 2 }).error).toBe(Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
+      expect(producedVerified(cfg, afterBump(), P, { pid: PID, epoch: 2, seq: 2 }).error).toBe(
+        Err.OUT_OF_ORDER_SEQUENCE_NUMBER,
+      );
     });
 
     it('testOutOfSequenceAfterControlRecordEpochBump (bumped epoch, sequence 0)', () => {
@@ -152,7 +188,11 @@ describe('ProducerStateManagerTest (apache/kafka 3.5, 3.9, trunk 1eb7644)', () =
     const m = marker(cfg, s, P, { pid: PID, epoch: 1, commit: false });
     expect(m.error).toBe(Err.NONE);
     // No open transaction and no data batch left at the fencing epoch.
-    expect(producerEntry(m.state, P, PID)).toMatchObject({ epoch: 1, txnFirstOffset: NO_OFFSET, lastSeqs: [] });
+    expect(producerEntry(m.state, P, PID)).toMatchObject({
+      epoch: 1,
+      txnFirstOffset: NO_OFFSET,
+      lastSeqs: [],
+    });
   });
 
   it.each(generations)('testAcceptAppendWithSequenceGapsOnReplica (client append, %s)', (gen) => {
@@ -199,7 +239,12 @@ describe('ProducerStateManagerTest (apache/kafka 3.5, 3.9, trunk 1eb7644)', () =
     });
 
     it('testCoordinatorFencing (same, then higher coordinator epoch)', () => {
-      const same = marker(cfg, committedAtOne(), P, { pid: PID, epoch: 5, commit: true, coordinatorEpoch: 1 });
+      const same = marker(cfg, committedAtOne(), P, {
+        pid: PID,
+        epoch: 5,
+        commit: true,
+        coordinatorEpoch: 1,
+      });
       expect(same.error).toBe(Err.NONE);
       const higher = marker(cfg, same.state, P, { pid: PID, epoch: 5, commit: true, coordinatorEpoch: 2 });
       expect(higher.error).toBe(Err.NONE);
@@ -207,7 +252,12 @@ describe('ProducerStateManagerTest (apache/kafka 3.5, 3.9, trunk 1eb7644)', () =
     });
 
     it('testCoordinatorFencing (older coordinator epoch)', () => {
-      const higher = marker(cfg, committedAtOne(), P, { pid: PID, epoch: 5, commit: true, coordinatorEpoch: 2 }).state;
+      const higher = marker(cfg, committedAtOne(), P, {
+        pid: PID,
+        epoch: 5,
+        commit: true,
+        coordinatorEpoch: 2,
+      }).state;
       const zombie = marker(cfg, higher, P, { pid: PID, epoch: 5, commit: true, coordinatorEpoch: 1 });
       expect(zombie.error).toBe(Err.TRANSACTION_COORDINATOR_FENCED);
       expect(zombie.state.partitions[P]!.log).toHaveLength(higher.partitions[P]!.log.length);
@@ -250,7 +300,9 @@ describe('ProducerStateManagerTest (apache/kafka 3.5, 3.9, trunk 1eb7644)', () =
   it.each(generations)('testRejectNonZeroSequenceForDirectEpochBump (%s)', (gen) => {
     const cfg = kafkaConfig(gen);
     const s = withProducerEntry(initial(cfg), P, { pid: PID, epoch: 0, lastSeqs: [0, 1, 2] });
-    expect(producedVerified(cfg, s, P, { pid: PID, epoch: 1, seq: 5 }).error).toBe(Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
+    expect(producedVerified(cfg, s, P, { pid: PID, epoch: 1, seq: 5 }).error).toBe(
+      Err.OUT_OF_ORDER_SEQUENCE_NUMBER,
+    );
     expect(producedVerified(cfg, s, P, { pid: PID, epoch: 1, seq: 0 }).error).toBe(Err.NONE);
   });
 });
@@ -262,7 +314,20 @@ describe('ProducerStateManagerTest (apache/kafka 3.5, 3.9): __consumer_offsets, 
     // Two offset commits of one transaction carry no sequence (coordinator origin): both are appended.
     let s = initial(cfg);
     for (const value of [1, 2]) {
-      s = handle(cfg, s, 0, leader(offsets), request(Api.TxnOffsetCommit, { txnId: 0, pid: PID, epoch: 0, partitions: offsets, value, generation: s.group!.generation }));
+      s = handle(
+        cfg,
+        s,
+        0,
+        leader(offsets),
+        request(Api.TxnOffsetCommit, {
+          txnId: 0,
+          pid: PID,
+          epoch: 0,
+          partitions: offsets,
+          value,
+          generation: s.group!.generation,
+        }),
+      );
       const a = produceAnswer(s, offsets);
       expect(a.response.error).toBe(Err.NONE);
       s = a.state;
@@ -279,11 +344,17 @@ describe('ProducerStateManagerTest (apache/kafka 3.6 and trunk 1eb7644): verific
     const first = s.partitions[P]!.verifications[0]!;
     s = produce(cfg, s, P, { pid: PID, epoch: 0, seq: 0 });
     expect(s.partitions[P]!.verifications).toEqual([first]);
-    expect(verificationsSent(s, P).map((m) => (m.response ? -1 : m.guard))).toEqual([first.guard, first.guard]);
+    expect(verificationsSent(s, P).map((m) => (m.response ? -1 : m.guard))).toEqual([
+      first.guard,
+      first.guard,
+    ]);
   });
 
   it('testEntryForVerification (cleared by the append)', () => {
-    const s = produceAnswer(verified(cfg, produce(cfg, initial(cfg), P, { pid: PID, epoch: 0, seq: 0 }), P), P);
+    const s = produceAnswer(
+      verified(cfg, produce(cfg, initial(cfg), P, { pid: PID, epoch: 0, seq: 0 }), P),
+      P,
+    );
     expect(s.response.error).toBe(Err.NONE);
     expect(s.state.partitions[P]!.verifications).toEqual([]);
   });
@@ -357,7 +428,11 @@ describe('ProducerStateManagerTest (apache/kafka 0.11.0), kafka-0.11', () => {
     const s = appendAll(gen, initial(cfg), [{ pid: PID, epoch: 0, seq: 0 }]);
     const m = marker(cfg, s, P, { pid: PID, epoch: 1, commit: false });
     expect(m.error).toBe(Err.NONE);
-    expect(producerEntry(m.state, P, PID)).toMatchObject({ epoch: 1, lastSeqs: [], txnFirstOffset: NO_OFFSET });
+    expect(producerEntry(m.state, P, PID)).toMatchObject({
+      epoch: 1,
+      lastSeqs: [],
+      txnFirstOffset: NO_OFFSET,
+    });
     expect(lastStableOffset(m.state.partitions[P]!)).toBe(2);
     expect(produced(cfg, m.state, P, { pid: PID, epoch: 1, seq: 0 }).error).toBe(Err.NONE);
   });
@@ -368,7 +443,9 @@ describe('ProducerStateManagerTest (apache/kafka 0.11.0), kafka-0.11', () => {
       { pid: PID, epoch: 0, seq: 1 },
     ]);
     const m = marker(cfg, s, P, { pid: PID, epoch: 1, commit: false });
-    expect(produced(cfg, m.state, P, { pid: PID, epoch: 1, seq: 2 }).error).toBe(Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
+    expect(produced(cfg, m.state, P, { pid: PID, epoch: 1, seq: 2 }).error).toBe(
+      Err.OUT_OF_ORDER_SEQUENCE_NUMBER,
+    );
   });
 
   it('testCoordinatorFencing', () => {
@@ -378,84 +455,102 @@ describe('ProducerStateManagerTest (apache/kafka 0.11.0), kafka-0.11', () => {
       expect(m.error).toBe(Err.NONE);
       s = m.state;
     }
-    expect(marker(cfg, s, P, { pid: PID, epoch: 5, commit: true, coordinatorEpoch: 1 }).error).toBe(Err.TRANSACTION_COORDINATOR_FENCED);
+    expect(marker(cfg, s, P, { pid: PID, epoch: 5, commit: true, coordinatorEpoch: 1 }).error).toBe(
+      Err.TRANSACTION_COORDINATOR_FENCED,
+    );
   });
 });
 
 // removeExpiredProducers: Kafka sleeps past producer.id.expiration.ms and calls it; the model's
 // leader takes its expiry step, a fault a budget allows once the producer is idle.
-const expiring = (gen: string) => kafkaConfig(gen, { faults: { ...kafkaConfig(gen).faults, producerStateExpiries: 1 } });
+const expiring = (gen: string) =>
+  kafkaConfig(gen, { faults: { ...kafkaConfig(gen).faults, producerStateExpiries: 1 } });
 const expiry = `L${P}: producerStateExpiry(pid ${PID})`;
 
-describe.each(['kafka-0.11', ...generations])('ProducerStateManagerTest (apache/kafka 0.11.0, 3.5, 3.9, trunk 1eb7644): producer id expiration, %s', (gen) => {
-  const cfg = expiring(gen);
+describe.each(['kafka-0.11', ...generations])(
+  'ProducerStateManagerTest (apache/kafka 0.11.0, 3.5, 3.9, trunk 1eb7644): producer id expiration, %s',
+  (gen) => {
+    const cfg = expiring(gen);
 
-  it('testPidExpirationTimeout', () => {
-    if (gen === 'kafka-0.11') {
-      // 0.11.0 expects OutOfOrderSequenceException (1.0 to 2.4: UnknownProducerIdException): a producer
-      // id the leader has no state for must start at sequence 0, so the test's first append fails already.
-      expect(produced(cfg, initial(cfg), P, { pid: PID, epoch: 5, seq: 37 }).error).toBe(Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
-      return;
-    }
-    // adapted: Kafka appends idempotent batches; here a transactional record and its COMMIT marker.
-    let s = appendAll(gen, initial(cfg), [{ pid: PID, epoch: 5, seq: 37 }]);
-    s = take(cfg, marker(cfg, s, P, { pid: PID, epoch: 5, commit: true }).state, expiry);
-    expect(producerEntry(s, P, PID)).toBeUndefined();
-    s = appendAll(gen, s, [{ pid: PID, epoch: 5, seq: 38 }]);
-    expect(s.partitions[P]!.producers).toHaveLength(1);
-    expect(producerEntry(s, P, PID)!.lastSeqs).toEqual([38]);
-    expect(s.partitions[P]!.log).toHaveLength(3);
-  });
+    it('testPidExpirationTimeout', () => {
+      if (gen === 'kafka-0.11') {
+        // 0.11.0 expects OutOfOrderSequenceException (1.0 to 2.4: UnknownProducerIdException): a producer
+        // id the leader has no state for must start at sequence 0, so the test's first append fails already.
+        expect(produced(cfg, initial(cfg), P, { pid: PID, epoch: 5, seq: 37 }).error).toBe(
+          Err.OUT_OF_ORDER_SEQUENCE_NUMBER,
+        );
+        return;
+      }
+      // adapted: Kafka appends idempotent batches; here a transactional record and its COMMIT marker.
+      let s = appendAll(gen, initial(cfg), [{ pid: PID, epoch: 5, seq: 37 }]);
+      s = take(cfg, marker(cfg, s, P, { pid: PID, epoch: 5, commit: true }).state, expiry);
+      expect(producerEntry(s, P, PID)).toBeUndefined();
+      s = appendAll(gen, s, [{ pid: PID, epoch: 5, seq: 38 }]);
+      expect(s.partitions[P]!.producers).toHaveLength(1);
+      expect(producerEntry(s, P, PID)!.lastSeqs).toEqual([38]);
+      expect(s.partitions[P]!.log).toHaveLength(3);
+    });
 
-  it('testProducersWithOngoingTransactionsDontExpire', () => {
-    const s = appendAll(gen, initial(cfg), [{ pid: PID, epoch: 5, seq: 0 }]);
-    expect(lastStableOffset(s.partitions[P]!)).toBe(0);
-    expect(labels(cfg, s)).not.toContain(expiry);
-    expect(producerEntry(s, P, PID)!.txnFirstOffset).toBe(0);
-  });
-});
+    it('testProducersWithOngoingTransactionsDontExpire', () => {
+      const s = appendAll(gen, initial(cfg), [{ pid: PID, epoch: 5, seq: 0 }]);
+      expect(lastStableOffset(s.partitions[P]!)).toBe(0);
+      expect(labels(cfg, s)).not.toContain(expiry);
+      expect(producerEntry(s, P, PID)!.txnFirstOffset).toBe(0);
+    });
+  },
+);
 
-describe.each(['kafka-0.11', ...generations])('ProducerStateManagerTest (apache/kafka 0.11.0, 3.9): idempotent appends, %s', (gen) => {
-  const cfg = kafkaConfig(gen);
-  const idempotent = { pid: PID, epoch: 0, txnId: -1 };
+describe.each(['kafka-0.11', ...generations])(
+  'ProducerStateManagerTest (apache/kafka 0.11.0, 3.9): idempotent appends, %s',
+  (gen) => {
+    const cfg = kafkaConfig(gen);
+    const idempotent = { pid: PID, epoch: 0, txnId: -1 };
 
-  it('testNonTransactionalAppendWithOngoingTransaction', () => {
-    const s = appendAll(gen, initial(cfg), [{ pid: PID, epoch: 0, seq: 0 }]);
-    const r = produced(cfg, s, P, { ...idempotent, seq: 1 });
-    expect(r.error).toBe(Err.INVALID_TXN_STATE);
-    expect(r.state.partitions[P]!.log).toHaveLength(1);
-  });
+    it('testNonTransactionalAppendWithOngoingTransaction', () => {
+      const s = appendAll(gen, initial(cfg), [{ pid: PID, epoch: 0, seq: 0 }]);
+      const r = produced(cfg, s, P, { ...idempotent, seq: 1 });
+      expect(r.error).toBe(Err.INVALID_TXN_STATE);
+      expect(r.state.partitions[P]!.log).toHaveLength(1);
+    });
 
-  it('an idempotent batch opens no transaction: the LSO follows the high watermark', () => {
-    const r = produced(cfg, initial(cfg), P, { ...idempotent, seq: 0 });
-    expect(r.error).toBe(Err.NONE);
-    expect(r.state.partitions[P]!.log).toMatchObject([{ transactional: false, seq: 0 }]);
-    expect(producerEntry(r.state, P, PID)).toMatchObject({ epoch: 0, lastSeqs: [0], txnFirstOffset: NO_OFFSET });
-    expect(lastStableOffset(r.state.partitions[P]!)).toBe(1);
-    expect(verificationsSent(r.state, P)).toEqual([]);
-  });
+    it('an idempotent batch opens no transaction: the LSO follows the high watermark', () => {
+      const r = produced(cfg, initial(cfg), P, { ...idempotent, seq: 0 });
+      expect(r.error).toBe(Err.NONE);
+      expect(r.state.partitions[P]!.log).toMatchObject([{ transactional: false, seq: 0 }]);
+      expect(producerEntry(r.state, P, PID)).toMatchObject({
+        epoch: 0,
+        lastSeqs: [0],
+        txnFirstOffset: NO_OFFSET,
+      });
+      expect(lastStableOffset(r.state.partitions[P]!)).toBe(1);
+      expect(verificationsSent(r.state, P)).toEqual([]);
+    });
 
-  it('testBasicIdMapping (idempotent: duplicate, out of order, fenced epoch)', () => {
-    let s = produced(cfg, initial(cfg), P, { ...idempotent, seq: 0 }).state;
-    s = produced(cfg, s, P, { ...idempotent, seq: 1 }).state;
-    const duplicate = produced(cfg, s, P, { ...idempotent, seq: 1 });
-    expect(duplicate.error).toBe(Err.NONE);
-    expect(duplicate.state.partitions[P]!.log).toHaveLength(2);
-    expect(produced(cfg, s, P, { ...idempotent, seq: 5 }).error).toBe(Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
-    s = produced(cfg, s, P, { ...idempotent, epoch: 1, seq: 0 }).state;
-    expect(produced(cfg, s, P, { ...idempotent, seq: 2 }).error).toBe(Err.INVALID_PRODUCER_EPOCH);
-  });
+    it('testBasicIdMapping (idempotent: duplicate, out of order, fenced epoch)', () => {
+      let s = produced(cfg, initial(cfg), P, { ...idempotent, seq: 0 }).state;
+      s = produced(cfg, s, P, { ...idempotent, seq: 1 }).state;
+      const duplicate = produced(cfg, s, P, { ...idempotent, seq: 1 });
+      expect(duplicate.error).toBe(Err.NONE);
+      expect(duplicate.state.partitions[P]!.log).toHaveLength(2);
+      expect(produced(cfg, s, P, { ...idempotent, seq: 5 }).error).toBe(Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
+      s = produced(cfg, s, P, { ...idempotent, epoch: 1, seq: 0 }).state;
+      expect(produced(cfg, s, P, { ...idempotent, seq: 2 }).error).toBe(Err.INVALID_PRODUCER_EPOCH);
+    });
 
-  it('checkSequence: a producer id without state at the leader starts at sequence 0 before KIP-360 (2.5), at any sequence after', () => {
-    const r = produced(cfg, initial(cfg), P, { ...idempotent, seq: 3 });
-    expect(r.error).toBe(gen === 'kafka-0.11' ? Err.OUT_OF_ORDER_SEQUENCE_NUMBER : Err.NONE);
-  });
-});
+    it('checkSequence: a producer id without state at the leader starts at sequence 0 before KIP-360 (2.5), at any sequence after', () => {
+      const r = produced(cfg, initial(cfg), P, { ...idempotent, seq: 3 });
+      expect(r.error).toBe(gen === 'kafka-0.11' ? Err.OUT_OF_ORDER_SEQUENCE_NUMBER : Err.NONE);
+    });
+  },
+);
 
 describe('ProducerStateManagerTest (apache/kafka 3.6 and trunk 1eb7644): verification entry expiration, kafka-3.6', () => {
   it('testVerificationStateEntryExpiration (part: removed once expired)', () => {
     const cfg = expiring('kafka-3.6');
-    const s = withPartition(initial(cfg), P, { verifications: [{ pid: PID, epoch: 0, guard: 0, lowestSeq: 0 }], nextGuard: 1 });
+    const s = withPartition(initial(cfg), P, {
+      verifications: [{ pid: PID, epoch: 0, guard: 0, lowestSeq: 0 }],
+      nextGuard: 1,
+    });
     expect(take(cfg, s, expiry).partitions[P]!.verifications).toEqual([]);
   });
 });

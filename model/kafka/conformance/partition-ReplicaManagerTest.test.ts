@@ -6,7 +6,14 @@
 import { describe, expect, it } from 'vitest';
 import { type State, Api, Err } from '../state.ts';
 import { handle, initial, kafkaConfig, leader, producerEntry, request } from './harness.ts';
-import { produce, produceAnswer, produced, verificationLost, verificationsSent, verified } from './partition-support.ts';
+import {
+  produce,
+  produceAnswer,
+  produced,
+  verificationLost,
+  verificationsSent,
+  verified,
+} from './partition-support.ts';
 
 const P = 0;
 const PID = 24;
@@ -19,7 +26,14 @@ describe('ReplicaManagerTest (apache/kafka 3.6), kafka-3.6', () => {
     const s = produce(cfg, initial(cfg), P, { pid: PID, epoch: 0, seq: 1 });
     const sent = verificationsSent(s, P);
     expect(sent).toHaveLength(1);
-    expect(sent[0]).toMatchObject({ api: Api.AddPartitionsToTxn, txnId: 0, pid: PID, epoch: 0, partitions: 1 << P, verifyOnly: true });
+    expect(sent[0]).toMatchObject({
+      api: Api.AddPartitionsToTxn,
+      txnId: 0,
+      pid: PID,
+      epoch: 0,
+      partitions: 1 << P,
+      verifyOnly: true,
+    });
     expect(s.partitions[P]!.verifications).toHaveLength(1);
     expect(s.partitions[P]!.held).toHaveLength(1);
     expect(s.partitions[P]!.log).toEqual([]);
@@ -101,7 +115,12 @@ describe('ReplicaManagerTest (apache/kafka 3.6), kafka-3.6', () => {
     expect(producerEntry(r.state, P, PID)!.txnFirstOffset).toBe(0);
   });
 
-  it.each([Err.NOT_COORDINATOR, Err.CONCURRENT_TRANSACTIONS, Err.COORDINATOR_LOAD_IN_PROGRESS, Err.COORDINATOR_NOT_AVAILABLE])('testVerificationErrorConversions (error %s)', (error) => {
+  it.each([
+    Err.NOT_COORDINATOR,
+    Err.CONCURRENT_TRANSACTIONS,
+    Err.COORDINATOR_LOAD_IN_PROGRESS,
+    Err.COORDINATOR_NOT_AVAILABLE,
+  ])('testVerificationErrorConversions (error %s)', (error) => {
     const s = produce(cfg, initial(cfg), P, { pid: PID, epoch: 0, seq: 0 });
     const a = produceAnswer(verified(cfg, s, P, error), P);
     expect(a.response.error).toBe(Err.NOT_ENOUGH_REPLICAS);
@@ -123,7 +142,20 @@ describe('ReplicaManagerTest (apache/kafka 3.9), kafka-3.8', () => {
     const c = kafkaConfig('kafka-3.8', { app: 'consume-transform-produce', inputRecords: 2 });
     const offsets = c.partitions;
     const commit = (s: State): State =>
-      handle(c, s, 0, leader(offsets), request(Api.TxnOffsetCommit, { txnId: 0, pid: PID, epoch: 0, partitions: offsets, value: 1, generation: s.group!.generation }));
+      handle(
+        c,
+        s,
+        0,
+        leader(offsets),
+        request(Api.TxnOffsetCommit, {
+          txnId: 0,
+          pid: PID,
+          epoch: 0,
+          partitions: offsets,
+          value: 1,
+          generation: s.group!.generation,
+        }),
+      );
     const first = commit(initial(c));
     const entry = first.partitions[offsets]!.verifications[0];
     let a = produceAnswer(verified(c, first, offsets, Err.INVALID_TXN_STATE), offsets);
@@ -139,12 +171,15 @@ describe('ReplicaManagerTest (apache/kafka 3.9), kafka-3.8', () => {
 describe('ReplicaManagerTest (apache/kafka 4.1+, read_file id 2394612251), kafka-4.0', () => {
   const cfg = kafkaConfig('kafka-4.0');
 
-  it.each([Err.NOT_COORDINATOR, Err.COORDINATOR_NOT_AVAILABLE])('testVerificationErrorConversionsTV2 (error %s)', (error) => {
-    const s = produce(cfg, initial(cfg), P, { pid: PID, epoch: 0, seq: 0 });
-    // Under transaction version 2 the leader adds the partition (verifyOnly false).
-    expect(verificationsSent(s, P)[0]).toMatchObject({ api: Api.AddPartitionsToTxn, verifyOnly: false });
-    expect(produceAnswer(verified(cfg, s, P, error), P).response.error).toBe(Err.NOT_ENOUGH_REPLICAS);
-  });
+  it.each([Err.NOT_COORDINATOR, Err.COORDINATOR_NOT_AVAILABLE])(
+    'testVerificationErrorConversionsTV2 (error %s)',
+    (error) => {
+      const s = produce(cfg, initial(cfg), P, { pid: PID, epoch: 0, seq: 0 });
+      // Under transaction version 2 the leader adds the partition (verifyOnly false).
+      expect(verificationsSent(s, P)[0]).toMatchObject({ api: Api.AddPartitionsToTxn, verifyOnly: false });
+      expect(produceAnswer(verified(cfg, s, P, error), P).response.error).toBe(Err.NOT_ENOUGH_REPLICAS);
+    },
+  );
 
   it('testVerificationErrorConversionsTV2 (NETWORK_EXCEPTION)', () => {
     const s = produce(cfg, initial(cfg), P, { pid: PID, epoch: 0, seq: 0 });

@@ -6,8 +6,27 @@
 import { describe, expect, it } from 'vitest';
 import { batchOutcome, lastStableOffset } from '../partition.ts';
 import { type State, Api, BatchKind, Err, NO_OFFSET, Outcome } from '../state.ts';
-import { batch, handle, initial, kafkaConfig, leader, producerEntry, request, take, withPartition, withProducerEntry } from './harness.ts';
-import { marker, produce, produceAnswer, produced, producedVerified, verificationsSent, verified } from './partition-support.ts';
+import {
+  batch,
+  handle,
+  initial,
+  kafkaConfig,
+  leader,
+  producerEntry,
+  request,
+  take,
+  withPartition,
+  withProducerEntry,
+} from './harness.ts';
+import {
+  marker,
+  produce,
+  produceAnswer,
+  produced,
+  producedVerified,
+  verificationsSent,
+  verified,
+} from './partition-support.ts';
 
 const P = 0;
 const generations = ['kafka-3.5', 'kafka-3.6', 'kafka-4.0'];
@@ -31,7 +50,12 @@ describe('UnifiedLogTest (apache/kafka 3.5, 3.9, trunk 1eb7644)', () => {
   describe.each(generations)('testDuplicateAppends (%s)', (gen) => {
     const cfg = kafkaConfig(gen);
     // adapted: seven single-record batches, sequences 0..6; the leader keeps the last five (2..6).
-    const seven = (): State => appendAll(gen, initial(cfg), [0, 1, 2, 3, 4, 5, 6].map((seq) => [1, 0, seq]));
+    const seven = (): State =>
+      appendAll(
+        gen,
+        initial(cfg),
+        [0, 1, 2, 3, 4, 5, 6].map((seq) => [1, 0, seq]),
+      );
 
     it('testDuplicateAppends (a batch among the last five)', () => {
       const s = seven();
@@ -125,7 +149,10 @@ describe('UnifiedLogTest (apache/kafka 3.5, 3.9, trunk 1eb7644)', () => {
     const part = s.partitions[P]!;
     part.log.forEach((b, offset) => {
       if (b.kind !== BatchKind.Data) return;
-      expect([offset, batchOutcome(part, offset)]).toEqual([offset, b.pid === 1 || b.pid === 2 ? Outcome.Aborted : Outcome.Committed]);
+      expect([offset, batchOutcome(part, offset)]).toEqual([
+        offset,
+        b.pid === 1 || b.pid === 2 ? Outcome.Aborted : Outcome.Committed,
+      ]);
     });
     expect(lso(s)).toBe(logEnd(s));
   });
@@ -145,21 +172,30 @@ describe('UnifiedLogTest (apache/kafka 3.5, 3.9, trunk 1eb7644)', () => {
   it.each(generations)('testZombieCoordinatorFencedEmptyTransaction (%s)', (gen) => {
     const cfg = kafkaConfig(gen);
     // Kafka appends a committed transaction as a follower; here the state is built the same.
-    let s = withPartition(initial(cfg), P, { log: [batch({ pid: 1, epoch: 0, seq: 0 }), batch({ pid: 1, epoch: 0, seq: -1, kind: BatchKind.Commit })] });
+    let s = withPartition(initial(cfg), P, {
+      log: [
+        batch({ pid: 1, epoch: 0, seq: 0 }),
+        batch({ pid: 1, epoch: 0, seq: -1, kind: BatchKind.Commit }),
+      ],
+    });
     s = withProducerEntry(s, P, { pid: 1, epoch: 0, lastSeqs: [0], coordinatorEpoch: 0 });
     for (let k = 0; k < 2; k++) {
       const m = marker(cfg, s, P, { pid: 1, epoch: 0, commit: false, coordinatorEpoch: 2 });
       expect(m.error).toBe(Err.NONE);
       s = m.state;
     }
-    expect(marker(cfg, s, P, { pid: 1, epoch: 0, commit: false, coordinatorEpoch: 1 }).error).toBe(Err.TRANSACTION_COORDINATOR_FENCED);
+    expect(marker(cfg, s, P, { pid: 1, epoch: 0, commit: false, coordinatorEpoch: 1 }).error).toBe(
+      Err.TRANSACTION_COORDINATOR_FENCED,
+    );
   });
 
   it.each(generations)('testEndTxnWithFencedProducerEpoch (%s)', (gen) => {
     const cfg = kafkaConfig(gen);
     const first = marker(cfg, initial(cfg), P, { pid: 1, epoch: 5, commit: false, coordinatorEpoch: 1 });
     expect(first.error).toBe(Err.NONE);
-    expect(marker(cfg, first.state, P, { pid: 1, epoch: 4, commit: false, coordinatorEpoch: 1 }).error).toBe(Err.INVALID_PRODUCER_EPOCH);
+    expect(marker(cfg, first.state, P, { pid: 1, epoch: 4, commit: false, coordinatorEpoch: 1 }).error).toBe(
+      Err.INVALID_PRODUCER_EPOCH,
+    );
   });
 
   it.each(generations)('testLastStableOffsetWithMixedProducerData (%s)', (gen) => {
@@ -182,10 +218,24 @@ describe('UnifiedLogTest (apache/kafka 3.5, 3.9, trunk 1eb7644)', () => {
 
   it.each(generations)('testActiveProducers (%s)', (gen) => {
     const cfg = kafkaConfig(gen);
-    const s = appendAll(gen, initial(cfg), [0, 1, 2, 3, 4].map((seq) => [1, 5, seq]));
-    expect(producerEntry(s, P, 1)).toMatchObject({ epoch: 5, lastSeqs: [0, 1, 2, 3, 4], txnFirstOffset: 0, coordinatorEpoch: -1 });
+    const s = appendAll(
+      gen,
+      initial(cfg),
+      [0, 1, 2, 3, 4].map((seq) => [1, 5, seq]),
+    );
+    expect(producerEntry(s, P, 1)).toMatchObject({
+      epoch: 5,
+      lastSeqs: [0, 1, 2, 3, 4],
+      txnFirstOffset: 0,
+      coordinatorEpoch: -1,
+    });
     const m = marker(cfg, s, P, { pid: 1, epoch: 5, commit: true, coordinatorEpoch: 15 });
-    expect(producerEntry(m.state, P, 1)).toMatchObject({ epoch: 5, lastSeqs: [0, 1, 2, 3, 4], txnFirstOffset: NO_OFFSET, coordinatorEpoch: 15 });
+    expect(producerEntry(m.state, P, 1)).toMatchObject({
+      epoch: 5,
+      lastSeqs: [0, 1, 2, 3, 4],
+      txnFirstOffset: NO_OFFSET,
+      coordinatorEpoch: 15,
+    });
   });
 });
 
@@ -218,7 +268,20 @@ describe('UnifiedLogTest (apache/kafka 3.9): verification guard, kafka-3.8', () 
     const c = kafkaConfig('kafka-3.8', { app: 'consume-transform-produce', inputRecords: 2 });
     const offsets = c.partitions;
     const commit = (s: State, value: number): State =>
-      handle(c, s, 0, leader(offsets), request(Api.TxnOffsetCommit, { txnId: 0, pid: 23, epoch: 1, partitions: offsets, value, generation: s.group!.generation }));
+      handle(
+        c,
+        s,
+        0,
+        leader(offsets),
+        request(Api.TxnOffsetCommit, {
+          txnId: 0,
+          pid: 23,
+          epoch: 1,
+          partitions: offsets,
+          value,
+          generation: s.group!.generation,
+        }),
+      );
     let s = commit(initial(c), 1);
     const guard = s.partitions[offsets]!.verifications[0]!.guard;
     let a = produceAnswer(verified(c, s, offsets), offsets);
@@ -245,7 +308,10 @@ describe('UnifiedLogTest (apache/kafka 3.9): verification guard, kafka-3.8', () 
   it('testDisabledVerificationClearsVerificationGuard', () => {
     // Kafka switches verification off at run time with the entry in place; a switch stands in.
     const c = kafkaConfig('kafka-3.8', {}, { verification: false });
-    const s = withPartition(initial(c), P, { verifications: [{ pid: 23, epoch: 1, guard: 0, lowestSeq: 0 }], nextGuard: 1 });
+    const s = withPartition(initial(c), P, {
+      verifications: [{ pid: 23, epoch: 1, guard: 0, lowestSeq: 0 }],
+      nextGuard: 1,
+    });
     const r = produced(c, s, P, { pid: 23, epoch: 1, seq: 0 });
     expect(r.error).toBe(Err.NONE);
     expect(producerEntry(r.state, P, 23)!.txnFirstOffset).toBe(0);
@@ -265,7 +331,11 @@ describe('UnifiedLogTest (apache/kafka 3.5, 3.9, trunk 1eb7644): producer id exp
     // The periodic check is the leader's expiry step, which the fault budget allows.
     const cfg = kafkaConfig(gen, { faults: { ...kafkaConfig(gen).faults, producerStateExpiries: 1 } });
     const pid = 23;
-    const s = marker(cfg, appendAll(gen, initial(cfg), [[pid, 0, 0]]), P, { pid, epoch: 0, commit: true }).state;
+    const s = marker(cfg, appendAll(gen, initial(cfg), [[pid, 0, 0]]), P, {
+      pid,
+      epoch: 0,
+      commit: true,
+    }).state;
     expect(s.partitions[P]!.producers.map((e) => e.pid)).toEqual([pid]);
     expect(take(cfg, s, `L${P}: producerStateExpiry(pid ${pid})`).partitions[P]!.producers).toEqual([]);
   });

@@ -15,14 +15,18 @@ export function pop(s: State, from: number, to: number, conn = 0): { message: Me
   const index = s.network.findIndex((c) => c.from === from && c.to === to && c.conn === conn);
   if (index < 0) throw new Error(`nothing on ${from}→${to}#${conn}`);
   const channel = s.network[index]!;
-  const network = channel.messages.length === 1 ? s.network.filter((_, k) => k !== index) : s.network.map((c, k) => (k === index ? { ...c, messages: c.messages.slice(1) } : c));
+  const network =
+    channel.messages.length === 1
+      ? s.network.filter((_, k) => k !== index)
+      : s.network.map((c, k) => (k === index ? { ...c, messages: c.messages.slice(1) } : c));
   return { message: channel.messages[0]!, state: { ...s, network } };
 }
 
 /** Removes and returns the response waiting for the client from partition p's leader. */
 export function produceAnswer(s: State, p: number): { response: Response; state: State } {
   const { message, state } = pop(s, leader(p), CLIENT);
-  if (!message.response) throw new Error(`expected a response from ${leader(p)}, found ${JSON.stringify(message)}`);
+  if (!message.response)
+    throw new Error(`expected a response from ${leader(p)}, found ${JSON.stringify(message)}`);
   return { response: message, state };
 }
 
@@ -35,11 +39,22 @@ export interface BatchFields {
 
 /** A transactional Produce of one record to partition p from the client. */
 export function produce(cfg: KafkaConfig, s: State, p: number, b: BatchFields): State {
-  return handle(cfg, s, CLIENT, leader(p), request(Api.Produce, { txnId: b.txnId ?? 0, pid: b.pid, epoch: b.epoch, partitions: p, seq: b.seq }));
+  return handle(
+    cfg,
+    s,
+    CLIENT,
+    leader(p),
+    request(Api.Produce, { txnId: b.txnId ?? 0, pid: b.pid, epoch: b.epoch, partitions: p, seq: b.seq }),
+  );
 }
 
 /** Produce, then take the leader's answer off the connection: the error and the state after it. */
-export function produced(cfg: KafkaConfig, s: State, p: number, b: BatchFields): { error: Err; state: State } {
+export function produced(
+  cfg: KafkaConfig,
+  s: State,
+  p: number,
+  b: BatchFields,
+): { error: Err; state: State } {
   const answered = produceAnswer(produce(cfg, s, p, b), p);
   return { error: answered.response.error, state: answered.state };
 }
@@ -54,7 +69,14 @@ export interface MarkerFields {
 /** WriteTxnMarkers for partition p from the coordinator; returns the leader's error and the state after it. */
 export function marker(cfg: KafkaConfig, s: State, p: number, m: MarkerFields): { error: Err; state: State } {
   const coordinatorEpoch = m.coordinatorEpoch ?? 0;
-  const req = request(Api.WriteTxnMarkers, { txnId: 0, pid: m.pid, epoch: m.epoch, partitions: p, commit: m.commit, coordinatorEpoch });
+  const req = request(Api.WriteTxnMarkers, {
+    txnId: 0,
+    pid: m.pid,
+    epoch: m.epoch,
+    partitions: p,
+    commit: m.commit,
+    coordinatorEpoch,
+  });
   const after = deliver(cfg, s, TC_NODE, leader(p), req, coordinatorEpoch);
   const { message, state } = pop(after, leader(p), TC_NODE, coordinatorEpoch);
   if (!message.response) throw new Error('expected the WriteTxnMarkers response');
@@ -63,7 +85,10 @@ export function marker(cfg: KafkaConfig, s: State, p: number, m: MarkerFields): 
 
 /** The AddPartitionsToTxn requests partition p's leader has sent the coordinator, oldest first. */
 export function verificationsSent(s: State, p: number): readonly Message[] {
-  return s.network.find((c) => c.from === LEADER_BASE + p && c.to === TC_NODE && c.conn === VERIFICATION_CONN)?.messages ?? [];
+  return (
+    s.network.find((c) => c.from === LEADER_BASE + p && c.to === TC_NODE && c.conn === VERIFICATION_CONN)
+      ?.messages ?? []
+  );
 }
 
 /**
@@ -72,7 +97,8 @@ export function verificationsSent(s: State, p: number): readonly Message[] {
  */
 export function verified(cfg: KafkaConfig, s: State, p: number, error: Err = Err.NONE): State {
   const { message, state } = pop(s, leader(p), TC_NODE, VERIFICATION_CONN);
-  if (message.response || message.api !== Api.AddPartitionsToTxn) throw new Error(`expected a verification, found ${JSON.stringify(message)}`);
+  if (message.response || message.api !== Api.AddPartitionsToTxn)
+    throw new Error(`expected a verification, found ${JSON.stringify(message)}`);
   const answer = response(Api.AddPartitionsToTxn, {
     txnId: message.txnId,
     error,
@@ -89,7 +115,12 @@ export function verified(cfg: KafkaConfig, s: State, p: number, error: Err = Err
  * Produce through whatever the leader does first: when it holds the batch to ask the coordinator
  * (KIP-890), the coordinator answers NONE, as it does for a partition of the ongoing transaction.
  */
-export function producedVerified(cfg: KafkaConfig, s: State, p: number, b: BatchFields): { error: Err; state: State } {
+export function producedVerified(
+  cfg: KafkaConfig,
+  s: State,
+  p: number,
+  b: BatchFields,
+): { error: Err; state: State } {
   const sent = produce(cfg, s, p, b);
   const asked = verificationsSent(sent, p).length > verificationsSent(s, p).length;
   const answered = produceAnswer(asked ? verified(cfg, sent, p) : sent, p);
@@ -103,7 +134,11 @@ export function producedVerified(cfg: KafkaConfig, s: State, p: number, b: Batch
 export function verificationLost(cfg: KafkaConfig, s: State, p: number): State {
   const { message, state } = pop(s, leader(p), TC_NODE, VERIFICATION_CONN);
   if (message.response) throw new Error('expected a verification request');
-  return take(cfg, state, `${p === cfg.partitions ? 'GC' : `L${p}`}: verificationTimeout(attempt ${message.guard}, seq ${message.seq})`);
+  return take(
+    cfg,
+    state,
+    `${p === cfg.partitions ? 'GC' : `L${p}`}: verificationTimeout(attempt ${message.guard}, seq ${message.seq})`,
+  );
 }
 
 /**

@@ -13,15 +13,24 @@
 import type { ClientHandlers } from '../../../model/kafka/handlers.ts';
 import { BatchStatus, Err } from '../../../model/kafka/state.ts';
 
-const keepsTransaction: ReadonlySet<number> = new Set([Err.PRODUCER_FENCED, Err.INVALID_TXN_STATE, Err.TRANSACTION_ABORTABLE]);
+const keepsTransaction: ReadonlySet<number> = new Set([
+  Err.PRODUCER_FENCED,
+  Err.INVALID_TXN_STATE,
+  Err.TRANSACTION_ABORTABLE,
+]);
 
 export const clientOverrides: Partial<ClientHandlers> = {
   batchExpired: (_ctx, s) => s,
   Produce: (ctx, s, i, resp) => {
     const p = s.producers[i]!;
-    const index = p.batches.findIndex((b) => b.partition === resp.partitions && b.seq === resp.seq && b.status === BatchStatus.InFlight);
-    if (index < 0 || resp.epoch !== p.epoch || !keepsTransaction.has(resp.error)) return ctx.base.Produce(ctx, s, i, resp);
-    const producers = s.producers.map((q, k) => (k === i ? { ...q, batches: q.batches.filter((_, b) => b !== index) } : q));
+    const index = p.batches.findIndex(
+      (b) => b.partition === resp.partitions && b.seq === resp.seq && b.status === BatchStatus.InFlight,
+    );
+    if (index < 0 || resp.epoch !== p.epoch || !keepsTransaction.has(resp.error))
+      return ctx.base.Produce(ctx, s, i, resp);
+    const producers = s.producers.map((q, k) =>
+      k === i ? { ...q, batches: q.batches.filter((_, b) => b !== index) } : q,
+    );
     return { ...s, producers };
   },
 };
