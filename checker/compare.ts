@@ -41,7 +41,7 @@ export function verdictsOf(
   const properties: Record<string, Verdict> = {};
   let remaining = [...first.properties];
   let deadlockAllowed = first.deadlockAllowed;
-  let distinctStates = 0;
+  let distinctStates: number;
   let seconds = 0;
   for (;;) {
     const spec: Spec = parseSpec(file, { ...raw, properties: remaining }, '');

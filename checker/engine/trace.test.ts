@@ -143,6 +143,8 @@ describe('replay and parsing on a counter', () => {
     invariants: [{ name: 'Small', description: 'x stays below 2', holds: (s) => s.x < 2 }],
   };
   const small = { ...meta, property: 'Small' };
+  // The edits reach into a saved file's raw JSON, whatever its shape.
+  /* eslint-disable @typescript-eslint/no-explicit-any */
   const written = (
     edit: (t: Record<string, any>) => void = () => {},
     trace = { states: [{ x: 0 }, { x: 1 }, { x: 2 }], actions: ['inc', 'inc'] },
@@ -155,6 +157,7 @@ describe('replay and parsing on a counter', () => {
     return parseTrace(path, raw);
   };
   const fails = (edit: (t: Record<string, any>) => void) => () => written(edit);
+  /* eslint-enable @typescript-eslint/no-explicit-any */
 
   it('reproduces a violating trace from the initial state it starts at, with the model views', () => {
     const result = replay(counter, written());

@@ -22,7 +22,6 @@ import {
   take,
   txn,
 } from './conformance/harness.ts';
-import { send } from './network.ts';
 import { VERIFICATION_CONN } from './partition.ts';
 import { kafkaRenderer } from './render.ts';
 import { Api, Err, NO_STATE, Tm, TxnState } from './state.ts';

@@ -39,7 +39,10 @@ function reachable(model: Model<State, Action>, keyOf: (s: State) => string): Ma
     for (const a of model.actions(queue[i]!)) {
       const t = model.next(queue[i]!, a);
       const k = keyOf(t);
-      if (!seen.has(k)) seen.set(k, t) && queue.push(t);
+      if (!seen.has(k)) {
+        seen.set(k, t);
+        queue.push(t);
+      }
     }
   }
   return seen;

@@ -71,7 +71,10 @@ function twoPhaseTla(n: number): { distinct: number; generated: number } {
     for (const t of next(queue[i]!)) {
       generated++;
       const key = JSON.stringify(t);
-      if (!seen.has(key)) seen.add(key) && queue.push(t);
+      if (!seen.has(key)) {
+        seen.add(key);
+        queue.push(t);
+      }
     }
   }
   return { distinct: seen.size, generated };
