@@ -81,6 +81,11 @@ export interface Model<S, A> {
    * Lists that are sets and records that are maps say so with `asSet` and `asMap`.
    */
   view?(s: S): Readonly<Record<string, unknown>>;
+  /**
+   * Optional, for the state profile: `s` as named parts (its actors, channels, bookkeeping), so
+   * that the profile can tell which part multiplies the states. Default: its top-level fields.
+   */
+  components?(s: S): Readonly<Record<string, unknown>>;
 }
 
 /** What a list or record of a view is in the protocol's terms, for the trace files. */

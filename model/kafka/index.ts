@@ -9,6 +9,7 @@ import { initialIdempotentProducer } from './idempotent.ts';
 import { packState, unpackState } from './pack.ts';
 import { emptyPartition } from './partition.ts';
 import { initialProducer } from './producer.ts';
+import { stateComponents } from './components.ts';
 import { kafkaView } from './view.ts';
 import { type State, Decision, Told } from './state.ts';
 
@@ -61,6 +62,7 @@ export function kafkaModel(cfg: KafkaConfig, invariants: readonly Property<State
     actionKinds: actionKindNames,
     invariants,
     view: (s) => kafkaView(cfg, s),
+    components: (s) => stateComponents(cfg, s),
     pack: packState,
     unpack: unpackState,
     independence: kafkaIndependence(
