@@ -45,48 +45,63 @@ class Values {
   }
 }
 
+/** Reads distinct states one at a time, keeping a row of small integers per state, not the state. */
+class Profiler<S> {
+  private readonly names: string[] = [];
+  private readonly column = new Map<string, number>();
+  private readonly values: Values[] = [];
+  private readonly rows: Int32Array[] = [];
+
+  constructor(private readonly components: (s: S) => Readonly<Record<string, unknown>>) {}
+
+  add(s: S): void {
+    const ids: [number, number][] = [];
+    for (const [name, v] of Object.entries(this.components(s))) {
+      let c = this.column.get(name);
+      if (c === undefined) {
+        this.column.set(name, (c = this.names.length));
+        this.names.push(name);
+        this.values.push(new Values());
+      }
+      ids.push([c, this.values[c]!.id(v)]);
+    }
+    // -1: the state lacks the component (an item past the end of its list, say).
+    const row = new Int32Array(this.names.length).fill(-1);
+    for (const [c, id] of ids) row[c] = id;
+    this.rows.push(row);
+  }
+
+  result(): StateProfile {
+    const { names, rows } = this;
+    const at = (row: Int32Array, c: number) => (c < row.length ? row[c]! : -1);
+    const profiles = names.map((name, c) => {
+      const rest = new Set<string>();
+      for (const row of rows) {
+        let k = '';
+        for (let d = 0; d < names.length; d++) if (d !== c) k += `${at(row, d)},`;
+        rest.add(k);
+      }
+      const used = new Set<number>(rows.map((row) => at(row, c)));
+      return { name, values: used.size, multiplier: rows.length / rest.size };
+    });
+    profiles.sort((a, b) => b.multiplier - a.multiplier || a.name.localeCompare(b.name));
+    return { states: rows.length, components: profiles };
+  }
+}
+
 /** The profile of a set of distinct states, read through `components`. */
 export function profileStates<S>(
   states: Iterable<S>,
   components: (s: S) => Readonly<Record<string, unknown>> = fieldComponents,
 ): StateProfile {
-  const names: string[] = [];
-  const column = new Map<string, number>();
-  const values: Values[] = [];
-  const rows: number[][] = [];
-  for (const s of states) {
-    const row: number[] = [];
-    for (const [name, v] of Object.entries(components(s))) {
-      let c = column.get(name);
-      if (c === undefined) {
-        column.set(name, (c = names.length));
-        names.push(name);
-        values.push(new Values());
-      }
-      row[c] = values[c]!.id(v);
-    }
-    rows.push(row);
-  }
-  // A component a state lacks has the absent value's id.
-  const absent = values.map((v) => v.id(undefined));
-  const key = (row: readonly number[], skip: number) => {
-    let k = '';
-    for (let c = 0; c < names.length; c++) if (c !== skip) k += `${row[c] ?? absent[c]},`;
-    return k;
-  };
-  const profiles = names.map((name, c) => {
-    const rest = new Set<string>();
-    for (const row of rows) rest.add(key(row, c));
-    const used = new Set<number>(rows.map((row) => row[c] ?? absent[c]!));
-    return { name, values: used.size, multiplier: rows.length / rest.size };
-  });
-  profiles.sort((a, b) => b.multiplier - a.multiplier || a.name.localeCompare(b.name));
-  return { states: rows.length, components: profiles };
+  const profiler = new Profiler(components);
+  for (const s of states) profiler.add(s);
+  return profiler.result();
 }
 
 /**
  * Every reachable state of `model` (breadth-first, as `options` bound it), profiled. The states
- * are collected by a property that always holds, so the search sees each distinct state once.
+ * are read by a property that always holds: the search checks it once on each distinct state.
  */
 export function profileModel<S, A>(
   model: Model<S, A>,
