@@ -1,3 +1,4 @@
+import { freemem } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { bfs } from './bfs.ts';
 import { Frontier, Spill } from './frontier.ts';
@@ -231,6 +232,21 @@ describe('bfs', () => {
     });
     expect(result).toMatchObject({ status: 'incomplete', stoppedBy: 'maxMemory' });
     expect(result.distinctStates).toBeLessThanOrEqual(257);
+  });
+
+  it('stops before the machine runs out of memory, with no --max-memory', () => {
+    let ms = 0;
+    let looks = 0;
+    // The first look (at the start) sees 1 GB; later ones see it grown past what the machine had free.
+    const machine = () => ({
+      heapUsed: 0,
+      heapLimit: 2 ** 40,
+      rss: 2 ** 30 + (looks++ < 3 ? 0 : freemem()),
+    });
+    const result = bfs(endless, { deadlockAllowed: false, memory: machine, now: () => (ms += 100) });
+    expect(result).toMatchObject({ status: 'incomplete', stoppedBy: 'maxMemory' });
+    expect(result.distinctStates).toBeGreaterThan(256);
+    expect(result.memory?.peakResidentBytes).toBeGreaterThan(0);
   });
 
   it('stops on its own before the heap is nearly full, with no --max-memory', () => {

@@ -3,7 +3,7 @@
 // and per state only its BFS parent, its depth and a few mark bits are stored. Full states exist
 // only while they wait in the frontier; a trace is rebuilt by re-running action indices.
 import { FingerprintMap } from './fingerprint-map.ts';
-import { type MemoryUse, heapNearlyFull, memoryInUse, stateFingerprint } from './search.ts';
+import { type MemoryUse, heapNearlyFull, memoryBound, memoryInUse, stateFingerprint } from './search.ts';
 import { IntList } from './int-list.ts';
 import type { Model } from './model.ts';
 
@@ -57,9 +57,10 @@ export function exploreGraph<S, A>(
   const maxStates = options.maxStates ?? Infinity;
   const maxMs = (options.maxSeconds ?? Infinity) * 1000;
   const memory = options.memory ?? memoryInUse;
+  const maxBytes = memoryBound(options.maxMemory, memory);
   const overMemory = (): boolean => {
     const m = memory();
-    return heapNearlyFull(m) || (options.maxMemory !== undefined && m.rss > options.maxMemory * 2 ** 20);
+    return heapNearlyFull(m) || m.rss > maxBytes;
   };
   const ids = new FingerprintMap();
   const fingerprint = new Int32Array(2);

@@ -1,5 +1,6 @@
 // What every search strategy shares: options, the result, coverage counts, the clock that
 // enforces the time limit and paces progress reports, the visited set, and the trace rebuild.
+import { freemem } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import { fingerprintInto, fingerprintWords } from './fingerprint.ts';
 import { PACK_WORDS, type Model } from './model.ts';
@@ -54,6 +55,8 @@ export interface Result {
     readonly traceBytes: number;
     readonly queueBytes?: number;
     readonly spilledBytes?: number;
+    /** The most resident memory the process held: every thread and every list included. */
+    readonly peakResidentBytes?: number;
   };
   /** With partial-order reduction: how many states expanded only a stubborn set of their actions. */
   readonly reducedStates?: number;
@@ -155,6 +158,11 @@ export interface MemoryUse {
  */
 const YOUNG_GENERATION_BYTES = 48 * 2 ** 20;
 
+/** The most resident memory the process has held so far. */
+export function peakResident(): number {
+  return process.resourceUsage().maxRSS * 1024;
+}
+
 export function memoryInUse(): MemoryUse {
   const heap = getHeapStatistics();
   const heapLimit = Math.max(heap.heap_size_limit / 2, heap.heap_size_limit - YOUNG_GENERATION_BYTES);
@@ -167,6 +175,18 @@ export const HEAP_SHARE = 0.85;
 export function heapNearlyFull(m: MemoryUse): boolean {
   return m.heapUsed > HEAP_SHARE * m.heapLimit;
 }
+/**
+ * Of the memory the machine has available when a search starts, the share a search without
+ * --max-memory may add to what the process already holds: it then stops with its summary before
+ * the kernel's out-of-memory killer ends it without a word.
+ */
+export const MACHINE_SHARE = 0.85;
+
+/** The resident bytes a search stops at: --max-memory, or what the machine can give it. */
+export function memoryBound(maxMemory: number | undefined, memory: () => MemoryUse): number {
+  return maxMemory !== undefined ? maxMemory * 2 ** 20 : memory().rss + MACHINE_SHARE * freemem();
+}
+
 /** The least time between two looks at the memory in use. */
 const MEMORY_EVERY_MS = 100;
 
@@ -176,6 +196,7 @@ class Clock {
   private lastProgress: number;
   private lastMemory: number;
   private readonly memory: () => MemoryUse;
+  private readonly maxBytes: number;
 
   constructor(private readonly options: SearchOptions) {
     this.now = options.now ?? (() => performance.now());
@@ -183,20 +204,18 @@ class Clock {
     this.lastProgress = this.start;
     this.lastMemory = this.start - MEMORY_EVERY_MS;
     this.memory = options.memory ?? memoryInUse;
+    this.maxBytes = memoryBound(options.maxMemory, this.memory);
   }
 
   /**
-   * Whether the search is at its memory: the safe share of its heap, or the --max-memory figure
-   * once `reserve` (what its lists may take at their next growth) is added to what it holds.
+   * Whether the search is at its memory: the safe share of its heap, or its bound (--max-memory,
+   * or the machine's) once `reserve` (what its lists may take at their next growth) is added.
    */
   private overMemory(now: number, reserve: () => number): boolean {
     if (now - this.lastMemory < MEMORY_EVERY_MS) return false;
     this.lastMemory = now;
     const m = this.memory();
-    return (
-      heapNearlyFull(m) ||
-      (this.options.maxMemory !== undefined && m.rss + reserve() > this.options.maxMemory * 2 ** 20)
-    );
+    return heapNearlyFull(m) || m.rss + reserve() > this.maxBytes;
   }
 
   get seconds(): number {
@@ -289,6 +308,9 @@ export class SearchRun<S, A> {
       seconds: this.clock.seconds,
       coverage: this.coverage.result(),
       ...extra,
+      ...(extra.memory === undefined
+        ? {}
+        : { memory: { ...extra.memory, peakResidentBytes: peakResident() } }),
     };
   }
 }

@@ -1,4 +1,5 @@
 // The parallel search must give what the one-thread search gives: counts, verdict and trace.
+import { freemem } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { buildModel, modelRecipe } from '../../../specs/build.ts';
 import { loadSpecFile, parseSpec } from '../../../specs/load.ts';
@@ -106,5 +107,25 @@ describe('the parallel search at --max-memory', () => {
     });
     expect(result).toMatchObject({ status: 'incomplete', stoppedBy: 'maxMemory' });
     expect(result.distinctStates).toBeLessThan(full.distinctStates);
+  });
+
+  it('stops cleanly before the machine runs out of memory, with no --max-memory', async () => {
+    const spec = parseSpec('spec.json', loadSpecFile('specs/kafka/commit-abort.json').raw, '');
+    const full = bfs(buildModel(spec.file, spec.raw), { deadlockAllowed: spec.deadlockAllowed });
+    let looks = 0;
+    // At the start the process holds 1 GB; from the next look on, more than the machine had free.
+    const memory = () => ({
+      heapUsed: 0,
+      heapLimit: 2 ** 40,
+      rss: 2 ** 30 + (looks++ === 0 ? 0 : freemem()),
+    });
+    const result = await parallelBfs(buildModel(spec.file, spec.raw), modelRecipe(spec), {
+      deadlockAllowed: spec.deadlockAllowed,
+      workers: 2,
+      memory,
+    });
+    expect(result).toMatchObject({ status: 'incomplete', stoppedBy: 'maxMemory' });
+    expect(result.distinctStates).toBeLessThan(full.distinctStates);
+    expect(result.memory?.peakResidentBytes).toBeGreaterThan(0);
   });
 });

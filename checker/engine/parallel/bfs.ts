@@ -7,6 +7,7 @@ import type { Model } from '../model.ts';
 import {
   DEADLOCK,
   SearchRun,
+  memoryBound,
   memoryInUse,
   rebuildTrace,
   type Limit,
@@ -42,18 +43,15 @@ export async function parallelBfs<S, A>(
   const trail = new Trail();
   let distinct = 0;
   let visitedBytes = 0;
-  // A request to stop, or the resident memory (every thread's) reaching --max-memory, does not wait
+  // A request to stop, or the resident memory (every thread's) reaching its bound, does not wait
   // for the level under way: the workers are terminated, and the counts are those of the levels
   // merged so far. The margin is the trail's next piece and the workers' visited sets growing at once.
-  const maxBytes = options.maxMemory === undefined ? undefined : options.maxMemory * 2 ** 20;
   const memory = options.memory ?? memoryInUse;
+  const maxBytes = memoryBound(options.maxMemory, memory);
   // Whether the level under way is the initial states. The memory is not watched then: a run
   // always reports at least them, as on one thread.
   let seeding = true;
-  const overMemory =
-    maxBytes === undefined
-      ? undefined
-      : () => !seeding && memory().rss + trail.growthBytes + visitedBytes * 1.5 > maxBytes;
+  const overMemory = () => !seeding && memory().rss + trail.growthBytes + visitedBytes * 1.5 > maxBytes;
   const stopped = midLevelStop(options.stop, overMemory);
   const all = <T>(f: (w: WorkerHandle, i: number) => Promise<T>): Promise<T[] | MidLevelStop> =>
     Promise.race([Promise.all(workers.map(f)), stopped.promise]);
