@@ -127,6 +127,10 @@ export function parseSpec(file: string, value: unknown, path: string): Spec {
   if (reduction && defaults.strategy === 'random')
     fields.fail('strategy', '"bfs" (partial-order reduction applies to the breadth-first search)', 'random');
   const params = entry.readParams(fields);
+  for (const name of liveness) {
+    const needs = entry.liveness!.find((l) => l.name === name)!.unavailable?.(params);
+    if (needs !== undefined) fields.fail('liveness', `no ${name}: it reads ${needs}`, name);
+  }
   const bare = entry.build(params, []);
   if (reduction && bare.independence === undefined)
     fields.fail('reduction', `"none" (model ${entry.name} describes no transition classes)`, 'por');

@@ -12,6 +12,8 @@ export interface PropertyInfo {
 /** A liveness property a spec can name: its goals (one per parameter value) for given parameters. */
 export interface LivenessInfo<P = unknown> extends PropertyInfo {
   goals(params: P): readonly Goal<unknown>[];
+  /** What the property needs that these parameters leave out of the model, if anything. */
+  unavailable?(params: P): string | undefined;
 }
 
 export interface ModelEntry<P = unknown> {

@@ -156,6 +156,12 @@ export interface KafkaConfig {
   /** consume-transform-produce: records in the input partition. */
   readonly inputRecords: number;
   readonly consumers: { readonly readCommitted: number; readonly readUncommitted: number };
+  /**
+   * "off": consumers are not part of the state. A read_committed consumer only watches; what it
+   * could deliver at any moment is what lies below the LSO, so ReadCommittedIsolation is checked
+   * on the logs directly (properties.ts readCommittedIsolationOnLogs), with the same verdicts.
+   */
+  readonly observers?: 'off';
   readonly faults: FaultBudget;
   readonly coordinatorAppends: CoordinatorAppends;
   readonly coordinatorLoading: CoordinatorLoading;
@@ -278,4 +284,9 @@ export function transactionVersion(rules: Rules): number {
 /** The brokers' own transaction version, for what no client request decides (a fence, a timeout abort). */
 export function serverTransactionVersion(cfg: KafkaConfig, s: State): number {
   return cfg.rules.tv2 && s.transactionVersion === 2 ? 2 : 1;
+}
+
+/** The consumers the state holds: none when observers are off. */
+export function modelledConsumers(cfg: KafkaConfig): KafkaConfig['consumers'] {
+  return cfg.observers === 'off' ? { readCommitted: 0, readUncommitted: 0 } : cfg.consumers;
 }

@@ -7,7 +7,7 @@
 // Over-approximate everywhere: a part wrongly left out can hide a state; one too many only costs
 // reduction. footprints.test.ts checks the claims on reachable states.
 import type { Independence } from '../../checker/engine/model.ts';
-import type { KafkaConfig } from './config.ts';
+import { type KafkaConfig, modelledConsumers } from './config.ts';
 import { type Action, ActionKind, actionKindNames } from './next.ts';
 import { type FaultBudget, IDEMPOTENT_BASE, LEADER_BASE, TC_NODE } from './state.ts';
 
@@ -83,7 +83,8 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
   const idempotent = cfg.idempotentProducers;
   const leaders = cfg.partitions + (cfg.app === 'consume-transform-produce' ? 1 : 0);
   const offsetsLeader = cfg.app === 'consume-transform-produce' ? cfg.partitions : -1;
-  const consumers = cfg.consumers.readCommitted + cfg.consumers.readUncommitted;
+  const { readCommitted, readUncommitted } = modelledConsumers(cfg);
+  const consumers = readCommitted + readUncommitted;
   const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
   // ---- Parts ----

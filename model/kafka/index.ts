@@ -1,6 +1,6 @@
 // kafkaModel(config): the Kafka transaction protocol as a Model for the engine.
 import type { Model, Property } from '../../checker/engine/model.ts';
-import type { KafkaConfig } from './config.ts';
+import { type KafkaConfig, modelledConsumers } from './config.ts';
 import { initialConsumer } from './consumer.ts';
 import { emptyCoordinator } from './coordinator.ts';
 import { kafkaIndependence } from './footprints.ts';
@@ -22,9 +22,10 @@ export function initialState(cfg: KafkaConfig): State {
   for (let t = 0; t < cfg.transactionalIds; t++) {
     for (let k = 0; k < cfg.instancesPerId; k++) producers.push(initialProducer(cfg, t, k));
   }
+  const { readCommitted, readUncommitted } = modelledConsumers(cfg);
   const consumers = [
-    ...Array.from({ length: cfg.consumers.readCommitted }, () => initialConsumer(true, cfg.partitions)),
-    ...Array.from({ length: cfg.consumers.readUncommitted }, () => initialConsumer(false, cfg.partitions)),
+    ...Array.from({ length: readCommitted }, () => initialConsumer(true, cfg.partitions)),
+    ...Array.from({ length: readUncommitted }, () => initialConsumer(false, cfg.partitions)),
   ];
   const clientTxns = producers.length * cfg.transactionsPerInstance;
   const transform = cfg.app === 'consume-transform-produce';

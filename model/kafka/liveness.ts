@@ -105,6 +105,8 @@ export interface KafkaLiveness {
   readonly name: string;
   readonly description: string;
   goals(cfg: KafkaConfig): readonly Goal<unknown>[];
+  /** Why the property cannot be checked under `cfg`, if it cannot. */
+  unavailable?(cfg: KafkaConfig): string | undefined;
 }
 
 export const kafkaLiveness: readonly KafkaLiveness[] = [
@@ -125,5 +127,7 @@ export const kafkaLiveness: readonly KafkaLiveness[] = [
     description:
       'every read_committed consumer eventually delivers every committed record (per consumer, partition and client transaction)',
     goals: (cfg) => consumersProgress(cfg) as Goal<unknown>[],
+    unavailable: (cfg) =>
+      cfg.observers === 'off' ? 'the consumers\' deliveries, which "observers": "off" leaves out' : undefined,
   },
 ];

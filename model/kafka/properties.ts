@@ -68,6 +68,34 @@ const readCommittedIsolation: Property<State> = {
   },
 };
 
+/**
+ * ReadCommittedIsolation with the consumers off the state: a read_committed fetch may come at
+ * any moment and returns every data record below the LSO whose transaction did not abort, so a
+ * record there of a transaction the application did not commit is what some consumer could
+ * deliver now. (Reading past the LSO is a consumer's fault, and no consumer is modelled.)
+ */
+export const readCommittedIsolationOnLogs: Property<State> = {
+  name: readCommittedIsolation.name,
+  description: `${readCommittedIsolation.description} (checked on what a read_committed fetch would return now)`,
+  holds(s) {
+    for (let p = 0; p < dataPartitions(s); p++) {
+      const part = s.partitions[p]!;
+      const lso = lastStableOffset(part);
+      for (let o = 0; o < lso; o++) {
+        const b = part.log[o]!;
+        if (
+          b.kind === BatchKind.Data &&
+          b.transactional &&
+          batchOutcome(part, o) !== Outcome.Aborted &&
+          s.history[b.ghostTxn]!.decision !== Decision.Commit
+        )
+          return false;
+      }
+    }
+    return true;
+  },
+};
+
 const atomicCommit: Property<State> = {
   name: 'AtomicCommit',
   description:

@@ -25,7 +25,7 @@ import {
 } from '../../model/kafka/variants.ts';
 import { type FaultBudget, KAFKA_MAX_EPOCH } from '../../model/kafka/state.ts';
 import { kafkaLiveness } from '../../model/kafka/liveness.ts';
-import { kafkaProperties } from '../../model/kafka/properties.ts';
+import { kafkaProperties, readCommittedIsolationOnLogs } from '../../model/kafka/properties.ts';
 import { kafkaRenderer } from '../../model/kafka/render.ts';
 
 const apps: readonly App[] = ['produce', 'consume-transform-produce'];
@@ -141,6 +141,13 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
       readUncommitted: consumersFields?.int('readUncommitted', 0, 2, 0) ?? 0,
     };
     consumersFields?.done();
+    const observers = fields.oneOf('observers', ['modelled', 'off'], 'modelled');
+    if (observers === 'off' && variant.rules.mutantReadPastLso)
+      fields.fail(
+        'observers',
+        '"modelled" with mutantReadPastLso (the mutant breaks a consumer, and "off" models none)',
+        observers,
+      );
     const faultFields = fields.object('faults');
     const faults = Object.fromEntries(
       faultKinds.map((k) => [k, faultFields?.int(k, 0, 3, 0) ?? 0]),
@@ -179,6 +186,7 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
       app,
       inputRecords: app === 'consume-transform-produce' ? fields.int('inputRecords', 1, 4, 2) : 0,
       consumers,
+      ...(observers === 'off' ? { observers } : {}),
       faults,
       coordinatorAppends,
       coordinatorLoading: fields.oneOf('coordinatorLoading', coordinatorLoadingModes, 'atomic'),
@@ -226,9 +234,15 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
   },
 
   build(config, properties) {
+    // With observers off, a read_committed consumer's view is read off the logs.
+    const onLogs = config.observers === 'off' && config.consumers.readCommitted > 0;
     return kafkaModel(
       config,
-      kafkaProperties.filter((p) => properties.includes(p.name)),
+      kafkaProperties
+        .filter((p) => properties.includes(p.name))
+        .map((p) =>
+          onLogs && p.name === readCommittedIsolationOnLogs.name ? readCommittedIsolationOnLogs : p,
+        ),
     ) as never;
   },
 
