@@ -28,21 +28,21 @@ function file(name: string, content: unknown): string {
 }
 
 describe('txcheck --help', () => {
-  const readme = readFileSync('README.md', 'utf8');
+  const reference = readFileSync('docs/reference/cli.md', 'utf8');
 
-  it("names every command and option of the README's Command line, and the other way round", async () => {
-    const usage = /## Command line\n\n```\n([^`]*)```/.exec(readme)![1]!;
+  it("names every command and option of the CLI reference's usage, and the other way round", async () => {
+    const usage = /## Usage\n\n```\n([^`]*)```/.exec(reference)![1]!;
     const { code, out } = await txcheck('--help');
     expect(code).toBe(0);
     const commands = (text: string) => new Set([...text.matchAll(/^ *txcheck ([a-z-]+)/gm)].map((m) => m[1]));
     expect(commands(out)).toEqual(commands(usage));
     for (const [option] of usage.matchAll(/(?<![\w-])--?[a-z][\w-]*/g)) expect(out).toContain(option);
-    expect(readme).toMatch(/Every command also takes `--debug`/);
+    expect(reference).toMatch(/Every command also takes `--debug`/);
     expect(out).toMatch(/^ +--debug /m);
   });
 
-  it("gives every exit code of the README's table", async () => {
-    const table = /### Exit codes\n\n((?:\|.*\n)+)/.exec(readme)![1]!;
+  it("gives every exit code of the CLI reference's table", async () => {
+    const table = /## Exit codes\n\n((?:\|.*\n)+)/.exec(reference)![1]!;
     const codes = [...table.matchAll(/^\| (\d) \|/gm)].map((m) => m[1]);
     const { out } = await txcheck('--help');
     expect(codes).toEqual(['0', '1', '2', '3', '4']);

@@ -1,4 +1,4 @@
-// The layers of the project and what each may import (README, "Layout"), checked on the source
+// The layers of the project and what each may import (ARCHITECTURE.md, "Layers"), checked on the source
 // files themselves: the engine imports only itself, a model only itself and the engine's Model
 // interface and the report contract, and no module imports itself back through others.
 import { readFileSync, readdirSync } from 'node:fs';
