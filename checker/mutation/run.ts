@@ -95,7 +95,7 @@ export function scores(report: { files: Record<string, { mutants: { status: stri
 const percent = (killed: number, valid: number): string =>
   valid === 0 ? '-' : `${((100 * killed) / valid).toFixed(1)} %`;
 
-/** The table the README's testing section keeps, as markdown rows. */
+/** The table docs/testing.md keeps, as markdown rows. */
 export function table(rows: readonly FileScore[]): string {
   const lines = [
     '| file | score | killed + timed out / valid | survived | no coverage |',

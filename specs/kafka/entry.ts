@@ -1,4 +1,4 @@
-// How a spec file selects the Kafka transaction model. The README documents every field.
+// How a spec file selects the Kafka transaction model. docs/reference/spec-format.md documents every field.
 import type { Fields } from '../../checker/engine/input.ts';
 import type { ModelEntry } from '../registry.ts';
 import { defaultClientHandlers, defaultHandlers } from '../../model/kafka/handlers.ts';
