@@ -1,6 +1,6 @@
 // The package as a user gets it: `npm pack` (which builds dist/), installed from the tarball into
 // an empty folder, where `npx txcheck` runs on plain Node, without tsx or any development tool.
-import { type SpawnSyncReturns, execFileSync, spawnSync } from 'node:child_process';
+import { type SpawnSyncReturns, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -133,4 +133,63 @@ export const overrides = {
       /^lenient\.ts\.json: variant\.overrides: expected a variant file that loads, got lenient\.ts: a TypeScript variant file needs tsx .*\n$/,
     );
   });
+});
+
+describe('npx txcheck when npx goes', () => {
+  // Far too big to finish: the run must stop because its launcher went, not on its own.
+  const big = join(dir, 'tp12.json');
+  writeFileSync(big, JSON.stringify({ model: 'two-phase', resourceManagers: 12, maxSeconds: 120 }));
+
+  /** The pid of the txcheck process itself (below npx and its shell), once it runs. */
+  function txcheckPid(command: string): number | undefined {
+    const ps = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
+    const line = ps
+      .split('\n')
+      .find((l) => l.includes(big) && l.includes(command) && /^\s*\d+ node \S*txcheck /.test(l));
+    return line === undefined ? undefined : Number(line.trim().split(' ')[0]);
+  }
+
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  async function until<T>(f: () => T | undefined, ms: number): Promise<T | undefined> {
+    const end = performance.now() + ms;
+    for (;;) {
+      const v = f();
+      if (v !== undefined || performance.now() > end) return v;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  it.each([
+    ['check', 'SIGTERM'],
+    ['check', 'SIGKILL'],
+    ['explore', 'SIGKILL'],
+  ] as const)(
+    'npx txcheck %s stops within 2 s of %s to npx',
+    async (command, signal) => {
+      const more =
+        command === 'check' ? ['--workers', '2'] : ['--port', String(20000 + (process.pid % 20000))];
+      const npx = spawn('npx', ['--offline', 'txcheck', command, big, ...more], {
+        cwd: app,
+        env,
+        stdio: 'ignore',
+      });
+      const pid = await until(() => txcheckPid(command), 20_000);
+      expect(pid).toBeTypeOf('number');
+      // Let it get going (a search under way, a server listening).
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      npx.kill(signal);
+      const stopped = await until(() => (alive(pid!) ? undefined : true), 2000);
+      if (stopped === undefined) process.kill(pid!, 'SIGKILL');
+      expect(stopped).toBe(true);
+    },
+    40_000,
+  );
 });
