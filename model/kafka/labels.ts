@@ -89,7 +89,7 @@ function leaderNode(cfg: KafkaConfig, p: number): Node {
 }
 
 /** The node numbered `node` (state.ts numbers them). */
-export function nodeOf(cfg: KafkaConfig, node: number): Node {
+function nodeOf(cfg: KafkaConfig, node: number): Node {
   if (node === TC_NODE) return COORDINATOR;
   if (isProducerNode(node)) return producerNode(cfg, node);
   if (isIdempotentNode(node)) return { role: 'idempotentProducer', index: node - IDEMPOTENT_BASE };
@@ -233,7 +233,10 @@ interface CallForm<A extends Arguments> {
   /** The action's name in the label, when it is not the kind's. */
   readonly word: string | undefined;
 }
-/** `deliver|lose <from>→<to><connection>: <api>[ response]`: `actor` sends to `target` on connection `conn`, and `api` is the head's. */
+/**
+ * `deliver|lose <from>→<to><connection>: <api>[ response]`: the channel from node `actor` to node
+ * `target` on connection `conn`, whose head is a message of `api`.
+ */
 interface ChannelForm {
   readonly shape: 'channel';
 }
@@ -327,8 +330,7 @@ type StepOf<K, F> =
     : { readonly kind: K } & ChannelStep;
 /** An action as its label says it: the kind's name, who acts and the arguments, by name. */
 export type Step = { [P in Position]: StepOf<Forms[P][0], Forms[P][1]> }[Position];
-export type StepKind = Step['kind'];
-export type StepOfKind<K extends StepKind> = Extract<Step, { readonly kind: K }>;
+export type StepOfKind<K extends Step['kind']> = Extract<Step, { readonly kind: K }>;
 export type CallStep = Exclude<Step, ChannelStep>;
 
 /** A kind's form, ready for use: its arguments in label order and the word of its call. */
@@ -398,6 +400,7 @@ export interface LabelError {
   readonly error: string;
 }
 
+// A connection after the first is #n, the verification connection ` (verification)`.
 const CHANNEL = /^(deliver|lose) ([^→]+)→([^#: ]+)(?:#([1-9]\d*)| (\(verification\)))?: (\w+)( response)?$/;
 const CALL = /^(\S+): (\w+)(?:\((.+)\))?$/;
 
