@@ -149,13 +149,13 @@ describe('layers', () => {
     expect(cycles(new Map([['a.ts', ['a.ts']]]))).toEqual([['a.ts']]);
     expect(layerViolation('checker/engine/bfs.ts', 'specs/load.ts')).toBeDefined();
     expect(layerViolation('checker/engine/random.ts', 'vitest')).toBeDefined();
-    expect(layerViolation('model/kafka/render.ts', 'checker/report/report.ts')).toBeDefined();
+    expect(layerViolation('model/kafka/render/steps.ts', 'checker/report/report.ts')).toBeDefined();
     expect(layerViolation('model/kafka/coordinator.ts', 'model/two-phase/index.ts')).toBeDefined();
     expect(layerViolation('model/kafka/liveness.ts', 'specs/registry.ts')).toBeDefined();
     expect(layerViolation('model/kafka/state.ts', 'node:fs')).toBeDefined();
     expect(layerViolation('specs/load.ts', 'checker/cli.ts')).toBeDefined();
     expect(layerViolation('checker/cli.ts', 'model/kafka/index.ts')).toBeDefined();
-    expect(layerViolation('model/kafka/render.ts', 'checker/report/renderer.ts')).toBeUndefined();
+    expect(layerViolation('model/kafka/render/steps.ts', 'checker/report/renderer.ts')).toBeUndefined();
     expect(
       specifiers(
         "import type { A } from './a.ts';\nexport { b } from '../b.ts';\nconst w = new URL('./w.ts', import.meta.url);",

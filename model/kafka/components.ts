@@ -2,7 +2,7 @@
 // producer, the coordinator, each partition leader, each consumer, each channel, the ghost
 // history and the fault budgets.
 import type { KafkaConfig } from './config.ts';
-import { idempotentName, nodeName, producerName } from './next.ts';
+import { idempotentName, nodeName, producerName } from './labels.ts';
 import { LEADER_BASE, type State } from './state.ts';
 
 export function stateComponents(cfg: KafkaConfig, s: State): Record<string, unknown> {

@@ -24,7 +24,7 @@ import {
 import { produce } from './conformance/partition-support.ts';
 import type { KafkaConfig } from './config.ts';
 import { type State, Api, Err, NO_OFFSET, Tm, TxnState } from './state.ts';
-import { kafkaRenderer } from './render.ts';
+import { kafkaRenderer } from './render/index.ts';
 import { kafkaView } from './view.ts';
 
 /** One producer, one partition, two transactions of one record, with the given fault budgets. */

@@ -4,7 +4,8 @@ import { type KafkaConfig, modelledConsumers } from './config.ts';
 import { initialConsumer } from './consumer.ts';
 import { emptyCoordinator } from './coordinator.ts';
 import { kafkaIndependence } from './footprints.ts';
-import { type Action, actionKindNames, actionLabel, enabledActions, step } from './next.ts';
+import { type Action, actionKindNames, actionLabel } from './labels.ts';
+import { enabledActions, step } from './next.ts';
 import { initialIdempotentProducer } from './idempotent.ts';
 import { packState, unpackState } from './pack.ts';
 import { emptyPartition } from './partition.ts';
@@ -14,7 +15,7 @@ import { kafkaView } from './view.ts';
 import { type State, Decision, Told } from './state.ts';
 
 export type { KafkaConfig, Rules } from './config.ts';
-export type { Action } from './next.ts';
+export type { Action } from './labels.ts';
 export type { State } from './state.ts';
 
 export function initialState(cfg: KafkaConfig): State {

@@ -23,7 +23,7 @@ import {
   txn,
 } from './conformance/harness.ts';
 import { VERIFICATION_CONN } from './partition.ts';
-import { kafkaRenderer } from './render.ts';
+import { kafkaRenderer } from './render/index.ts';
 import { Api, Err, NO_STATE, Tm, TxnState } from './state.ts';
 import { kafkaView } from './view.ts';
 

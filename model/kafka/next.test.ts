@@ -1,21 +1,9 @@
 // The enabled actions of a state: a fault is enabled only while its budget lasts and only where
-// it can happen; a loss takes the channel it names; labels name nodes and connections the way
-// traces and the conformance cases read them.
+// it can happen; a loss takes the channel it names.
 import { describe, expect, it } from 'vitest';
 import { type KafkaConfig } from './config.ts';
 import { send } from './network.ts';
-import { ActionKind, actionLabel } from './next.ts';
-import { VERIFICATION_CONN } from './partition.ts';
-import {
-  type FaultBudget,
-  type State,
-  Api,
-  IDEMPOTENT_BASE,
-  Instance,
-  LEADER_BASE,
-  TC_NODE,
-  TxnState,
-} from './state.ts';
+import { type FaultBudget, type State, Api, Instance, TC_NODE, TxnState } from './state.ts';
 import { P0, act, clientConfig, ready, withPartitionsAdded } from './conformance/client-support.ts';
 import {
   TC,
@@ -202,84 +190,5 @@ describe('a delivery or a loss takes the head of the channel it names', () => {
     network = send(network, P0, leader(0), 1, request(Api.Produce, { seq: 0 }));
     const s = take(cfg, { ...initial(cfg), network }, 'lose P0.0→L0#1: Produce');
     expect(s.network.map((c) => c.conn)).toEqual([0]);
-  });
-});
-
-describe('labels', () => {
-  const cfg = kafkaConfig('kafka-3.8', { app: 'consume-transform-produce', inputRecords: 1 });
-  const deliver = (from: number, to: number, conn: number, api: Api): string =>
-    actionLabel(cfg, { kind: ActionKind.deliver, actor: from, target: to, conn, api });
-
-  it('an idempotent producer is I and its number', () => {
-    const idempotent = kafkaConfig('kafka-3.8', {
-      transactionalIds: 0,
-      idempotentProducers: 2,
-      partitions: 1,
-    });
-    expect(labels(idempotent, initial(idempotent)).filter((l) => l.includes('initProducerId'))).toEqual([
-      'I0: initProducerId',
-      'I1: initProducerId',
-    ]);
-    const answered = {
-      ...initial(idempotent),
-      network: send([], leader(0), IDEMPOTENT_BASE + 1, 0, response(Api.Produce, {})),
-    };
-    expect(labels(idempotent, answered)).toContain('deliver L0→I1: Produce response');
-  });
-
-  it('a failover names each append in flight, kept or lost, in transactional.id order', () => {
-    const two = kafkaConfig('kafka-3.8', {
-      transactionalIds: 2,
-      coordinatorAppends: 'async',
-      faults: { ...kafkaConfig('kafka-3.8').faults, coordinatorFailovers: 1 },
-    });
-    let s = withTxn(withTxn(initial(two), 0, { pid: 10, epoch: 1, state: TxnState.Empty }), 1, {
-      pid: 11,
-      epoch: 1,
-      state: TxnState.Empty,
-    });
-    for (const t of [0, 1])
-      s = handle(
-        two,
-        s,
-        t,
-        TC,
-        request(Api.AddPartitionsToTxn, { txnId: t, pid: 10 + t, epoch: 1, partitions: 1 }),
-      );
-    expect(labels(two, s).filter((l) => l.startsWith('TC: coordinatorFailover'))).toContain(
-      'TC: coordinatorFailover(t0 kept, t1 lost)',
-    );
-  });
-
-  it('the leader of the offsets partition is the group coordinator, GC', () => {
-    expect(deliver(P0, LEADER_BASE + cfg.partitions, 0, Api.TxnOffsetCommit)).toBe(
-      'deliver P0.0→GC: TxnOffsetCommit',
-    );
-    expect(deliver(P0, leader(1), 0, Api.Produce)).toBe('deliver P0.0→L1: Produce');
-  });
-
-  it('a connection other than the first is named by its number; the verification connection by its role', () => {
-    expect(deliver(P0, leader(0), 2, Api.Produce)).toBe('deliver P0.0→L0#2: Produce');
-    expect(deliver(leader(0), TC_NODE, VERIFICATION_CONN, Api.AddPartitionsToTxn)).toBe(
-      'deliver L0→TC (verification): AddPartitionsToTxn',
-    );
-    expect(deliver(TC_NODE, leader(0), VERIFICATION_CONN, Api.AddPartitionsToTxn)).toBe(
-      'deliver TC→L0 (verification): AddPartitionsToTxn response',
-    );
-  });
-
-  it('markers go from the coordinator to a leader, their answers back', () => {
-    expect(deliver(TC_NODE, leader(0), 1, Api.WriteTxnMarkers)).toBe('deliver TC→L0#1: WriteTxnMarkers');
-    expect(deliver(leader(0), TC_NODE, 1, Api.WriteTxnMarkers)).toBe(
-      'deliver L0→TC#1: WriteTxnMarkers response',
-    );
-  });
-
-  it("a leader's own steps name the leader of the partition", () => {
-    const label = (kind: ActionKind, actor: number, target: number, conn = 0): string =>
-      actionLabel(cfg, { kind, actor, target, conn, api: 0 });
-    expect(label(ActionKind.markerTimeout, 0, 1)).toBe('TC: markerTimeout(L1)');
-    expect(label(ActionKind.verificationTimeout, 1, 0, 3)).toBe('L1: verificationTimeout(attempt 0, seq 3)');
-    expect(label(ActionKind.producerStateExpiry, 1, 5)).toBe('L1: producerStateExpiry(pid 5)');
   });
 });

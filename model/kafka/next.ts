@@ -8,7 +8,7 @@ import { canLose, lose, spend } from './faults.ts';
 import { isIdempotentNode, isProducerNode, removeHead } from './network.ts';
 import { defaultHandlers } from './handlers.ts';
 import * as partition from './partition.ts';
-import { VERIFICATION_CONN } from './partition.ts';
+import { type Action, ActionKind } from './labels.ts';
 import * as producer from './producer.ts';
 import {
   type Response,
@@ -22,55 +22,8 @@ import {
 } from './state.ts';
 import { bit, bits } from './util.ts';
 
-export const ActionKind = {
-  initTransactions: 0,
-  fetchOffsets: 1,
-  beginTransaction: 2,
-  send: 3,
-  sendOffsetsToTransaction: 4,
-  commitTransaction: 5,
-  abortTransaction: 6,
-  sendTxnRequest: 7,
-  sendProduce: 8,
-  deliver: 9,
-  lose: 10,
-  requestTimeout: 11,
-  produceTimeout: 12,
-  batchExpired: 13,
-  crash: 14,
-  transactionTimeout: 15,
-  coordinatorFailover: 16,
-  resendTxnMarker: 17,
-  completeTransaction: 18,
-  fetch: 19,
-  verificationTimeout: 20,
-  completeAppend: 21,
-  failAppend: 22,
-  markerTimeout: 23,
-  transactionalIdExpiry: 24,
-  producerStateExpiry: 25,
-  loadTransactions: 26,
-  finalizeTransactionVersion: 27,
-  idempotentInitProducerId: 28,
-  idempotentSend: 29,
-  idempotentSendProduce: 30,
-  idempotentProduceTimeout: 31,
-  idempotentBatchExpired: 32,
-} as const;
-export type ActionKind = (typeof ActionKind)[keyof typeof ActionKind];
-export const actionKindNames: readonly string[] = Object.keys(ActionKind);
-
-/**
- * One step. `actor` is the producer (transactional or idempotent), transactional.id, consumer or (deliver/lose) sending node;
- * `target` the partition or receiving node; `conn` and `api` identify a channel and its head.
- */
-export interface Action {
-  readonly kind: ActionKind;
-  readonly actor: number;
-  readonly target: number;
-  readonly conn: number;
-  readonly api: number;
-}
+// The action kinds and the Action record are declared with their labels.
+export { type Action, ActionKind, actionKindNames } from './labels.ts';
 
 /** Every subset of the bits of `mask`, the empty one first. */
 function subsets(mask: number): number[] {
@@ -281,102 +234,5 @@ export function step(cfg: KafkaConfig, s: State, a: Action): State {
       return idempotent.produceTimeout(spend(s, 'requestTimeouts'), a.actor, a.target);
     case ActionKind.idempotentBatchExpired:
       return idempotent.batchExpired(cfg, spend(s, 'batchExpiries'), a.actor, a.target);
-  }
-}
-
-// ---- Names --------------------------------------------------------------------------------------
-
-export function nodeName(cfg: KafkaConfig, node: number): string {
-  if (node === TC_NODE) return 'TC';
-  if (isProducerNode(node)) return producerName(cfg, node);
-  if (isIdempotentNode(node)) return idempotentName(node - IDEMPOTENT_BASE);
-  // The leader of the group's __consumer_offsets partition is the group coordinator.
-  return node === LEADER_BASE + cfg.partitions ? 'GC' : `L${node - LEADER_BASE}`;
-}
-
-export function producerName(cfg: KafkaConfig, i: number): string {
-  return `P${Math.floor(i / cfg.instancesPerId)}.${i % cfg.instancesPerId}`;
-}
-
-/** Idempotent producer j: I0, I1, ... */
-export function idempotentName(j: number): string {
-  return `I${j}`;
-}
-
-/** Leaders answer the coordinator's markers and ask it to verify, on a connection of their own. */
-function isResponseDirection(from: number, to: number, conn: number): boolean {
-  if (isProducerNode(to) || isIdempotentNode(to)) return true;
-  return conn === VERIFICATION_CONN ? from === TC_NODE : to === TC_NODE && from >= LEADER_BASE;
-}
-
-export function actionLabel(cfg: KafkaConfig, a: Action): string {
-  const who = producerName(cfg, a.actor);
-  const channel = (): string => {
-    const conn = a.conn === 0 ? '' : a.conn === VERIFICATION_CONN ? ' (verification)' : `#${a.conn}`;
-    const what = `${apiName[a.api]}${isResponseDirection(a.actor, a.target, a.conn) ? ' response' : ''}`;
-    return `${nodeName(cfg, a.actor)}→${nodeName(cfg, a.target)}${conn}: ${what}`;
-  };
-  switch (a.kind) {
-    case ActionKind.initTransactions:
-    case ActionKind.fetchOffsets:
-    case ActionKind.beginTransaction:
-    case ActionKind.sendOffsetsToTransaction:
-    case ActionKind.commitTransaction:
-    case ActionKind.abortTransaction:
-    case ActionKind.sendTxnRequest:
-    case ActionKind.crash:
-      return `${who}: ${actionKindNames[a.kind]}`;
-    case ActionKind.send:
-    case ActionKind.sendProduce:
-    case ActionKind.produceTimeout:
-    case ActionKind.batchExpired:
-      return `${who}: ${actionKindNames[a.kind]}(p${a.target})`;
-    case ActionKind.requestTimeout:
-      return `${who}: requestTimeout(${apiName[a.api]})`;
-    case ActionKind.deliver:
-      return `deliver ${channel()}`;
-    case ActionKind.lose:
-      return `lose ${channel()}`;
-    case ActionKind.transactionTimeout:
-      return `TC: transactionTimeout(t${a.actor})`;
-    case ActionKind.coordinatorFailover: {
-      if (a.target === 0 && a.conn === 0) return 'TC: coordinatorFailover';
-      const appends = bits(a.target | a.conn).map(
-        (t) => `t${t} ${(a.target & bit(t)) !== 0 ? 'kept' : 'lost'}`,
-      );
-      return `TC: coordinatorFailover(${appends.join(', ')})`;
-    }
-    case ActionKind.loadTransactions:
-      return 'TC: loadTransactions';
-    case ActionKind.finalizeTransactionVersion:
-      return `TC: finalizeTransactionVersion(${a.target})`;
-    case ActionKind.resendTxnMarker:
-      return `TC: resendTxnMarker(t${a.actor}, p${a.target})`;
-    case ActionKind.completeTransaction:
-      return `TC: completeTransaction(t${a.actor})`;
-    case ActionKind.completeAppend:
-      return `TC: completeAppend(t${a.actor})`;
-    case ActionKind.failAppend:
-      return `TC: failAppend(t${a.actor})`;
-    case ActionKind.markerTimeout:
-      return `TC: markerTimeout(${nodeName(cfg, LEADER_BASE + a.target)})`;
-    case ActionKind.fetch:
-      return `C${a.actor}: fetch(p${a.target})`;
-    case ActionKind.verificationTimeout:
-      return `${nodeName(cfg, LEADER_BASE + a.actor)}: verificationTimeout(attempt ${a.target}, seq ${a.conn})`;
-    case ActionKind.transactionalIdExpiry:
-      return `TC: transactionalIdExpiry(t${a.actor})`;
-    case ActionKind.producerStateExpiry:
-      return `${nodeName(cfg, LEADER_BASE + a.actor)}: producerStateExpiry(pid ${a.target})`;
-    case ActionKind.idempotentInitProducerId:
-      return `${idempotentName(a.actor)}: initProducerId`;
-    case ActionKind.idempotentSend:
-      return `${idempotentName(a.actor)}: send(p${a.target})`;
-    case ActionKind.idempotentSendProduce:
-      return `${idempotentName(a.actor)}: sendProduce(p${a.target})`;
-    case ActionKind.idempotentProduceTimeout:
-      return `${idempotentName(a.actor)}: produceTimeout(p${a.target})`;
-    case ActionKind.idempotentBatchExpired:
-      return `${idempotentName(a.actor)}: batchExpired(p${a.target})`;
   }
 }

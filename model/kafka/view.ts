@@ -2,7 +2,14 @@
 // partition lists instead of bitmasks, node names instead of node numbers, derived HW and LSO.
 import { asMap, asSet } from '../../checker/engine/model.ts';
 import type { KafkaConfig } from './config.ts';
-import { idempotentName, nodeName, producerName } from './next.ts';
+import {
+  consumerName,
+  dataPartitionName,
+  idempotentName,
+  nodeName,
+  producerName,
+  transactionalIdName,
+} from './labels.ts';
 import { highWatermark, lastStableOffset } from './partition.ts';
 import {
   type FaultBudget,
@@ -220,7 +227,7 @@ export function clientTxnName(cfg: KafkaConfig, txn: number): string {
 }
 
 export function partitionName(cfg: KafkaConfig, p: number): string {
-  return p === cfg.partitions ? '__consumer_offsets' : `p${p}`;
+  return p === cfg.partitions ? '__consumer_offsets' : dataPartitionName(p);
 }
 
 /**
@@ -260,7 +267,7 @@ function messageView(cfg: KafkaConfig, m: Message): MessageView {
   }
   return {
     api: apiName[m.api]!,
-    transactionalId: m.txnId < 0 ? 'none' : `t${m.txnId}`,
+    transactionalId: m.txnId < 0 ? 'none' : transactionalIdName(m.txnId),
     pid: m.pid,
     epoch: m.epoch,
     partitions,
@@ -333,9 +340,9 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
       nextProducerId: s.coordinator.nextPid,
       transactions: s.coordinator.metadata.map((md, t) =>
         md === null
-          ? { transactionalId: `t${t}`, known: false }
+          ? { transactionalId: transactionalIdName(t), known: false }
           : {
-              transactionalId: `t${t}`,
+              transactionalId: transactionalIdName(t),
               known: true,
               producerId: md.pid,
               producerEpoch: md.epoch,
@@ -351,9 +358,9 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
       ),
       transactionLog: s.coordinator.log.map((r, t) =>
         r === null
-          ? { transactionalId: `t${t}`, written: false }
+          ? { transactionalId: transactionalIdName(t), written: false }
           : {
-              transactionalId: `t${t}`,
+              transactionalId: transactionalIdName(t),
               written: true,
               producerId: r.pid,
               producerEpoch: r.epoch,
@@ -389,7 +396,7 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
       })),
     })),
     consumers: s.consumers.map((c, i) => ({
-      name: `C${i}`,
+      name: consumerName(i),
       isolation: c.readCommitted ? 'read_committed' : 'read_uncommitted',
       position: c.position,
       delivered: c.delivered.map((d) => ({
@@ -457,7 +464,7 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
   }
   if (async) {
     view.coordinator.pendingAppends = s.coordinator.appends.map((a) => ({
-      transactionalId: `t${a.txnId}`,
+      transactionalId: transactionalIdName(a.txnId),
       state: stateName(a.transit.state),
       producerId: a.transit.pid,
       producerEpoch: a.transit.epoch,

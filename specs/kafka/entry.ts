@@ -26,7 +26,7 @@ import {
 import { type FaultBudget, KAFKA_MAX_EPOCH } from '../../model/kafka/state.ts';
 import { kafkaLiveness } from '../../model/kafka/liveness.ts';
 import { kafkaProperties, readCommittedIsolationOnLogs } from '../../model/kafka/properties.ts';
-import { kafkaRenderer } from '../../model/kafka/render.ts';
+import { kafkaRenderer } from '../../model/kafka/render/index.ts';
 
 const apps: readonly App[] = ['produce', 'consume-transform-produce'];
 const instanceStarts: readonly InstanceStart[] = ['anytime', 'after-crash'];

@@ -2,6 +2,7 @@
 // TransactionManagerTest answers them with MockClient.prepareResponse, and the client's actions are
 // taken by their labels.
 import type { KafkaConfig, Rules } from '../config.ts';
+import { producerName } from '../labels.ts';
 import { connSlot } from '../network.ts';
 import { type Producer, type Request, type Response, type State, Api, Tm } from '../state.ts';
 import { type Bounds, TC, initial, kafkaConfig, labels, leader, response, take } from './harness.ts';
@@ -39,11 +40,11 @@ export function producer(s: State): Producer {
 
 /** The producer's client action, e.g. act(cfg, s, 'send(p0)') for 'P0.0: send(p0)'. */
 export function act(cfg: KafkaConfig, s: State, action: string): State {
-  return take(cfg, s, `P0.0: ${action}`);
+  return take(cfg, s, `${producerName(cfg, P0)}: ${action}`);
 }
 
 export function enabled(cfg: KafkaConfig, s: State, action: string): boolean {
-  return labels(cfg, s).includes(`P0.0: ${action}`);
+  return labels(cfg, s).includes(`${producerName(cfg, P0)}: ${action}`);
 }
 
 /** The requests P0 has on the wire to `to` (every connection), oldest first. */

@@ -5,7 +5,8 @@ import { type KafkaConfig, type Rules, clientTxnIndex } from '../config.ts';
 import { defaultClientHandlers, defaultHandlers } from '../handlers.ts';
 import { initialState } from '../index.ts';
 import { request, response, send } from '../network.ts';
-import { ActionKind, actionLabel, enabledActions, step } from '../next.ts';
+import { ActionKind, actionLabel } from '../labels.ts';
+import { enabledActions, step } from '../next.ts';
 import {
   type Coordinator,
   type LogBatch,

@@ -1,10 +1,10 @@
 // The Kafka renderer explains the counterexample of every property's mutant in Kafka's terms.
 import { describe, expect, it } from 'vitest';
-import { bfs } from '../../checker/engine/bfs.ts';
-import { stateView } from '../../checker/engine/trace.ts';
-import { loadSpecFile, parseSpec } from '../../specs/load.ts';
-import { mutantCases } from './mutants.ts';
-import { kafkaRenderer } from './render.ts';
+import { bfs } from '../../../checker/engine/bfs.ts';
+import { stateView } from '../../../checker/engine/trace.ts';
+import { loadSpecFile, parseSpec } from '../../../specs/load.ts';
+import { mutantCases } from '../mutants.ts';
+import { kafkaRenderer } from './index.ts';
 
 describe('Kafka explanations', () => {
   it.each(mutantCases)('$property (broken by $mutant) is explained', (c) => {
