@@ -1,7 +1,10 @@
 // The eleven safety properties on hand-built states: each case sets the few fields a property
 // reads so that it holds, then changes one of them across the boundary its description draws.
 import { describe, expect, it } from 'vitest';
+import { bfs } from '../../checker/engine/bfs.ts';
 import type { Property } from '../../checker/engine/model.ts';
+import { modelOf } from '../../specs/build.ts';
+import { parseSpec } from '../../specs/load.ts';
 import { clientTxnIndex } from './config.ts';
 import {
   batch,
@@ -663,12 +666,36 @@ describe('ProducerIdAgreement', () => {
     ).toBe(false);
   });
 
-  it('a replaced producer id with an excuse (another instance, an expiry) holds; without, or with a timeout only, fails', () => {
+  it('a replaced producer id with an excuse (another instance, an expiry, a timeout that rotated it) holds; without, fails', () => {
     const replaced = { pid: 6, epoch: 0 };
     expect(holds(name, client({ ghostExcuses: Excuse.OtherInstance }, replaced))).toBe(true);
     expect(holds(name, client({ ghostExcuses: Excuse.TransactionalIdExpired }, replaced))).toBe(true);
-    expect(holds(name, client({ ghostExcuses: Excuse.TransactionTimedOut }, replaced))).toBe(false);
+    // KAFKA-20090: the abort of a timed-out transaction at an exhausted epoch completes on a new producer id.
+    expect(
+      holds(name, client({ ghostExcuses: Excuse.TransactionTimedOut }, { ...replaced, prevPid: 5 })),
+    ).toBe(true);
     expect(holds(name, client({}, replaced))).toBe(false);
+  });
+
+  it('a timeout at an exhausted epoch that rotates the producer id (KAFKA-20090) breaks no property', () => {
+    const spec = parseSpec(
+      'rotation.json',
+      {
+        model: 'kafka',
+        variant: { base: 'kafka-4.1', enable: ['fenceRotatesProducerId'] },
+        transactionsPerInstance: 2,
+        maxEpoch: 2,
+        consumers: { readCommitted: 0 },
+        faults: { transactionTimeouts: 1 },
+        deadlock: true,
+      },
+      '',
+    );
+    const result = bfs(modelOf(spec), { deadlockAllowed: true });
+    expect(result.violation?.property).toBeUndefined();
+    expect(result.status).toBe('ok');
+    // The timeout is taken; without the excuse this search ends at ProducerIdAgreement.
+    expect(result.coverage.fired.transactionTimeout).toBeGreaterThan(0);
   });
 
   it("an excuse does not cover an epoch above the coordinator's for the same producer id", () => {

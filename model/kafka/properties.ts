@@ -281,10 +281,13 @@ const holdsGrant: ReadonlySet<number> = new Set([
 // complete before the answer arrives (the coordinator then keeps the id it left). An instance
 // another one has fenced, or whose transactional.id expired, may hold an id the coordinator has
 // since replaced or forgotten.
+/** What may leave a running producer with a producer id its transactional.id no longer has. */
+const REPLACING = Excuse.OtherInstance | Excuse.TransactionalIdExpired | Excuse.TransactionTimedOut;
+
 const producerIdAgreement: Property<State> = {
   name: 'ProducerIdAgreement',
   description:
-    "a running producer that holds a producer id has the one its transactional.id has at the coordinator (or the one it rotates to next), at an epoch no higher than the coordinator's",
+    "a running producer that holds a producer id has the one its transactional.id has at the coordinator (or the one it rotates to next), at an epoch no higher than the coordinator's, unless another instance, an expiry or a timeout replaced it",
   holds(s) {
     for (const p of s.producers) {
       if (p.status !== Instance.Running || !holdsGrant.has(p.tm)) continue;
@@ -297,8 +300,11 @@ const producerIdAgreement: Property<State> = {
       const current = md.pid === p.pid && p.epoch <= md.epoch;
       const next = md.nextPid === p.pid && p.epoch === 0;
       const answerOnTheWay = md.prevPid === p.pid && p.request?.api === Api.EndTxn;
-      const replaced =
-        md.pid !== p.pid && (p.ghostExcuses & (Excuse.OtherInstance | Excuse.TransactionalIdExpired)) !== 0;
+      // A timeout at an exhausted epoch rotates the producer id once the abort completes, and the
+      // timed-out producer keeps the old one: Kafka intends it (KAFKA-20090, 4.3.0, PR #21506;
+      // TransactionCoordinatorTest shouldHandleTimeoutAtEpochOverflowBoundaryCorrectlyAndLateClientAbortRequestTV2).
+      // Without the rotation a timeout keeps the producer id, so the excuse covers nothing else.
+      const replaced = md.pid !== p.pid && (p.ghostExcuses & REPLACING) !== 0;
       if (!current && !next && !answerOnTheWay && !replaced) return false;
     }
     return true;
