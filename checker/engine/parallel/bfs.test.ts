@@ -84,13 +84,13 @@ describe('parallel breadth-first search', () => {
 describe('the parallel search at --max-memory', () => {
   it('watches the memory while the workers are busy, and the stop flag first', async () => {
     let over = false;
-    const watch = midLevelStop(undefined, () => over);
+    const watch = midLevelStop(undefined, () => (over ? 'maxMemory' : undefined));
     over = true;
     expect(await watch.promise).toEqual(new MidLevelStop('maxMemory'));
     watch.cancel();
     const flag = new Int32Array(new SharedArrayBuffer(4));
     flag[0] = 1;
-    const both = midLevelStop(flag, () => true);
+    const both = midLevelStop(flag, () => 'maxMemory');
     expect(await both.promise).toEqual(new MidLevelStop('signal'));
     both.cancel();
   });
@@ -107,6 +107,20 @@ describe('the parallel search at --max-memory', () => {
     });
     expect(result).toMatchObject({ status: 'incomplete', stoppedBy: 'maxMemory' });
     expect(result.distinctStates).toBeLessThan(full.distinctStates);
+  });
+
+  it('--max-seconds stops the search within the level under way, not at its end', async () => {
+    // Twelve resource managers on two workers: the level under way at 6 s ends past 10 s.
+    const raw = { model: 'two-phase', resourceManagers: 12 };
+    const spec = parseSpec('tp12.json', raw, '');
+    const result = await parallelBfs(buildModel(spec.file, raw), modelRecipe(spec), {
+      deadlockAllowed: false,
+      workers: 2,
+      maxSeconds: 6,
+    });
+    expect(result).toMatchObject({ status: 'incomplete', stoppedBy: 'maxSeconds' });
+    // A poll every 50 ms; the rest is room for a machine busy with other tests.
+    expect(result.seconds).toBeLessThan(8);
   });
 
   it('stops cleanly before the machine runs out of memory, with no --max-memory', async () => {

@@ -51,8 +51,17 @@ export async function parallelBfs<S, A>(
   // Whether the level under way is the initial states. The memory is not watched then: a run
   // always reports at least them, as on one thread.
   let seeding = true;
-  const overMemory = () => !seeding && memory().rss + trail.growthBytes + visitedBytes * 1.5 > maxBytes;
-  const stopped = midLevelStop(options.stop, overMemory);
+  // Nor is the clock: a level can take minutes, and --max-seconds must not wait for its end.
+  const maxSeconds = options.maxSeconds ?? Infinity;
+  const overLimit = () =>
+    seeding
+      ? undefined
+      : memory().rss + trail.growthBytes + visitedBytes * 1.5 > maxBytes
+        ? 'maxMemory'
+        : run.clock.seconds >= maxSeconds
+          ? 'maxSeconds'
+          : undefined;
+  const stopped = midLevelStop(options.stop, overLimit);
   const all = <T>(f: (w: WorkerHandle, i: number) => Promise<T>): Promise<T[] | MidLevelStop> =>
     Promise.race([Promise.all(workers.map(f)), stopped.promise]);
 
@@ -197,24 +206,23 @@ export async function parallelBfs<S, A>(
 
 /** What ended a search in the middle of a level. */
 export class MidLevelStop {
-  constructor(readonly limit: 'signal' | 'maxMemory') {}
+  constructor(readonly limit: 'signal' | 'maxMemory' | 'maxSeconds') {}
 }
 
-/** How often the coordinator looks at the stop flag and the memory while the workers are busy. */
+/** How often the coordinator looks at the stop flag, the memory and the clock while the workers are busy. */
 const POLL_MS = 50;
 
-/** A promise of a MidLevelStop once `flag` is set or `overMemory` says so, and a way to stop watching. */
+/** A promise of a MidLevelStop once `flag` is set or `overLimit` names a limit, and a way to stop watching. */
 export function midLevelStop(
   flag: Int32Array | undefined,
-  overMemory: (() => boolean) | undefined,
+  overLimit: () => 'maxMemory' | 'maxSeconds' | undefined,
 ): { promise: Promise<MidLevelStop>; cancel(): void } {
-  if (flag === undefined && overMemory === undefined)
-    return { promise: new Promise(() => {}), cancel: () => {} };
   let timer: NodeJS.Timeout | undefined;
   const promise = new Promise<MidLevelStop>((resolve) => {
     timer = setInterval(() => {
-      if (flag !== undefined && Atomics.load(flag, 0) !== 0) resolve(new MidLevelStop('signal'));
-      else if (overMemory?.() === true) resolve(new MidLevelStop('maxMemory'));
+      if (flag !== undefined && Atomics.load(flag, 0) !== 0) return resolve(new MidLevelStop('signal'));
+      const limit = overLimit();
+      if (limit !== undefined) resolve(new MidLevelStop(limit));
     }, POLL_MS);
   });
   return { promise, cancel: () => clearInterval(timer) };
