@@ -45,7 +45,8 @@ function breadthFirst<S, A>(model: Model<S, A>, options: SearchOptions, spill: S
   ) {
     throw new Error('checkpoints need a model that packs and unpacks its states');
   }
-  const resumed = options.resume === undefined ? undefined : readCheckpoint(options.resume.file);
+  const resumed =
+    options.resume === undefined ? undefined : readCheckpoint(options.resume.file, options.resume.identity);
   if (resumed !== undefined && resumed.identity !== options.resume!.identity) {
     throw new InputError(
       options.resume!.file,

@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +38,7 @@ function interrupted(
   base: SearchOptions,
   file: string,
   stopEvery: number,
+  id = identity,
 ): { result: Result; runs: number } {
   let resume: SearchOptions['resume'];
   for (let runs = 1; ; runs++) {
@@ -46,12 +49,12 @@ function interrupted(
       stop,
       progressEveryMs: 0,
       onProgress: () => void (++reports === stopEvery && (stop[0] = 1)),
-      checkpoint: { file, everySeconds: 3600, identity },
+      checkpoint: { file, everySeconds: 3600, identity: id },
       ...(resume === undefined ? {} : { resume }),
     });
     // A stop asked for in a progress report is taken at once (a violation already found is reported then).
     if (stop[0] === 0) return { result, runs };
-    resume = { file, identity };
+    resume = { file, identity: id };
   }
 }
 
@@ -114,7 +117,9 @@ describe('checkpoint and resume', () => {
       `${file}: identity: expected a checkpoint of this spec with these options, got one of another search`,
     );
     const truncated = join(dir, 'truncated.ckpt');
-    writeFileSync(truncated, readFileSync(file).subarray(0, 1000));
+    const whole = readFileSync(file);
+    // Cut 1000 bytes into its sections, past the header.
+    writeFileSync(truncated, whole.subarray(0, 4 + whole.readUInt32LE(0) + 1000));
     expect(() => bfs(model, { deadlockAllowed: true, resume: { file: truncated, identity } })).toThrow(
       /truncated\.ckpt: .*expected a checkpoint file written by --checkpoint, got a file of \d+ bytes where its header promises \d+/,
     );
@@ -220,14 +225,20 @@ describe('the checkpoint file', () => {
     writeFileSync(file, bytes);
     return () => readCheckpoint(file);
   };
-  /** The file with its JSON header edited (the magic line, the size and the padding written anew). */
+  /** The file with its JSON header edited (the magic line, the size, the header's sha256 and the padding written anew). */
   const withHeader = (edit: (h: Record<string, unknown>) => void): Buffer => {
     writeCheckpoint(file, small('x'));
     const bytes = readFileSync(file);
     const size = bytes.readUInt32LE(0);
-    const header = JSON.parse(bytes.subarray(4 + magic.length, 4 + size).toString('utf8'));
+    const header = JSON.parse(
+      bytes
+        .subarray(4 + magic.length, 4 + size)
+        .toString('utf8')
+        .split('\n')[0]!,
+    );
     edit(header);
-    let text = `${magic}${JSON.stringify(header)}\n`;
+    const json = JSON.stringify(header);
+    let text = `${magic}${json}\nsha256 ${createHash('sha256').update(json).digest('hex')}\n`;
     text += ' '.repeat((4 - ((text.length + 4) % 4)) % 4);
     const prefix = Buffer.alloc(4);
     prefix.writeUInt32LE(text.length);
@@ -265,8 +276,11 @@ describe('the checkpoint file', () => {
     expect(refused(damaged)).toThrow(
       `${file}: header: expected a checkpoint file written by --checkpoint, got a damaged header`,
     );
-    expect(refused(withHeader((h) => (h.version = 2)))).toThrow(
-      `${file}: version: expected a checkpoint file written by --checkpoint, got version 2 (this txcheck reads version 1)`,
+    expect(refused(withHeader((h) => (h.version = 3)))).toThrow(
+      `${file}: version: expected a checkpoint file written by --checkpoint, got version 3 (this txcheck reads version 2)`,
+    );
+    expect(refused(withHeader((h) => (h.version = 1)))).toThrow(
+      `${file}: version: expected a checkpoint file written by --checkpoint, got version 1, written by an older txcheck (this one reads version 2; run the search again from the start)`,
     );
     for (const lengths of [
       [4, 3, 3, 1, 1, 2, 2],
@@ -289,7 +303,100 @@ describe('the checkpoint file', () => {
         `${file}: counters: expected a checkpoint file written by --checkpoint, got a damaged header`,
       );
     }
+    expect(refused(withHeader((h) => (h.sha256 = 'none')))).toThrow(
+      `${file}: sha256: expected a checkpoint file written by --checkpoint, got a damaged header`,
+    );
+    // Edited and summed again: the counters must still agree with the sections.
+    for (const [edit, field] of [
+      [{ distinctStates: 4 }, 'distinctStates'],
+      [{ nextIndex: 2 }, 'nextIndex'],
+      [{ levelStartId: 3 }, 'levelStartId'],
+      [{ found: { property: 'Deadlock', id: 3 } }, 'found'],
+    ] as const) {
+      expect(refused(withHeader((h) => (h.counters = { ...counters, ...edit }))), field).toThrow(
+        new RegExp(`^${file}: counters\\.${field}: expected a checkpoint file written by --checkpoint, got `),
+      );
+    }
     const found = { ...counters, found: { property: 'Deadlock', id: 2 } };
     expect(refused(withHeader((h) => (h.counters = found)))().counters).toEqual(found);
+  });
+});
+
+// A checkpoint damaged or edited after it was written, or a path that is not a regular file.
+describe('a checkpoint that cannot be trusted', () => {
+  const model = modelOf(loadSpecFile('specs/kafka/commit-abort.json'));
+  const file = join(dir, 'trusted.ckpt');
+  const copy = join(dir, 'untrusted.ckpt');
+  const resume =
+    (path: string, id = identity) =>
+    () =>
+      bfs(model, { deadlockAllowed: true, resume: { file: path, identity: id } });
+  const written = () => {
+    if (!existsSync(file)) interrupted(model, { deadlockAllowed: true }, file, 1);
+    return readFileSync(file);
+  };
+
+  it('refuses a header field edited by hand (nextIndex), naming the header', () => {
+    const bytes = written();
+    const { nextIndex } = readCheckpoint(file).counters;
+    const text = bytes.toString('latin1');
+    const edited = text.replace(`"nextIndex":${nextIndex},`, `"nextIndex":${nextIndex + 1},`);
+    expect(edited).not.toBe(text);
+    writeFileSync(copy, Buffer.from(edited, 'latin1'));
+    expect(resume(copy)).toThrow(
+      `${copy}: header: expected a checkpoint file written by --checkpoint, got a header that does not match its sha256 (edited or damaged)`,
+    );
+  });
+
+  it('refuses flipped bytes in any section, naming the section', () => {
+    const bytes = written();
+    const saved = readCheckpoint(file);
+    const lengths = [
+      saved.visited,
+      saved.parents,
+      saved.actions,
+      saved.levelWords,
+      saved.levelEnds,
+      saved.nextWords,
+      saved.nextEnds,
+    ].map((s) => s.length);
+    const names = ['visited', 'parents', 'actions', 'levelWords', 'levelEnds', 'nextWords', 'nextEnds'];
+    let start = bytes.length - 4 * (lengths.reduce((a, b) => a + b, 0) + saved.nextLevelSeen.length);
+    lengths.forEach((length, k) => {
+      if (length > 0) {
+        const flipped = Buffer.from(bytes);
+        flipped[start + 4 * Math.floor(length / 2)]! ^= 0x10;
+        writeFileSync(copy, flipped);
+        expect(resume(copy), names[k]).toThrow(
+          `${copy}: ${names[k]}: expected a checkpoint file written by --checkpoint, got bytes that do not match their sha256 (a damaged file)`,
+        );
+      }
+      start += 4 * length;
+    });
+  });
+
+  it('refuses a FIFO, a directory and a device at once, as not regular files', () => {
+    written();
+    const fifo = join(dir, 'fifo.ckpt');
+    if (!existsSync(fifo)) execFileSync('mkfifo', [fifo]);
+    for (const [path, kind] of [
+      [fifo, 'a FIFO'],
+      [dir, 'a directory'],
+      ['/dev/zero', 'a device'],
+    ]) {
+      expect(resume(path!), path).toThrow(
+        `${path}: (top level): expected a checkpoint file written by --checkpoint, got ${kind}, not a regular file`,
+      );
+    }
+  });
+
+  it('says which field of the search differs when a checkpoint is of another search', () => {
+    written();
+    const ours = JSON.stringify({ tool: 'txcheck 1', spec: { partitions: 2, name: 'x' }, maxDepth: null });
+    const theirs = JSON.stringify({ tool: 'txcheck 1', spec: { partitions: 3, name: 'x' }, maxDepth: 9 });
+    interrupted(model, { deadlockAllowed: true }, copy, 1, theirs);
+    expect(resume(copy, ours)).toThrow(
+      `${copy}: identity: expected a checkpoint of this spec with these options, got one of another search (spec.partitions: 3 in the checkpoint, 2 here; maxDepth: 9 in the checkpoint, null here)`,
+    );
   });
 });

@@ -1,7 +1,9 @@
 // The explorer: its API replays paths of action labels, marks violated properties, saves traces
 // that `replay` accepts, searches from the current state, and answers bad requests with an error
 // while it keeps running; in headless Chromium a person's clicks take the B1 trace's steps.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { request } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +29,7 @@ let outDir: string;
 async function post(name: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await fetch(`${explorer.url}api/${name}`, {
     method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
@@ -96,13 +99,166 @@ describe('the explorer API', () => {
   it("opened on a trace, offers the trace's steps as the way forward", async () => {
     const onTrace = await startExplorer(explorerSource(traceFile, outDir));
     try {
-      const info = (await (await fetch(`${onTrace.url}api/info`, { method: 'POST' })).json()) as {
+      const info = (await (
+        await fetch(`${onTrace.url}api/info`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+        })
+      ).json()) as {
         suggested: string[];
       };
       expect(info.suggested).toEqual(b1);
     } finally {
       await onTrace.close();
     }
+  });
+});
+
+/** A request as any client can send it, headers and all; resolves with the status and the error given. */
+function raw(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; error?: string; allow?: string }> {
+  const { port } = new URL(explorer.url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => {
+        const allow = res.headers.allow;
+        resolve({
+          status: res.statusCode!,
+          ...(text.startsWith('{') ? { error: (JSON.parse(text) as { error?: string }).error } : {}),
+          ...(allow === undefined ? {} : { allow }),
+        });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('the explorer trusts no other web page', () => {
+  const port = () => new URL(explorer.url).port;
+  const json = { 'content-type': 'application/json' };
+  const state = JSON.stringify({ path: [] });
+
+  it('answers its own page and API on 127.0.0.1 and localhost, from its own origin or none', async () => {
+    for (const host of [`127.0.0.1:${port()}`, `localhost:${port()}`]) {
+      expect((await raw('GET', '/', { host })).status).toBe(200);
+      for (const origin of [undefined, `http://127.0.0.1:${port()}`, `http://localhost:${port()}`])
+        expect(
+          (
+            await raw(
+              'POST',
+              '/api/state',
+              { host, ...json, ...(origin === undefined ? {} : { origin }) },
+              state,
+            )
+          ).status,
+        ).toBe(200);
+    }
+  });
+
+  it('refuses another Host (DNS rebinding) and another Origin with 403, and does nothing for them', async () => {
+    const before = readdirSync(outDir).length;
+    for (const host of [
+      'attacker.example',
+      `attacker.example:${port()}`,
+      `127.0.0.1:${Number(port()) + 1}`,
+      'localhost',
+    ])
+      expect(await raw('POST', '/api/save', { host, ...json }, JSON.stringify({ path: b1 }))).toMatchObject({
+        status: 403,
+        error: expect.stringMatching(/^forbidden: Host /),
+      });
+    expect((await raw('GET', '/', { host: `attacker.example:${port()}` })).status).toBe(403);
+    for (const origin of [
+      'http://attacker.example',
+      'null',
+      `https://127.0.0.1:${port()}`,
+      `http://127.0.0.1:${Number(port()) + 1}`,
+    ])
+      expect(
+        await raw(
+          'POST',
+          '/api/save',
+          { host: `127.0.0.1:${port()}`, origin, ...json },
+          JSON.stringify({ path: b1 }),
+        ),
+      ).toMatchObject({ status: 403, error: expect.stringMatching(/^forbidden: Origin /) });
+    expect(readdirSync(outDir).length).toBe(before);
+  });
+
+  it('takes only JSON in a POST: another content type gets 415', async () => {
+    const host = `127.0.0.1:${port()}`;
+    for (const type of [undefined, 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data'])
+      expect(
+        (
+          await raw(
+            'POST',
+            '/api/state',
+            { host, ...(type === undefined ? {} : { 'content-type': type }) },
+            state,
+          )
+        ).status,
+      ).toBe(415);
+    expect(
+      (await raw('POST', '/api/state', { host, 'content-type': 'application/json; charset=utf-8' }, state))
+        .status,
+    ).toBe(200);
+  });
+
+  it('answers 405 to other methods, GET on the API and POST on the page', async () => {
+    const host = `127.0.0.1:${port()}`;
+    for (const method of ['PUT', 'DELETE', 'PATCH', 'OPTIONS'])
+      expect(await raw(method, '/api/state', { host, ...json }, state)).toMatchObject({
+        status: 405,
+        allow: 'POST',
+      });
+    expect(await raw('GET', '/api/state', { host })).toMatchObject({ status: 405, allow: 'POST' });
+    expect(await raw('POST', '/', { host, ...json }, state)).toMatchObject({ status: 405, allow: 'GET' });
+    expect(await raw('DELETE', '/', { host })).toMatchObject({ status: 405, allow: 'GET' });
+  });
+
+  it('stops reading a body past its limit: 413 and the connection closed, before the body ends', async () => {
+    const { port: at } = new URL(explorer.url);
+    // Announced too large: refused before a byte of it is read.
+    expect(
+      (
+        await raw('POST', '/api/state', {
+          host: `127.0.0.1:${at}`,
+          ...json,
+          'content-length': String(600 << 20),
+        })
+      ).status,
+    ).toBe(413);
+    // Sent without a length, and never ended: the server answers and hangs up once past the limit.
+    const socket = connect(Number(at), '127.0.0.1');
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => (answer += d));
+    socket.on('error', () => {});
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.write(
+      `POST /api/state HTTP/1.1\r\nHost: 127.0.0.1:${at}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+    );
+    const chunk = 'x'.repeat(64 << 10);
+    let sent = 0;
+    while (!socket.destroyed && sent < 8 << 20) {
+      if (!socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`))
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      sent += chunk.length;
+      if (answer !== '') break;
+    }
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(sent).toBeLessThan(8 << 20);
+    // And it runs on.
+    expect((await post('state', { path: [] })).status).toBe(200);
   });
 });
 

@@ -111,7 +111,7 @@ $('search').addEventListener('click', async () => {
 window.addEventListener('hashchange', () => { let p; try { p = readHash(); } catch (e) { showError(e.message); return; } if (JSON.stringify(p) !== JSON.stringify(path)) go(p, false); });
 
 (async () => {
-  const info = await (await fetch('/api/info', { method: 'POST' })).json();
+  const info = await api('info', {});
   suggested = info.suggested;
   let start = [];
   let problem = '';

@@ -1,7 +1,10 @@
 // `txcheck explore`: a local HTTP server (127.0.0.1 only) that lets a person walk through a model
 // in the browser. The page asks the server for the state at the end of a path of action labels;
 // the server replays the path, so every answer is the model's own. Bad requests get a JSON error
-// and the server keeps running.
+// and the server keeps running. Any page open in the browser can send requests to 127.0.0.1, so
+// only its own page is answered: a request for another Host (DNS rebinding) or from another
+// Origin gets 403, a POST must carry JSON (which a foreign page cannot send without the
+// browser asking first), and a body past the limit is not read on.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -34,16 +37,24 @@ const MAX_BODY = 1 << 20;
 const SEARCH_STATES = 200_000;
 
 class BadRequest extends Error {}
+class TooLarge extends Error {}
 
+/** The request's JSON body; past MAX_BODY bytes it stops reading and rejects with TooLarge. */
 function readBody(req: IncomingMessage): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => {
-      body += chunk;
-      if (body.length > MAX_BODY) reject(new BadRequest('request body too large'));
-    });
+    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY) return reject(new TooLarge());
+    const chunks: Buffer[] = [];
+    let length = 0;
+    const onData = (chunk: Buffer): void => {
+      length += chunk.length;
+      if (length <= MAX_BODY) return void chunks.push(chunk);
+      req.off('data', onData);
+      req.pause();
+      reject(new TooLarge());
+    };
+    req.on('data', onData);
     req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
       try {
         resolve(body === '' ? {} : JSON.parse(body));
       } catch {
@@ -62,10 +73,30 @@ function pathOf(body: unknown): string[] {
   return path;
 }
 
-function send(res: ServerResponse, status: number, type: string, body: string): void {
-  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
+function send(
+  res: ServerResponse,
+  status: number,
+  type: string,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', ...headers });
   res.end(body);
 }
+
+const sendError = (
+  res: ServerResponse,
+  status: number,
+  error: string,
+  headers: Record<string, string> = {},
+) => send(res, status, 'application/json', JSON.stringify({ error }), headers);
+
+/** An answer before the request's body is read: the connection closes after it rather than read the body on. */
+const refuse = (res: ServerResponse, status: number, error: string, headers: Record<string, string> = {}) =>
+  sendError(res, status, error, { ...headers, connection: 'close' });
+
+/** The media type of a content-type header, without its parameters. */
+const mediaType = (header: string | undefined): string => (header ?? '').split(';')[0]!.trim().toLowerCase();
 
 /** A file name under `dir` that does not exist yet. */
 function freshName(dir: string): string {
@@ -117,22 +148,35 @@ export function startExplorer(source: ExplorerSource, port = 0): Promise<Running
   };
 
   const server: Server = createServer((req, res) => {
+    const address = server.address();
+    const port = typeof address === 'object' && address !== null ? address.port : 0;
+    const { host, origin } = req.headers;
+    if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`)
+      return refuse(res, 403, `forbidden: Host ${JSON.stringify(host ?? '')} is not this explorer's`);
+    if (
+      origin !== undefined &&
+      origin !== `http://127.0.0.1:${port}` &&
+      origin !== `http://localhost:${port}`
+    )
+      return refuse(res, 403, `forbidden: Origin ${JSON.stringify(origin)} is not this explorer's page`);
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (req.method === 'GET' && url.pathname === '/')
-      return send(res, 200, 'text/html; charset=utf-8', explorerPage(source.title));
+    const page = url.pathname === '/';
     const handler = handlers[url.pathname];
-    if (handler === undefined)
-      return send(res, 404, 'application/json', JSON.stringify({ error: `no such page: ${url.pathname}` }));
+    if (!page && handler === undefined) return refuse(res, 404, `no such page: ${url.pathname}`);
+    const allowed = page ? 'GET' : 'POST';
+    if (req.method !== allowed)
+      return refuse(res, 405, `${req.method} not allowed: ${url.pathname} takes ${allowed}`, {
+        allow: allowed,
+      });
+    if (page) return send(res, 200, 'text/html; charset=utf-8', explorerPage(source.title));
+    if (mediaType(req.headers['content-type']) !== 'application/json')
+      return refuse(res, 415, 'a POST takes a JSON body: content-type application/json');
     readBody(req)
-      .then((body) => send(res, 200, 'application/json', JSON.stringify(handler(body))))
+      .then((body) => send(res, 200, 'application/json', JSON.stringify(handler!(body))))
       .catch((e: unknown) => {
+        if (e instanceof TooLarge) return refuse(res, 413, `request body larger than ${MAX_BODY} bytes`);
         const known = e instanceof BadRequest || e instanceof PathError;
-        send(
-          res,
-          known ? 400 : 500,
-          'application/json',
-          JSON.stringify({ error: known ? e.message : `internal error: ${(e as Error).message}` }),
-        );
+        sendError(res, known ? 400 : 500, known ? e.message : `internal error: ${(e as Error).message}`);
       });
   });
   return new Promise((resolve, reject) => {
