@@ -26,7 +26,7 @@ import {
   type Spec,
 } from '../specs/load.ts';
 import { compareCommand, mutantsCommand } from './compare.ts';
-import { DEFAULT_WALK_DEPTH, explore } from './explore.ts';
+import { DEFAULT_WALK_DEPTH, runSearch } from './strategy.ts';
 import { type RunningExplorer, startExplorer } from './explorer/server.ts';
 import { explorerSource } from './explorer/source.ts';
 import { listText } from './list.ts';
@@ -447,7 +447,7 @@ async function check(file: string, flags: Flags, io: Io): Promise<number> {
   const onProgress = io.errIsTTY ? progress.show : undefined;
   let result: Result;
   if (onRedis === undefined)
-    result = await explore(spec, model, options, workers, onProgress, io.stop?.flag, saving);
+    result = await runSearch(spec, model, options, workers, onProgress, io.stop?.flag, saving);
   else ({ result, workers } = await onRedis(model, progress.say, onProgress, io.stop?.flag));
   progress.clear();
   // Liveness is checked once every invariant holds in every reachable state.

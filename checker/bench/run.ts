@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { explore } from '../explore.ts';
+import { runSearch } from '../strategy.ts';
 import { modelOf } from '../../specs/build.ts';
 import { loadSpecFile, type RunOptions } from '../../specs/load.ts';
 
@@ -85,7 +85,7 @@ async function measure(w: Workload): Promise<Row> {
   // Wall time from before the workers start to the result, as a user waits for it.
   const start = performance.now();
   const cpuStart = process.cpuUsage();
-  const result = await explore(spec, model, options, w.workers);
+  const result = await runSearch(spec, model, options, w.workers);
   const seconds = (performance.now() - start) / 1000;
   const cpu = process.cpuUsage(cpuStart);
   const perState = (bytes: number | undefined) =>

@@ -25,7 +25,7 @@ function spillBytes(maxMemory: number | undefined): number {
  * The search `options` ask for. With a `stop` flag (the command line sets it on a signal) the
  * search runs off this thread, so that this thread can answer the signal at once.
  */
-export async function explore(
+export async function runSearch(
   spec: Spec,
   model: Model<unknown, unknown>,
   options: RunOptions,
