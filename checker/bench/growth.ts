@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { explore } from '../explore.ts';
+import { runSearch } from '../strategy.ts';
 import { modelOf } from '../../specs/build.ts';
 import { loadSpecFile } from '../../specs/load.ts';
 
@@ -50,7 +50,7 @@ const numbers = (flag: string, s: string) =>
 async function measure(file: string, maxSeconds: number, at: Omit<Cell, 'status'>): Promise<Cell> {
   const spec = loadSpecFile(file);
   const options = { strategy: 'bfs' as const, seed: 0, walks: 1, ...spec.defaults, maxSeconds };
-  const result = await explore(spec, modelOf(spec), options, 1);
+  const result = await runSearch(spec, modelOf(spec), options, 1);
   return {
     ...at,
     status: result.violation === undefined ? result.status : `violation ${result.violation.property}`,
