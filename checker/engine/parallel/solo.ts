@@ -24,15 +24,26 @@ export interface SoloSetup {
 }
 
 const PROGRESS_FIELDS = 6;
+
+/**
+ * How long past its time limit, or past a request to stop, a search may take to answer (a
+ * checkpoint of a large search takes seconds to write) before it is ended without a result: a
+ * step that never returns (a variant's handler that loops) must not outlive --max-seconds.
+ */
+export const STUCK_GRACE_MS = 30_000;
 const soloWorker = new URL('./solo-worker.ts', import.meta.url);
 
 export async function searchOffThread(
   recipe: ModelRecipe,
   strategy: 'bfs' | 'random',
   workers: number,
-  options: Options & { readonly onProgress?: (p: Progress) => void; readonly now?: () => number },
+  options: Options & {
+    readonly onProgress?: (p: Progress) => void;
+    readonly now?: () => number;
+    readonly graceMs?: number;
+  },
 ): Promise<Result> {
-  const { onProgress, now: _now, ...plain } = options;
+  const { onProgress, now: _now, graceMs = STUCK_GRACE_MS, ...plain } = options;
   const progress = new SharedArrayBuffer(PROGRESS_FIELDS * Float64Array.BYTES_PER_ELEMENT);
   const worker = new WorkerHandle(soloWorker, {
     recipe,
@@ -56,10 +67,27 @@ export async function searchOffThread(
       statesPerSecond: statesGenerated! / seconds!,
     });
   }, options.progressEveryMs ?? 1000);
+  const started = performance.now();
+  let stopSeen: number | undefined;
+  let watchdog: NodeJS.Timeout | undefined;
+  const stuck = new Promise<never>((_, reject) => {
+    watchdog = setInterval(() => {
+      const now = performance.now();
+      if (plain.stop !== undefined && Atomics.load(plain.stop, 0) !== 0) stopSeen ??= now;
+      const limit = plain.maxSeconds === undefined ? Infinity : started + plain.maxSeconds * 1000;
+      if (now > Math.min(limit, stopSeen ?? Infinity) + graceMs)
+        reject(
+          new Error(
+            `a step of the model did not return within ${graceMs / 1000} s of the ${stopSeen === undefined ? 'time limit' : 'request to stop'}, so the search was ended without a result (a variant's handler that never returns?)`,
+          ),
+        );
+    }, 100);
+  });
   try {
-    return await worker.request<Result>('run');
+    return await Promise.race([worker.request<Result>('run'), stuck]);
   } finally {
     clearInterval(timer);
+    clearInterval(watchdog);
     await worker.terminate();
   }
 }
