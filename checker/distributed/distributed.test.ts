@@ -44,17 +44,20 @@ function freePort(): Promise<number> {
   });
 }
 
-/** A redis-server of the test's own on 127.0.0.1, saving nothing to disk. */
-async function startRedis(): Promise<{
+/** A redis-server of the test's own on 127.0.0.1 (on `port`, or a free one), saving nothing to disk. */
+async function startRedis(
+  port?: number,
+  ...extra: string[]
+): Promise<{
   server: ChildProcess;
   port: number;
   url: string;
   stop(): Promise<void>;
 }> {
-  const port = await freePort();
+  port ??= await freePort();
   const server = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extra],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const exited = new Promise<void>((resolve) => server.on('exit', () => resolve()));
@@ -427,6 +430,37 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
     }
   });
 
+  it('a password-protected Redis: one line saying so, exit 2, for check and worker', async () => {
+    const locked = await startRedis(undefined, '--requirepass', 'secret');
+    try {
+      for (const argv of [
+        ['check', 'specs/two-phase/tp3.json', '--redis', locked.url],
+        ['worker', '--redis', locked.url],
+      ]) {
+        const run = await txcheck(...argv);
+        expect(run.code).toBe(2);
+        expect(run.err).toBe(
+          `command line: --redis: expected a Redis server that takes commands without a password (a --redis URL carries none), got NOAUTH at 127.0.0.1:${locked.port}\n`,
+        );
+      }
+    } finally {
+      await locked.stop();
+    }
+  });
+
+  it('a Redis that may evict keys when its memory is full: one line, exit 2', async () => {
+    const evicting = await startRedis(undefined, '--maxmemory', '100mb', '--maxmemory-policy', 'allkeys-lru');
+    try {
+      const run = await txcheck('check', 'specs/two-phase/tp3.json', '--redis', evicting.url);
+      expect(run.code).toBe(2);
+      expect(run.err).toBe(
+        `command line: --redis: expected a Redis server that never evicts keys (no maxmemory, or maxmemory-policy noeviction), got maxmemory-policy allkeys-lru with maxmemory 104857600 at 127.0.0.1:${evicting.port}\n`,
+      );
+    } finally {
+      await evicting.stop();
+    }
+  });
+
   it('a Redis that goes away: the coordinator says so in one line, exit 2; a worker still stops on SIGTERM', async () => {
     const own = await startRedis();
     const worker = new WorkerProcess(own.url);
@@ -451,6 +485,20 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
 
 /** A port on 127.0.0.1 where nothing listens. */
 const closed = await freePort();
+
+/** A server on 127.0.0.1 that takes connections and `answer`s whatever it is sent (or says nothing); its port. */
+function fakeServer(answer?: string): Promise<number> {
+  const server = createServer((socket) => {
+    socket.on('error', () => {});
+    if (answer !== undefined) socket.on('data', () => socket.write(answer));
+  });
+  server.unref();
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)),
+  );
+}
+const silent = await fakeServer();
+const notRedis = await fakeServer('HTTP/1.1 400 Bad Request\r\n\r\n');
 
 describe('check --redis and worker refuse bad input in one line', () => {
   const check = (...flags: string[]) => ['check', 'specs/two-phase/tp3.json', ...flags, '--json'];
@@ -536,9 +584,31 @@ describe('check --redis and worker refuse bad input in one line', () => {
       () => ['worker', '--redis', `redis://127.0.0.1:${closed}`],
       `--redis: expected a Redis server that answers within 3 s, got ECONNREFUSED at 127.0.0.1:${closed}`,
     ],
+    [
+      'a server that takes the connection and never answers',
+      () => check('--redis', `redis://127.0.0.1:${silent}`),
+      `--redis: expected a Redis server that answers within 3 s, got no answer at 127.0.0.1:${silent} (it took the connection and said nothing)`,
+    ],
+    [
+      'a worker on a server that never answers',
+      () => ['worker', '--redis', `redis://127.0.0.1:${silent}`],
+      `--redis: expected a Redis server that answers within 3 s, got no answer at 127.0.0.1:${silent} (it took the connection and said nothing)`,
+    ],
+    [
+      'a server that is not Redis',
+      () => check('--redis', `redis://127.0.0.1:${notRedis}`),
+      `--redis: expected a Redis server that answers within 3 s, got a server that does not speak Redis's protocol at 127.0.0.1:${notRedis}`,
+    ],
+    [
+      'a worker on a server that is not Redis',
+      () => ['worker', '--redis', `redis://127.0.0.1:${notRedis}`],
+      `--redis: expected a Redis server that answers within 3 s, got a server that does not speak Redis's protocol at 127.0.0.1:${notRedis}`,
+    ],
   ])('%s', async (_name, argv, message) => {
     const args = argv();
+    const start = performance.now();
     const run = await txcheck(...args);
+    expect(performance.now() - start).toBeLessThan(4500);
     expect(run.code).toBe(2);
     const line = `command line: ${message}`;
     expect(run.err.slice(0, line.length)).toBe(line);
