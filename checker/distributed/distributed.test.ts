@@ -430,6 +430,62 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
     }
   });
 
+  it('two runs at once on one Redis, three times: each the result of one machine', async () => {
+    const one = await txcheck('check', 'specs/kafka/commit-abort.json', '--json', '--workers', '1');
+    const worker = new WorkerProcess(url);
+    try {
+      for (let round = 0; round < 3; round++) {
+        const runs = await Promise.all(
+          [0, 1].map(() =>
+            txcheck(
+              'check',
+              'specs/kafka/commit-abort.json',
+              '--json',
+              '--max-seconds',
+              '30',
+              '--redis',
+              url,
+            ),
+          ),
+        );
+        for (const run of runs) {
+          expect(run.err).toBe('');
+          expect(verdict(run.out)).toEqual(verdict(one.out));
+        }
+      }
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it("a coordinator whose reader of the queue's events starts late still hears the answers given before", async () => {
+    const one = await txcheck('check', 'specs/kafka/commit-abort.json', '--json', '--workers', '1');
+    const worker = new WorkerProcess(url);
+    // The events of the first jobs come before the reader's first look at the stream.
+    const startReading = QueueEvents.prototype.run;
+    QueueEvents.prototype.run = async function (this: QueueEvents) {
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      return startReading.call(this);
+    };
+    try {
+      await until(async () => worker.out.includes('taking jobs'), 'the worker to start');
+      const run = await txcheck(
+        'check',
+        'specs/kafka/commit-abort.json',
+        '--json',
+        '--max-seconds',
+        '20',
+        '--redis',
+        url,
+      );
+      expect(run.err).toBe('');
+      expect(verdict(run.out)).toEqual(verdict(one.out));
+    } finally {
+      QueueEvents.prototype.run = startReading;
+      await worker.stop();
+    }
+  });
+
   it('a password-protected Redis: one line saying so, exit 2, for check and worker', async () => {
     const locked = await startRedis(undefined, '--requirepass', 'secret');
     try {

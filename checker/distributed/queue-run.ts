@@ -50,13 +50,16 @@ export class QueueRun<J, A> {
   readonly redis: Redis;
   readonly start = performance.now();
   private readonly queue: Queue;
-  private readonly events: QueueEvents;
+  /** Made once the run knows where the queue's events stream stands. */
+  private events: QueueEvents | undefined;
   private added = 0;
   /** Jobs added and not answered yet. */
   private readonly open = new Set<number>();
   /** Jobs a worker holds (active, not answered, stalled or sent back). */
   private readonly taken = new Set<string>();
   private over = false;
+  /** The run is taking its leave of Redis: no client is made any more. */
+  private closing = false;
   private lostSince: number | undefined;
   private lost = '';
   private adding = Promise.resolve();
@@ -72,16 +75,9 @@ export class QueueRun<J, A> {
   ) {
     const connection = connectionOf(address);
     this.queue = new Queue(QUEUE, { connection });
-    this.events = new QueueEvents(QUEUE, { connection });
     this.redis = new Redis(connection);
-    // The clients retry a lost connection; the run waits LOST_AFTER_MS for it to come back.
-    const onError = (e: NodeJS.ErrnoException): void => {
-      this.lostSince ??= performance.now();
-      this.lost = `${e.code ?? e.message} at ${address.host}:${address.port}`;
-    };
-    this.queue.on('error', onError);
-    this.events.on('error', onError);
-    this.redis.on('error', onError);
+    this.queue.on('error', this.onError);
+    this.redis.on('error', this.onError);
     this.redis.on('ready', () => (this.lostSince = undefined));
     // Once the run has ended, answers that still come in are not the run's.
     this.outcome = new Promise((resolve, reject) => {
@@ -98,10 +94,35 @@ export class QueueRun<J, A> {
     });
     // Whichever of the start and the outcome settles second is awaited by nobody: its rejection must not be unhandled.
     this.outcome.catch(() => {});
-    this.listen();
-    // Events of jobs added before the subscription would be lost.
-    this.ready = this.events.waitUntilReady().then(() => {});
+    this.watch();
+    this.ready = this.begin();
     this.ready.catch(() => {});
+  }
+
+  // The clients retry a lost connection; the run waits LOST_AFTER_MS for it to come back.
+  private readonly onError = (e: NodeJS.ErrnoException): void => {
+    this.lostSince ??= performance.now();
+    this.lost = `${e.code ?? e.message} at ${this.address.host}:${this.address.port}`;
+  };
+
+  /** Hears the queue's events from where their stream stands now, before any job is added. */
+  private async begin(): Promise<void> {
+    // Read from the stream's last event rather than from whatever comes once the reader starts
+    // (BullMQ's default), which would miss the answers of jobs done before it does.
+    const last = (await this.redis.xrevrange(this.queue.keys.events!, '+', '-', 'COUNT', 1)) as [
+      string,
+      string[],
+    ][];
+    // A run that ended meanwhile (a violation among the initial states, a signal) hears nothing more.
+    if (this.closing) return;
+    const events = new QueueEvents(QUEUE, {
+      connection: connectionOf(this.address),
+      lastEventId: last[0]?.[0] ?? '0-0',
+    });
+    this.events = events;
+    events.on('error', this.onError);
+    this.hear(events);
+    await events.waitUntilReady();
   }
 
   /** Puts jobs on the queue, numbered on from the last; resolves with the first one's index. */
@@ -145,13 +166,15 @@ export class QueueRun<J, A> {
       // As for a thread swarm, the time of the search, without the clean-up after it.
       return { ended, seconds: (performance.now() - this.start) / 1000 };
     } finally {
+      this.closing = true;
       for (const timer of this.timers) clearInterval(timer);
       // Closing waits for Redis to answer; without Redis, only disconnecting ends the clients.
+      const events = this.events;
       const closed =
         this.lostSince === undefined &&
         (await settlesWithin(this.cleanUp(), CONNECT_TIMEOUT_MS)) &&
-        (await settlesWithin(Promise.all([this.events.close(), this.queue.close()]), CONNECT_TIMEOUT_MS));
-      if (!closed) void Promise.all([this.events.disconnect(), this.queue.disconnect()]);
+        (await settlesWithin(Promise.all([events?.close(), this.queue.close()]), CONNECT_TIMEOUT_MS));
+      if (!closed) void Promise.all([events?.disconnect(), this.queue.disconnect()]);
       this.redis.disconnect();
     }
   }
@@ -162,14 +185,15 @@ export class QueueRun<J, A> {
     for (const index of this.open) await this.queue.remove(jobId(this.id, index)).catch(() => 0);
   }
 
-  private listen(): void {
+  /** Hears the answers and failures of the run's jobs, and which a worker holds. */
+  private hear(events: QueueEvents): void {
     const ours = (id: string): number | undefined => jobIndex(this.id, id);
-    this.events.on('active', ({ jobId: id }) => {
+    events.on('active', ({ jobId: id }) => {
       if (ours(id) !== undefined) this.taken.add(id);
     });
-    this.events.on('waiting', ({ jobId: id }) => this.taken.delete(id));
-    this.events.on('stalled', ({ jobId: id }) => this.taken.delete(id));
-    this.events.on('completed', ({ jobId: id, returnvalue }) => {
+    events.on('waiting', ({ jobId: id }) => this.taken.delete(id));
+    events.on('stalled', ({ jobId: id }) => this.taken.delete(id));
+    events.on('completed', ({ jobId: id, returnvalue }) => {
       this.taken.delete(id);
       const index = ours(id);
       if (index === undefined || !this.open.delete(index) || this.over) return;
@@ -179,7 +203,7 @@ export class QueueRun<J, A> {
         this.settle.reject(e);
       }
     });
-    this.events.on('failed', ({ jobId: id, failedReason }) => {
+    events.on('failed', ({ jobId: id, failedReason }) => {
       this.taken.delete(id);
       const index = ours(id);
       if (index === undefined) return;
@@ -188,6 +212,10 @@ export class QueueRun<J, A> {
         this.settle.reject(new InputError(this.address.url, where, 'a job the workers take', failedReason));
       else this.settle.reject(new Error(`distributed run: ${where} failed on a worker: ${failedReason}`));
     });
+  }
+
+  /** Watches the stop flag, the clock, the connection, and whether any worker takes the jobs. */
+  private watch(): void {
     const { stop, maxSeconds, say } = this.options;
     const idleWarningMs = this.options.idleWarningMs ?? IDLE_WARNING_MS;
     // Since when jobs have been waiting with none of them held by a worker, and whether that was said.
