@@ -229,8 +229,13 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
         expect(readFileSync(join(dir, `bfs-${name}-many.itf.json`), 'utf8')).toBe(
           readFileSync(join(dir, `bfs-${name}-one.itf.json`), 'utf8'),
         );
-      // The run's keys are gone: the queue's are BullMQ's, a random run's stop-at key expires by itself.
-      expect((await client.keys('txcheck:run:*')).filter((key) => !key.endsWith(':stop-at'))).toEqual([]);
+      // The run's keys are gone: the queue's are BullMQ's; a random run's stop-at key and a run's
+      // mark, which tells workers that it is over, expire by themselves.
+      expect(
+        (await client.keys('txcheck:run:*')).filter(
+          (key) => !key.endsWith(':stop-at') && !key.endsWith(':epoch'),
+        ),
+      ).toEqual([]);
     });
 
     it('breadth-first with the visited set sharded over two Redis servers: the result of one machine', async () => {
@@ -430,6 +435,67 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
     }
   });
 
+  // A breadth-first run of some seconds on one worker, and a random one: a fault is injected once the run is under way.
+  const midRun = {
+    bfs: ['check', 'specs/kafka/coordinator-failover.json', '--json', '--max-seconds', '50'],
+    random: [...long.slice(0, -1), '--max-seconds', '50', '--json'],
+  };
+  // Seen by the coordinator itself, or by a worker on a job: gone, or (from a snapshot) older than the run.
+  const keysLost = (port: number, older: boolean) =>
+    new RegExp(
+      `^command line: --redis: expected a Redis server that keeps the run's keys until the run ends, got ` +
+        (older
+          ? `127\\.0\\.0\\.1:${port} restarted during the run \\(its run_id \\w+ is not the run's \\w+; what it holds may be older than the run\\)`
+          : `the run's keys gone from 127\\.0\\.0\\.1:${port} \\(flushed, or the server restarted\\)`) +
+        `(; found by worker [^ ]+ on job \\d+ [^\\n]*)?\\n$`,
+    );
+
+  // A restart loses the keys, unless the server saved them: then it brings back older ones.
+  describe.each(['flushall', 'restart', 'restart from a snapshot'] as const)(
+    "Redis loses the run's keys mid-run (%s): one line and a non-zero exit, never an answer, never a hang",
+    (fault) => {
+      it.each([
+        ['bfs', 1],
+        ['bfs', 2],
+        ['bfs', 3],
+        ['random', 1],
+      ] as const)('%s, round %i', async (kind, _round) => {
+        const saved = ['--dir', mkdtempSync(join(tmpdir(), 'txcheck-redis-'))];
+        let own = await startRedis(undefined, ...saved);
+        const watcher = new Redis(own.port, '127.0.0.1', { maxRetriesPerRequest: null });
+        watcher.on('error', () => {});
+        const worker = new WorkerProcess(own.url);
+        try {
+          const run = txcheck(...midRun[kind], '--redis', own.url);
+          // Under way: a few levels saved, or some walks answered.
+          await until(
+            async () =>
+              (await watcher.keys(kind === 'bfs' ? 'txcheck:run:*:trail:6' : 'bull:txcheck-walks:*')).length >
+              (kind === 'bfs' ? 0 : 8),
+            'the run to get under way',
+          );
+          const injected = performance.now();
+          if (fault === 'flushall') await watcher.flushall();
+          else {
+            if (fault === 'restart from a snapshot') await watcher.save();
+            own.server.kill('SIGKILL');
+            await own.stop();
+            own = await startRedis(own.port, ...saved);
+          }
+          const { code, out, err } = await run;
+          expect(err).toMatch(keysLost(own.port, fault === 'restart from a snapshot'));
+          expect(code).toBe(2);
+          expect(JSON.parse(out)).toMatchObject({ status: 'error' });
+          expect(performance.now() - injected).toBeLessThan(20_000);
+        } finally {
+          watcher.disconnect();
+          await worker.stop();
+          await own.stop();
+        }
+      });
+    },
+  );
+
   it('two runs at once on one Redis, three times: each the result of one machine', async () => {
     const one = await txcheck('check', 'specs/kafka/commit-abort.json', '--json', '--workers', '1');
     const worker = new WorkerProcess(url);
@@ -514,6 +580,42 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
       );
     } finally {
       await evicting.stop();
+    }
+  });
+
+  it('a Redis that stops answering mid-run: one line within the bound, not a hang', async () => {
+    const own = await startRedis();
+    const worker = new WorkerProcess(own.url);
+    try {
+      await until(async () => worker.out.includes('taking jobs'), 'the worker to start');
+      const spec = loadSpecFile('specs/kafka/coordinator-failover.json');
+      const model = modelOf(spec);
+      const run = distributedBfs(
+        model,
+        { file: spec.file, raw: spec.raw },
+        { spec: specDigest(spec.raw, []), model: modelSourceDigest() },
+        [redisAddress(own.url, 'test', 'url')],
+        { deadlockAllowed: spec.deadlockAllowed, answerWithinMs: 2000 },
+      );
+      // However it ends, it is heard: a run that fails before the fault fails the test, not the file.
+      const outcome = run.then(
+        ({ result }) => result.status,
+        (e: Error) => e.message,
+      );
+      const watcher = new Redis(own.port, '127.0.0.1');
+      await until(
+        async () => (await watcher.keys('txcheck:run:*:trail:4')).length > 0,
+        'the run to get under way',
+      );
+      watcher.disconnect();
+      own.server.kill('SIGSTOP');
+      const stopped = performance.now();
+      expect(await outcome).toBe(`lost Redis: no answer from 127.0.0.1:${own.port} for 2 s`);
+      expect(performance.now() - stopped).toBeLessThan(12_000);
+    } finally {
+      own.server.kill('SIGCONT');
+      await worker.stop();
+      await own.stop();
     }
   });
 

@@ -124,6 +124,9 @@ export async function checkServer(address: RedisAddress, source: string, option:
 /** How long a run's coordinator waits for Redis to come back before it gives up. */
 export const LOST_AFTER_MS = 5000;
 
+/** How long any round trip to Redis may take, once a run is under way, before the server counts as not answering. */
+export const ANSWER_WITHIN_MS = 15_000;
+
 /** A run cannot go on with its Redis server: lost for longer than LOST_AFTER_MS, not answering, or its keys gone. */
 export class RedisLost extends Error {
   constructor(
@@ -151,6 +154,24 @@ export async function within<T>(promise: Promise<T>, ms: number): Promise<T | un
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** What `promise` gives, or a RedisLost naming `where` when it does not come within `ms`. */
+export async function answerFrom<T>(promise: Promise<T>, where: string, ms = ANSWER_WITHIN_MS): Promise<T> {
+  let answered = false;
+  const answer = await within(
+    promise.then((value) => {
+      answered = true;
+      return value;
+    }),
+    ms,
+  );
+  if (!answered)
+    throw new RedisLost(
+      `no answer from ${where} for ${ms / 1000} s`,
+      'a Redis server that answers for the whole run',
+    );
+  return answer as T;
 }
 
 /** Whether `promise` settled within `ms`: closing a connection to a Redis that is gone would wait for ever. */
