@@ -12,7 +12,8 @@
 //
 // Per state, its parent's position and its action index go to Redis, one binary string per level
 // (trailKey); a counterexample is read back from them and replayed here from its initial state.
-import { Redis } from 'ioredis';
+// Every round trip that reads or writes the run's keys looks at the run's mark too (epoch.ts), so
+// that a server that lost them stops the run rather than make it count from what is left.
 import { IntList } from '../engine/int-list.ts';
 import { type Model, PACK_WORDS } from '../engine/model.ts';
 import {
@@ -40,7 +41,7 @@ import {
   visitedKey,
 } from './jobs.ts';
 import { QueueRun, type QueueRunOptions } from './queue-run.ts';
-import { type RedisAddress, connectionOf } from './redis.ts';
+import type { RedisAddress } from './redis.ts';
 
 export interface DistributedBfsOptions extends QueueRunOptions {
   readonly maxDepth?: number;
@@ -84,6 +85,13 @@ class Level {
       to === this.size ? this.words.length : this.starts.get(to),
     );
   }
+}
+
+/** The reply of a round trip's one command. */
+function replyOf(replies: readonly [Error | null, unknown][]): unknown {
+  const [error, reply] = replies[0]!;
+  if (error !== null) throw error;
+  return reply;
 }
 
 /** The first event one machine would meet: a violation of the state (level, position), discovered with key (parent, action). */
@@ -169,19 +177,21 @@ export async function distributedBfs<S, A>(
   };
 
   const queued: QueueRun<LevelJob, LevelJobAnswer> = new QueueRun(shards[0]!, options, {
+    others: shards.slice(1),
     answered(index, answer) {
       const job = index - firstJob;
       const level = depth;
-      void queued.redis
-        .getBuffer(chunkKey(queued.id, level, job, 'successors'))
-        .then((bytes) => {
+      void queued
+        .roundTrip((p) => void p.getBuffer(chunkKey(queued.id, level, job, 'successors')))
+        .then((replies) => {
+          const bytes = replyOf(replies);
           if (bytes === null)
             throw new Error(`distributed run: the successors of job ${index} are not in Redis`);
           // Merged, the job's keys are of no more use; the answer of a retry that comes later is dropped.
           void queued.redis
             .del(chunkKey(queued.id, level, job, 'states'), chunkKey(queued.id, level, job, 'successors'))
             .catch(() => {});
-          answers.set(job, { answer, successors: int32sOfBytes(bytes) });
+          answers.set(job, { answer, successors: int32sOfBytes(bytes as Buffer) });
           for (let a = answers.get(merged); a !== undefined; a = answers.get(merged)) {
             answers.delete(merged++);
             merge(a.answer, a.successors);
@@ -198,40 +208,33 @@ export async function distributedBfs<S, A>(
       queue: current.size - (jobStarts[merged] ?? current.size),
       depth,
     }),
-    cleanUp: async (redis) => {
+    cleanUp: async (clients) => {
       // The queue's server is the first shard.
-      const others = shards.slice(1).map((address) => new Redis(connectionOf(address)).on('error', () => {}));
       const chunks = jobStarts.flatMap((_, job) => [
         chunkKey(queued.id, depth, job, 'states'),
         chunkKey(queued.id, depth, job, 'successors'),
       ]);
-      try {
-        await Promise.all([
-          redis.del(...levelKeys(), ...chunks),
-          ...[redis, ...others].map((client) => client.del(visitedKey(queued.id))),
-        ]);
-      } finally {
-        for (const client of others) client.disconnect();
-      }
+      await Promise.all([
+        clients[0]!.del(...levelKeys(), ...chunks),
+        ...clients.map((client) => client.del(visitedKey(queued.id))),
+      ]);
     },
   });
 
   const levelKeys = (): string[] =>
     Array.from({ length: depth + 2 }, (_, level) => trailKey(queued.id, level));
   const renew = async (): Promise<void> => {
-    const pipeline = queued.redis.pipeline();
-    for (const key of levelKeys()) pipeline.expire(key, RUN_KEY_SECONDS);
-    await pipeline.exec();
+    await queued.roundTrip((p) => {
+      for (const key of levelKeys()) p.expire(key, RUN_KEY_SECONDS);
+    });
   };
   const renewing = setInterval(() => void renew().catch(() => {}), RENEW_EVERY_MS);
 
   /** The trail of `level` into Redis. */
   const saveTrail = async (level: number, of: Level): Promise<void> => {
-    await queued.redis.set(
-      trailKey(queued.id, level),
-      bytesOf(of.trail.subarray(0, of.trail.length)),
-      'EX',
-      RUN_KEY_SECONDS,
+    const trail = bytesOf(of.trail.subarray(0, of.trail.length));
+    replyOf(
+      await queued.roundTrip((p) => void p.set(trailKey(queued.id, level), trail, 'EX', RUN_KEY_SECONDS)),
     );
   };
 
@@ -239,11 +242,11 @@ export async function distributedBfs<S, A>(
   const pathOf = async (level: number, position: number): Promise<{ init: number; actions: number[] }> => {
     const actions: number[] = [];
     for (; ; level--) {
-      const record = await queued.redis.getrangeBuffer(
-        trailKey(queued.id, level),
-        position * 8,
-        position * 8 + 7,
-      );
+      const record = replyOf(
+        await queued.roundTrip(
+          (p) => void p.getrangeBuffer(trailKey(queued.id, level), position * 8, position * 8 + 7),
+        ),
+      ) as Buffer;
       if (level === 0) return { init: record.readInt32LE(4), actions: actions.reverse() };
       actions.push(record.readInt32LE(4));
       position = record.readInt32LE(0);
@@ -266,12 +269,12 @@ export async function distributedBfs<S, A>(
     const per = Math.min(MAX_STATES_PER_JOB, Math.max(MIN_STATES_PER_JOB, Math.ceil(size / JOBS_PER_LEVEL)));
     jobStarts = [];
     const jobs: LevelJob[] = [];
-    const pipeline = queued.redis.pipeline();
+    const chunks: [string, Int32Array][] = [];
     for (let from = 0; from < size; from += per) {
       const job = jobStarts.length;
       const states = chunkKey(queued.id, depth, job, 'states');
       jobStarts.push(from);
-      pipeline.set(states, bytesOf(current.slice(from, Math.min(size, from + per))), 'EX', RUN_KEY_SECONDS);
+      chunks.push([states, current.slice(from, Math.min(size, from + per))]);
       jobs.push({
         run: queued.id,
         spec,
@@ -285,7 +288,10 @@ export async function distributedBfs<S, A>(
         successors: chunkKey(queued.id, depth, job, 'successors'),
       });
     }
-    await pipeline.exec();
+    const replies = await queued.roundTrip((p) => {
+      for (const [key, words] of chunks) p.set(key, bytesOf(words), 'EX', RUN_KEY_SECONDS);
+    });
+    for (const [error] of replies) if (error) throw error;
     firstJob = queued.add(LEVEL_JOB, jobs);
   };
 

@@ -9,7 +9,7 @@ import type { Progress } from '../engine/search.ts';
 import { distributedBfs } from './bfs-coordinator.ts';
 import { type DistributedRun, distributedSwarm } from './coordinator.ts';
 import { sourceDigest, specDigest, specFiles } from './digest.ts';
-import { RedisLost, checkReachable, redisAddress } from './redis.ts';
+import { RedisLost, checkServer, redisAddress } from './redis.ts';
 import { type WorkerProgress, runWorker } from './worker.ts';
 
 const COMMAND_LINE = 'command line';
@@ -101,7 +101,7 @@ export async function distributedCheck(
   const twice = servers.find((server, i) => servers.indexOf(server) !== i);
   if (twice !== undefined)
     throw new InputError(COMMAND_LINE, REDIS, 'each Redis server once in the list', `${twice} twice`);
-  for (const address of addresses) await checkReachable(address, COMMAND_LINE, REDIS);
+  for (const address of addresses) await checkServer(address, COMMAND_LINE, REDIS);
   const digest = { spec: specDigest(spec.raw, specFiles(filesReadBy(spec.raw))), model: modelSourceDigest() };
   const job = { file: spec.file, raw: spec.raw };
   const { seed, walks, maxSeconds, maxDepth } = options;
@@ -127,13 +127,7 @@ export async function distributedCheck(
         })
       : distributedSwarm(model, job, digest, addresses[0]!, { ...common, seed, walks, maxDepth: maxDepth! });
     return search.catch((e: unknown) => {
-      if (e instanceof RedisLost)
-        throw new InputError(
-          COMMAND_LINE,
-          REDIS,
-          'a Redis server that stays reachable for the whole run',
-          e.why,
-        );
+      if (e instanceof RedisLost) throw new InputError(COMMAND_LINE, REDIS, e.expected, e.why);
       throw e;
     });
   };
@@ -164,7 +158,7 @@ export async function workerCommand(
       : { '--lock-seconds': /^-?\d+$/.test(lockSeconds) ? Number(lockSeconds) : lockSeconds };
   const lock = new Fields(COMMAND_LINE, given).int('--lock-seconds', 1, 3600, DEFAULT_LOCK_SECONDS);
   const address = redisAddress(url, COMMAND_LINE, REDIS);
-  await checkReachable(address, COMMAND_LINE, REDIS);
+  await checkServer(address, COMMAND_LINE, REDIS);
   const stop = io.stop?.flag ?? new Int32Array(new SharedArrayBuffer(4));
   io.out(
     `txcheck worker: taking jobs from ${address.url} on ${threads} thread${threads === 1 ? '' : 's'} (SIGTERM or Ctrl-C stops; a job under way goes back to the queue)\n`,

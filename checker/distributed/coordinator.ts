@@ -5,7 +5,6 @@
 // run ends when every job up to it has answered, and the violation reported is the least
 // violating walk, rerun here for its trace. Only the jobs up to that walk are counted, each
 // state once by its fingerprint, so the counts are those of the same walks on one thread.
-import type { Redis } from 'ioredis';
 import type { Model } from '../engine/model.ts';
 import { randomSearch } from '../engine/random.ts';
 import type { Limit, Result } from '../engine/search.ts';
@@ -102,7 +101,7 @@ export async function distributedSwarm<S, A>(
       depth,
     }),
     // Tells workers still on the run's jobs that it is over: their walks stop at once.
-    cleanUp: async (redis: Redis) => void (await redis.set(stopAtKey(queued.id), 0, 'EX', RUN_KEY_SECONDS)),
+    cleanUp: async ([redis]) => void (await redis!.set(stopAtKey(queued.id), 0, 'EX', RUN_KEY_SECONDS)),
   });
 
   let added = 0;

@@ -44,17 +44,20 @@ function freePort(): Promise<number> {
   });
 }
 
-/** A redis-server of the test's own on 127.0.0.1, saving nothing to disk. */
-async function startRedis(): Promise<{
+/** A redis-server of the test's own on 127.0.0.1 (on `port`, or a free one), saving nothing to disk. */
+async function startRedis(
+  port?: number,
+  ...extra: string[]
+): Promise<{
   server: ChildProcess;
   port: number;
   url: string;
   stop(): Promise<void>;
 }> {
-  const port = await freePort();
+  port ??= await freePort();
   const server = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extra],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const exited = new Promise<void>((resolve) => server.on('exit', () => resolve()));
@@ -226,8 +229,13 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
         expect(readFileSync(join(dir, `bfs-${name}-many.itf.json`), 'utf8')).toBe(
           readFileSync(join(dir, `bfs-${name}-one.itf.json`), 'utf8'),
         );
-      // The run's keys are gone: the queue's are BullMQ's, a random run's stop-at key expires by itself.
-      expect((await client.keys('txcheck:run:*')).filter((key) => !key.endsWith(':stop-at'))).toEqual([]);
+      // The run's keys are gone: the queue's are BullMQ's; a random run's stop-at key and a run's
+      // mark, which tells workers that it is over, expire by themselves.
+      expect(
+        (await client.keys('txcheck:run:*')).filter(
+          (key) => !key.endsWith(':stop-at') && !key.endsWith(':epoch'),
+        ),
+      ).toEqual([]);
     });
 
     it('breadth-first with the visited set sharded over two Redis servers: the result of one machine', async () => {
@@ -427,6 +435,190 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
     }
   });
 
+  // A breadth-first run of some seconds on one worker, and a random one: a fault is injected once the run is under way.
+  const midRun = {
+    bfs: ['check', 'specs/kafka/coordinator-failover.json', '--json', '--max-seconds', '50'],
+    random: [...long.slice(0, -1), '--max-seconds', '50', '--json'],
+  };
+  // Seen by the coordinator itself, or by a worker on a job: gone, or (from a snapshot) older than the run.
+  const keysLost = (port: number, older: boolean) =>
+    new RegExp(
+      `^command line: --redis: expected a Redis server that keeps the run's keys until the run ends, got ` +
+        (older
+          ? `127\\.0\\.0\\.1:${port} restarted during the run \\(its run_id \\w+ is not the run's \\w+; what it holds may be older than the run\\)`
+          : `the run's keys gone from 127\\.0\\.0\\.1:${port} \\(flushed, or the server restarted\\)`) +
+        `(; found by worker [^ ]+ on job \\d+ [^\\n]*)?\\n$`,
+    );
+
+  // A restart loses the keys, unless the server saved them: then it brings back older ones.
+  describe.each(['flushall', 'restart', 'restart from a snapshot'] as const)(
+    "Redis loses the run's keys mid-run (%s): one line and a non-zero exit, never an answer, never a hang",
+    (fault) => {
+      it.each([
+        ['bfs', 1],
+        ['bfs', 2],
+        ['bfs', 3],
+        ['random', 1],
+      ] as const)('%s, round %i', async (kind, _round) => {
+        const saved = ['--dir', mkdtempSync(join(tmpdir(), 'txcheck-redis-'))];
+        let own = await startRedis(undefined, ...saved);
+        const watcher = new Redis(own.port, '127.0.0.1', { maxRetriesPerRequest: null });
+        watcher.on('error', () => {});
+        const worker = new WorkerProcess(own.url);
+        try {
+          const run = txcheck(...midRun[kind], '--redis', own.url);
+          // Under way: a few levels saved, or some walks answered.
+          await until(
+            async () =>
+              (await watcher.keys(kind === 'bfs' ? 'txcheck:run:*:trail:6' : 'bull:txcheck-walks:*')).length >
+              (kind === 'bfs' ? 0 : 8),
+            'the run to get under way',
+          );
+          const injected = performance.now();
+          if (fault === 'flushall') await watcher.flushall();
+          else {
+            if (fault === 'restart from a snapshot') await watcher.save();
+            own.server.kill('SIGKILL');
+            await own.stop();
+            own = await startRedis(own.port, ...saved);
+          }
+          const { code, out, err } = await run;
+          expect(err).toMatch(keysLost(own.port, fault === 'restart from a snapshot'));
+          expect(code).toBe(2);
+          expect(JSON.parse(out)).toMatchObject({ status: 'error' });
+          expect(performance.now() - injected).toBeLessThan(20_000);
+        } finally {
+          watcher.disconnect();
+          await worker.stop();
+          await own.stop();
+        }
+      });
+    },
+  );
+
+  it('two runs at once on one Redis, three times: each the result of one machine', async () => {
+    const one = await txcheck('check', 'specs/kafka/commit-abort.json', '--json', '--workers', '1');
+    const worker = new WorkerProcess(url);
+    try {
+      for (let round = 0; round < 3; round++) {
+        const runs = await Promise.all(
+          [0, 1].map(() =>
+            txcheck(
+              'check',
+              'specs/kafka/commit-abort.json',
+              '--json',
+              '--max-seconds',
+              '30',
+              '--redis',
+              url,
+            ),
+          ),
+        );
+        for (const run of runs) {
+          expect(run.err).toBe('');
+          expect(verdict(run.out)).toEqual(verdict(one.out));
+        }
+      }
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it("a coordinator whose reader of the queue's events starts late still hears the answers given before", async () => {
+    const one = await txcheck('check', 'specs/kafka/commit-abort.json', '--json', '--workers', '1');
+    const worker = new WorkerProcess(url);
+    // The events of the first jobs come before the reader's first look at the stream.
+    const startReading = QueueEvents.prototype.run;
+    QueueEvents.prototype.run = async function (this: QueueEvents) {
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      return startReading.call(this);
+    };
+    try {
+      await until(async () => worker.out.includes('taking jobs'), 'the worker to start');
+      const run = await txcheck(
+        'check',
+        'specs/kafka/commit-abort.json',
+        '--json',
+        '--max-seconds',
+        '20',
+        '--redis',
+        url,
+      );
+      expect(run.err).toBe('');
+      expect(verdict(run.out)).toEqual(verdict(one.out));
+    } finally {
+      QueueEvents.prototype.run = startReading;
+      await worker.stop();
+    }
+  });
+
+  it('a password-protected Redis: one line saying so, exit 2, for check and worker', async () => {
+    const locked = await startRedis(undefined, '--requirepass', 'secret');
+    try {
+      for (const argv of [
+        ['check', 'specs/two-phase/tp3.json', '--redis', locked.url],
+        ['worker', '--redis', locked.url],
+      ]) {
+        const run = await txcheck(...argv);
+        expect(run.code).toBe(2);
+        expect(run.err).toBe(
+          `command line: --redis: expected a Redis server that takes commands without a password (a --redis URL carries none), got NOAUTH at 127.0.0.1:${locked.port}\n`,
+        );
+      }
+    } finally {
+      await locked.stop();
+    }
+  });
+
+  it('a Redis that may evict keys when its memory is full: one line, exit 2', async () => {
+    const evicting = await startRedis(undefined, '--maxmemory', '100mb', '--maxmemory-policy', 'allkeys-lru');
+    try {
+      const run = await txcheck('check', 'specs/two-phase/tp3.json', '--redis', evicting.url);
+      expect(run.code).toBe(2);
+      expect(run.err).toBe(
+        `command line: --redis: expected a Redis server that never evicts keys (no maxmemory, or maxmemory-policy noeviction), got maxmemory-policy allkeys-lru with maxmemory 104857600 at 127.0.0.1:${evicting.port}\n`,
+      );
+    } finally {
+      await evicting.stop();
+    }
+  });
+
+  it('a Redis that stops answering mid-run: one line within the bound, not a hang', async () => {
+    const own = await startRedis();
+    const worker = new WorkerProcess(own.url);
+    try {
+      await until(async () => worker.out.includes('taking jobs'), 'the worker to start');
+      const spec = loadSpecFile('specs/kafka/coordinator-failover.json');
+      const model = modelOf(spec);
+      const run = distributedBfs(
+        model,
+        { file: spec.file, raw: spec.raw },
+        { spec: specDigest(spec.raw, []), model: modelSourceDigest() },
+        [redisAddress(own.url, 'test', 'url')],
+        { deadlockAllowed: spec.deadlockAllowed, answerWithinMs: 2000 },
+      );
+      // However it ends, it is heard: a run that fails before the fault fails the test, not the file.
+      const outcome = run.then(
+        ({ result }) => result.status,
+        (e: Error) => e.message,
+      );
+      const watcher = new Redis(own.port, '127.0.0.1');
+      await until(
+        async () => (await watcher.keys('txcheck:run:*:trail:4')).length > 0,
+        'the run to get under way',
+      );
+      watcher.disconnect();
+      own.server.kill('SIGSTOP');
+      const stopped = performance.now();
+      expect(await outcome).toBe(`lost Redis: no answer from 127.0.0.1:${own.port} for 2 s`);
+      expect(performance.now() - stopped).toBeLessThan(12_000);
+    } finally {
+      own.server.kill('SIGCONT');
+      await worker.stop();
+      await own.stop();
+    }
+  });
+
   it('a Redis that goes away: the coordinator says so in one line, exit 2; a worker still stops on SIGTERM', async () => {
     const own = await startRedis();
     const worker = new WorkerProcess(own.url);
@@ -451,6 +643,20 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
 
 /** A port on 127.0.0.1 where nothing listens. */
 const closed = await freePort();
+
+/** A server on 127.0.0.1 that takes connections and `answer`s whatever it is sent (or says nothing); its port. */
+function fakeServer(answer?: string): Promise<number> {
+  const server = createServer((socket) => {
+    socket.on('error', () => {});
+    if (answer !== undefined) socket.on('data', () => socket.write(answer));
+  });
+  server.unref();
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)),
+  );
+}
+const silent = await fakeServer();
+const notRedis = await fakeServer('HTTP/1.1 400 Bad Request\r\n\r\n');
 
 describe('check --redis and worker refuse bad input in one line', () => {
   const check = (...flags: string[]) => ['check', 'specs/two-phase/tp3.json', ...flags, '--json'];
@@ -536,9 +742,31 @@ describe('check --redis and worker refuse bad input in one line', () => {
       () => ['worker', '--redis', `redis://127.0.0.1:${closed}`],
       `--redis: expected a Redis server that answers within 3 s, got ECONNREFUSED at 127.0.0.1:${closed}`,
     ],
+    [
+      'a server that takes the connection and never answers',
+      () => check('--redis', `redis://127.0.0.1:${silent}`),
+      `--redis: expected a Redis server that answers within 3 s, got no answer at 127.0.0.1:${silent} (it took the connection and said nothing)`,
+    ],
+    [
+      'a worker on a server that never answers',
+      () => ['worker', '--redis', `redis://127.0.0.1:${silent}`],
+      `--redis: expected a Redis server that answers within 3 s, got no answer at 127.0.0.1:${silent} (it took the connection and said nothing)`,
+    ],
+    [
+      'a server that is not Redis',
+      () => check('--redis', `redis://127.0.0.1:${notRedis}`),
+      `--redis: expected a Redis server that answers within 3 s, got a server that does not speak Redis's protocol at 127.0.0.1:${notRedis}`,
+    ],
+    [
+      'a worker on a server that is not Redis',
+      () => ['worker', '--redis', `redis://127.0.0.1:${notRedis}`],
+      `--redis: expected a Redis server that answers within 3 s, got a server that does not speak Redis's protocol at 127.0.0.1:${notRedis}`,
+    ],
   ])('%s', async (_name, argv, message) => {
     const args = argv();
+    const start = performance.now();
     const run = await txcheck(...args);
+    expect(performance.now() - start).toBeLessThan(4500);
     expect(run.code).toBe(2);
     const line = `command line: ${message}`;
     expect(run.err.slice(0, line.length)).toBe(line);

@@ -60,6 +60,9 @@ export const RUN_KEY_SECONDS = 3600;
 /** Marks a job's failure as a refusal (a job this worker must not run), not a fault. */
 export const REFUSED = 'refused: ';
 
+/** Marks a job's failure as the run's Redis failing it (keys gone, no answer): the run cannot go on. */
+export const LOST = 'lost: ';
+
 /** Packed integers in a job or an answer: base64 of their bytes, in the byte order of x86 and ARM (little-endian), which every side must share. */
 export function base64Of(words: Int32Array): string {
   return bytesOf(words).toString('base64');

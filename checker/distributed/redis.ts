@@ -1,5 +1,6 @@
 // The Redis server a distributed run meets on: its address from --redis, and a first look that
-// it answers, so that a wrong address is one line at once rather than endless reconnecting.
+// it answers, so that a wrong address is one line at once rather than endless reconnecting; and
+// the bound on every later wait for an answer.
 import { Redis } from 'ioredis';
 import { InputError } from '../engine/input.ts';
 
@@ -59,8 +60,26 @@ export function connectionOf(address: RedisAddress): {
   };
 }
 
-/** Throws an InputError unless a Redis server answers at `address` within CONNECT_TIMEOUT_MS. */
-export async function checkReachable(address: RedisAddress, source: string, option: string): Promise<void> {
+/** What a failed first look at a server says of it. */
+function describeFailure(e: Error & { code?: string }, where: string): { expected?: string; got: string } {
+  if (/^(NOAUTH|WRONGPASS)\b/.test(e.message))
+    return {
+      expected: 'a Redis server that takes commands without a password (a --redis URL carries none)',
+      got: `NOAUTH at ${where}`,
+    };
+  if (/Unknown RESP type|Protocol error/i.test(e.message))
+    return { got: `a server that does not speak Redis's protocol at ${where}` };
+  return { got: `${e.code ?? e.message} at ${where}` };
+}
+
+/**
+ * Throws an InputError unless a Redis server answers at `address` within CONNECT_TIMEOUT_MS,
+ * without a password, and keeps every key (a server that may evict keys under memory pressure
+ * would lose a run's states without a word).
+ */
+export async function checkServer(address: RedisAddress, source: string, option: string): Promise<void> {
+  const where = `${address.host}:${address.port}`;
+  const expected = `a Redis server that answers within ${CONNECT_TIMEOUT_MS / 1000} s`;
   const client = new Redis({
     host: address.host,
     port: address.port,
@@ -72,31 +91,87 @@ export async function checkReachable(address: RedisAddress, source: string, opti
   // Without a listener, ioredis reports each failed attempt on stderr.
   let failure: NodeJS.ErrnoException | undefined;
   client.on('error', (e: NodeJS.ErrnoException) => (failure ??= e));
+  let memory: string | undefined;
   try {
-    await client.connect();
-    await client.ping();
-  } catch (e) {
-    const why = failure ?? (e as NodeJS.ErrnoException);
-    throw new InputError(
-      source,
-      option,
-      `a Redis server that answers within ${CONNECT_TIMEOUT_MS / 1000} s`,
-      `${why.code ?? why.message} at ${address.host}:${address.port}`,
+    memory = await within(
+      client.connect().then(() => client.info('memory')),
+      CONNECT_TIMEOUT_MS,
     );
+  } catch (e) {
+    const why = describeFailure(failure ?? (e as NodeJS.ErrnoException), where);
+    throw new InputError(source, option, why.expected ?? expected, why.got);
   } finally {
     client.disconnect();
   }
+  if (memory === undefined)
+    throw new InputError(
+      source,
+      option,
+      expected,
+      `no answer at ${where} (it took the connection and said nothing)`,
+    );
+  const maxmemory = /^maxmemory:(\d+)/m.exec(memory)?.[1];
+  const policy = /^maxmemory_policy:(\S+)/m.exec(memory)?.[1];
+  if (maxmemory !== undefined && maxmemory !== '0' && policy !== undefined && policy !== 'noeviction')
+    throw new InputError(
+      source,
+      option,
+      'a Redis server that never evicts keys (no maxmemory, or maxmemory-policy noeviction)',
+      `maxmemory-policy ${policy} with maxmemory ${maxmemory} at ${where}`,
+    );
 }
 
 /** How long a run's coordinator waits for Redis to come back before it gives up. */
 export const LOST_AFTER_MS = 5000;
 
-/** The coordinator lost Redis for longer than LOST_AFTER_MS. */
+/** How long any round trip to Redis may take, once a run is under way, before the server counts as not answering. */
+export const ANSWER_WITHIN_MS = 15_000;
+
+/** A run cannot go on with its Redis server: lost for longer than LOST_AFTER_MS, not answering, or its keys gone. */
 export class RedisLost extends Error {
-  constructor(readonly why: string) {
+  constructor(
+    readonly why: string,
+    readonly expected = 'a Redis server that stays reachable for the whole run',
+  ) {
     super(`lost Redis: ${why}`);
     this.name = 'RedisLost';
   }
+}
+
+/**
+ * What `promise` gives, or undefined when `ms` pass first. A late answer already received counts:
+ * the event loop may have been busy, so the decision waits for the pending input to be read.
+ */
+export async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  let settled = false;
+  const watched = promise.finally(() => (settled = true));
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => setImmediate(() => !settled && resolve(undefined)), ms);
+  });
+  try {
+    return await Promise.race([watched, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** What `promise` gives, or a RedisLost naming `where` when it does not come within `ms`. */
+export async function answerFrom<T>(promise: Promise<T>, where: string, ms = ANSWER_WITHIN_MS): Promise<T> {
+  let answered = false;
+  const answer = await within(
+    promise.then((value) => {
+      answered = true;
+      return value;
+    }),
+    ms,
+  );
+  if (!answered)
+    throw new RedisLost(
+      `no answer from ${where} for ${ms / 1000} s`,
+      'a Redis server that answers for the whole run',
+    );
+  return answer as T;
 }
 
 /** Whether `promise` settled within `ms`: closing a connection to a Redis that is gone would wait for ever. */

@@ -11,6 +11,7 @@
 // At level d the set holds every state of the levels before d (their jobs are all done) and some
 // of level d; the coordinator drops the rest of level d, and the duplicates between jobs, itself.
 import { Redis } from 'ioredis';
+import { execMarked } from './epoch.ts';
 import { RUN_KEY_SECONDS, visitedKey } from './jobs.ts';
 import { type RedisAddress, connectionOf } from './redis.ts';
 
@@ -62,6 +63,8 @@ export class ShardClients {
 /**
  * Adds `own` to the run's visited set and answers, per pair of `candidates`, 1 when it is not a
  * member. Every command also renews the key's expiry, the safety net of a run that never cleans up.
+ * Each shard's answer comes with a look at the run's mark there: a shard that lost the set would
+ * call every state new (a RedisLost instead).
  */
 export async function admit(
   clients: readonly Redis[],
@@ -87,7 +90,7 @@ export async function admit(
         pipeline.smismember(key, members(candidates, batches.at(-1)!));
       }
       pipeline.expire(key, RUN_KEY_SECONDS);
-      const replies = (await pipeline.exec())!;
+      const replies = await execMarked(client, pipeline, run);
       for (const [e] of replies) if (e !== null) throw e;
       const answers = replies.slice(
         Math.ceil(added.length / BATCH),

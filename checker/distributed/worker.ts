@@ -2,9 +2,10 @@
 // threads, and answers. A random run's job is a range of walks, answered with the walks' figures
 // and fingerprints; a breadth-first run's is a chunk of a level, answered with the successors its
 // visited set in Redis does not hold (see level.ts and visited-shards.ts). A job whose spec or
-// code digest is not this worker's is refused, not run. On a signal the job under way goes back
-// to the queue for another worker; a worker that dies leaves its job locked until the lock
-// expires, when BullMQ's stalled-job check gives it to another worker.
+// code digest is not this worker's is refused, not run; one whose run's keys are gone from Redis
+// (epoch.ts) is failed as lost, for its coordinator to stop on. On a signal the job under way
+// goes back to the queue for another worker; a worker that dies leaves its job locked until the
+// lock expires, when BullMQ's stalled-job check gives it to another worker.
 import { hostname } from 'node:os';
 import { type Job, UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -12,8 +13,10 @@ import { InputError } from '../engine/input.ts';
 import { WorkerHandle } from '../engine/parallel/handle.ts';
 import type { ModelRecipe } from '../engine/parallel/recipe.ts';
 import { specDigest, specFiles } from './digest.ts';
+import { RUN_OVER, execMarked } from './epoch.ts';
 import {
   LEVEL_JOB,
+  LOST,
   type LevelJob,
   type LevelJobAnswer,
   QUEUE,
@@ -27,7 +30,7 @@ import {
   stopAtKey,
 } from './jobs.ts';
 import type { Expanded, Settled } from './level.ts';
-import { CONNECT_TIMEOUT_MS, type RedisAddress, connectionOf, settlesWithin } from './redis.ts';
+import { CONNECT_TIMEOUT_MS, type RedisAddress, RedisLost, connectionOf, settlesWithin } from './redis.ts';
 import { ShardClients, admit } from './visited-shards.ts';
 import type { WalkReply, WalkerRequest } from './walker.ts';
 
@@ -157,11 +160,17 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
     const data = job.data;
     const recipe = recipeOf(job);
     const stopAt = new SharedArrayBuffer(4);
-    const watchStopAt = async (): Promise<void> => {
-      const least = await redis.get(stopAtKey(data.run));
-      Atomics.store(new Int32Array(stopAt), 0, least === null ? NO_STOP : Number(least));
-    };
-    await watchStopAt();
+    const storeStopAt = (least: unknown): void =>
+      void Atomics.store(new Int32Array(stopAt), 0, least === null ? NO_STOP : Number(least));
+    const watchStopAt = async (): Promise<void> => storeStopAt(await redis.get(stopAtKey(data.run)));
+    // The first look also finds whether the run's keys are still there.
+    const [[error, least]] = (await execMarked(
+      redis,
+      redis.pipeline().get(stopAtKey(data.run)),
+      data.run,
+    )) as [[Error | null, unknown]];
+    if (error !== null) throw error;
+    storeStopAt(least);
     const timer = setInterval(() => void watchStopAt().catch(() => {}), STOP_AT_EVERY_MS);
     let reply: WalkReply;
     try {
@@ -200,7 +209,10 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
   ): Promise<LevelJobAnswer> => {
     const data = job.data;
     const recipe = recipeOf(job);
-    const bytes = await redis.getBuffer(data.states);
+    const [[error, bytes]] = (await execMarked(redis, redis.pipeline().getBuffer(data.states), data.run)) as [
+      [Error | null, Buffer | null],
+    ];
+    if (error !== null) throw error;
     if (bytes === null)
       throw new Error(`the states of the job are gone from Redis (${data.states}): its run is over`);
     const states = int32sOfBytes(bytes);
@@ -222,7 +234,12 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
       expanded.candidates,
     );
     const settled = await ask<Settled>(job, walker, { kind: 'settle', fresh }, [fresh]);
-    await redis.set(data.successors, bytesOf(settled.successors), 'EX', RUN_KEY_SECONDS);
+    const [[stored]] = (await execMarked(
+      redis,
+      redis.pipeline().set(data.successors, bytesOf(settled.successors), 'EX', RUN_KEY_SECONDS),
+      data.run,
+    )) as [[Error | null, unknown]];
+    if (stored !== null) throw stored;
     done.jobs++;
     done.statesGenerated += expanded.statesGenerated;
     return {
@@ -240,6 +257,11 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
     const walker = idle.pop()!;
     try {
       return await (job.name === LEVEL_JOB ? levelJob(job, token, walker) : walkJob(job, token, walker));
+    } catch (e) {
+      // No worker could run it on: its run is over, or the server lost it.
+      if (!(e instanceof RedisLost)) throw e;
+      if (e.why !== RUN_OVER) report(new Error(`${e.why}: the jobs of its run are dropped`));
+      throw new UnrecoverableError(`${LOST}${e.why}; found by worker ${name}`);
     } finally {
       idle.push(walker);
     }
