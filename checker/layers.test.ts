@@ -119,7 +119,7 @@ describe('layers', () => {
   const workers = projectGraph(true);
 
   it('reads the imports of every module', () => {
-    expect(graph.get('checker/cli.ts')).toContain('checker/engine/search.ts');
+    expect(graph.get('checker/cli/commands/check.ts')).toContain('checker/engine/search.ts');
     expect(workers.get('checker/engine/parallel/bfs.ts')).toContain('checker/engine/parallel/worker.ts');
     expect(graph.get('model/kafka/config.ts')).toContain('model/kafka/state.ts');
   });

@@ -147,10 +147,33 @@ function table(rows: readonly Row[]): string {
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
 }
 
+const usage = `npm run bench -- [--only NAME[,NAME...]] [--out FILE]
+  --only NAME,...   run these workloads alone: ${workloads.map((w) => w.name).join(', ')}
+  --out FILE        where to write the rows as JSON (default out/bench.json)
+`;
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: { only: { type: 'string' }, out: { type: 'string' }, child: { type: 'string' } },
-  });
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        only: { type: 'string' },
+        out: { type: 'string' },
+        child: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (e) {
+    process.stderr.write(
+      `command line: ${(e as Error).message.split('\n')[0]} (see npm run bench -- --help)\n`,
+    );
+    process.exitCode = 2;
+    return;
+  }
+  if (values.help === true) {
+    process.stdout.write(usage);
+    return;
+  }
   if (values.child !== undefined) {
     process.stdout.write(
       `${JSON.stringify(await measure(workloads.find((w) => w.name === values.child)!))}\n`,

@@ -1,0 +1,40 @@
+// `txcheck explore`: serves the explorer page for a spec or a trace until the process is
+// interrupted; the traces it saves go to out/.
+import { mkdirSync } from 'node:fs';
+import { Fields, InputError } from '../../engine/input.ts';
+import { type RunningExplorer, startExplorer } from '../../explorer/server.ts';
+import { explorerSource } from '../../explorer/source.ts';
+import { TOOL } from '../../version.ts';
+import { COMMAND_LINE, type Flags, fileArgument, flagValue, rejectOtherFlags } from '../args.ts';
+import { ExitCode, type Io } from '../io.ts';
+
+const DEFAULT_EXPLORER_PORT = 8421;
+
+export async function run(args: readonly string[], flags: Flags, io: Io): Promise<number> {
+  const file = fileArgument('explore', args, 'a spec or trace file');
+  rejectOtherFlags('explore', flags);
+  const fields = new Fields(COMMAND_LINE, {
+    '--port': flags.port === undefined ? DEFAULT_EXPLORER_PORT : flagValue(flags.port),
+  });
+  const port = fields.int('--port', 1, 65535);
+  const source = explorerSource(file, 'out');
+  mkdirSync('out', { recursive: true });
+  let running: RunningExplorer;
+  try {
+    running = await startExplorer(source, port);
+  } catch (e) {
+    throw new InputError(
+      COMMAND_LINE,
+      '--port',
+      'a free port on 127.0.0.1',
+      (e as NodeJS.ErrnoException).code ?? String(e),
+    );
+  }
+  io.out(`${TOOL}: exploring ${file} at ${running.url} (Ctrl-C stops it; saved traces go to out/)\n`);
+  await new Promise<void>((resolve) => {
+    const stop = (): void => void running.close().then(resolve);
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  return ExitCode.Ok;
+}

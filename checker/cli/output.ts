@@ -1,0 +1,103 @@
+// Where the commands write their files: an output path is checked before any work is done, and
+// written atomically at the end.
+import { type Stats, closeSync, lstatSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { InputError } from '../engine/input.ts';
+import { writeFileAtomic } from '../engine/trace.ts';
+
+const errorCode = (e: unknown) => (e as NodeJS.ErrnoException).code ?? String(e);
+
+function fileKind(stat: Stats): string {
+  if (stat.isDirectory()) return 'a folder';
+  if (stat.isSymbolicLink()) return 'a symbolic link';
+  if (stat.isFIFO()) return 'a FIFO';
+  if (stat.isCharacterDevice()) return 'a character device';
+  if (stat.isBlockDevice()) return 'a block device';
+  return stat.isSocket() ? 'a socket' : 'not a regular file';
+}
+
+/**
+ * Refuses, before any work is done, an output path that is not a regular file or a new name in
+ * an existing folder this user can write: the atomic rename would replace a link, a FIFO or a
+ * device with a plain file, and a path that cannot be written would lose the result at the end.
+ */
+export function checkOutput(file: string): void {
+  const existing = lstatOrUndefined(file);
+  if (existing !== undefined && !existing.isFile()) {
+    throw new InputError(
+      file,
+      '--out',
+      'a regular file or a new name in an existing folder',
+      fileKind(existing),
+    );
+  }
+  checkOutputFolder(file, dirname(file), false);
+}
+
+/** Refuses a folder that does not exist (unless `make` creates it) or that this user cannot write in. */
+export function checkOutputFolder(file: string, folder: string, make: boolean): void {
+  const refuse = (expected: string, got: string): never => {
+    throw new InputError(file, '--out', expected, got);
+  };
+  if (make) {
+    try {
+      mkdirSync(folder, { recursive: true });
+    } catch (e) {
+      refuse('a path whose folder can be created', `${errorCode(e)} for ${folder}`);
+    }
+  }
+  let parent: Stats | undefined;
+  try {
+    parent = statSync(folder);
+  } catch (e) {
+    if (errorCode(e) !== 'ENOENT' && errorCode(e) !== 'ENOTDIR')
+      refuse('a new name in an existing folder', `${errorCode(e)} for ${folder}`);
+  }
+  if (parent === undefined) {
+    const above = ancestorFile(folder);
+    refuse(
+      'a new name in an existing folder',
+      above === undefined ? `no folder ${folder}` : `${above}, which is a file`,
+    );
+  }
+  if (!parent!.isDirectory())
+    refuse(
+      'a new name in an existing folder',
+      `${folder}, which is ${parent!.isFile() ? 'a file' : fileKind(parent!)}`,
+    );
+  // Creating a file is the only test that holds for every user, root included.
+  const probe = join(folder, `.txcheck-${process.pid}.probe`);
+  try {
+    closeSync(openSync(probe, 'wx'));
+    rmSync(probe);
+  } catch (e) {
+    refuse('a path this user can write', `${errorCode(e)} in ${folder}`);
+  }
+}
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The nearest ancestor of `folder` that exists as something other than a folder, if any. */
+function ancestorFile(folder: string): string | undefined {
+  for (let p = folder; p !== dirname(p); p = dirname(p)) {
+    const stat = lstatOrUndefined(p);
+    if (stat !== undefined) return stat.isDirectory() ? undefined : p;
+  }
+  return undefined;
+}
+
+/** Writes `text` to `file` atomically; a failure is bad input naming the file. */
+export function writeOutput(file: string, text: string): void {
+  checkOutput(file);
+  try {
+    writeFileAtomic(file, text);
+  } catch (e) {
+    throw new InputError(file, '--out', 'a writable file path', errorCode(e));
+  }
+}
