@@ -931,6 +931,25 @@ describe('bad input', () => {
         ]
       : []),
     [
+      '--checkpoint naming a symbolic link, before the search',
+      () => ['check', mutant, '--checkpoint', link()],
+      'link.itf.json',
+      ': --checkpoint: expected a regular file or a new name in an existing folder, got a symbolic link',
+    ],
+    [
+      '--checkpoint naming a FIFO, before the search',
+      () => ['check', mutant, '--checkpoint', fifo()],
+      'fifo.itf.json',
+      ': --checkpoint: expected a regular file or a new name in an existing folder, got a FIFO',
+    ],
+    [
+      '--checkpoint in a folder that does not exist',
+      () => ['check', mutant, '--checkpoint', join(dir, 'nowhere', 'c.ckpt')],
+      'c.ckpt',
+      `: --checkpoint: expected a new name in an existing folder, got no folder ${join(dir, 'nowhere')}`,
+    ],
+    ['an empty --out', () => ['check', mutant, '-o', ''], 'command line', ': --out: expected a file name'],
+    [
       '--out in a folder that does not exist',
       () => ['check', mutant, '--out', join(dir, 'nowhere', 't.itf.json')],
       't.itf.json',

@@ -3,6 +3,7 @@
 import { type Stats, closeSync, lstatSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { InputError } from '../engine/input.ts';
+import { COMMAND_LINE } from './args.ts';
 import { writeFileAtomic } from '../engine/trace.ts';
 
 const errorCode = (e: unknown) => (e as NodeJS.ErrnoException).code ?? String(e);
@@ -21,23 +22,24 @@ function fileKind(stat: Stats): string {
  * an existing folder this user can write: the atomic rename would replace a link, a FIFO or a
  * device with a plain file, and a path that cannot be written would lose the result at the end.
  */
-export function checkOutput(file: string): void {
+export function checkOutput(file: string, flag = '--out'): void {
+  if (file === '') throw new InputError(COMMAND_LINE, flag, 'a file name', 'an empty string');
   const existing = lstatOrUndefined(file);
   if (existing !== undefined && !existing.isFile()) {
     throw new InputError(
       file,
-      '--out',
+      flag,
       'a regular file or a new name in an existing folder',
       fileKind(existing),
     );
   }
-  checkOutputFolder(file, dirname(file), false);
+  checkOutputFolder(file, dirname(file), false, flag);
 }
 
 /** Refuses a folder that does not exist (unless `make` creates it) or that this user cannot write in. */
-export function checkOutputFolder(file: string, folder: string, make: boolean): void {
+export function checkOutputFolder(file: string, folder: string, make: boolean, flag = '--out'): void {
   const refuse = (expected: string, got: string): never => {
-    throw new InputError(file, '--out', expected, got);
+    throw new InputError(file, flag, expected, got);
   };
   if (make) {
     try {

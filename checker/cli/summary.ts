@@ -3,7 +3,14 @@
 import type { RunOptions, Spec } from '../../specs/load.ts';
 import { type Lasso, type LivenessResult, describeFairness } from '../engine/liveness.ts';
 import type { Model } from '../engine/model.ts';
-import { DEADLOCK, HEAP_SHARE, type Limit, type Result, type Trace } from '../engine/search.ts';
+import {
+  DEADLOCK,
+  HEAP_SHARE,
+  MACHINE_SHARE,
+  type Limit,
+  type Result,
+  type Trace,
+} from '../engine/search.ts';
 import { stateView } from '../engine/trace.ts';
 import { TOOL } from '../version.ts';
 
@@ -30,7 +37,9 @@ export const count = (n: number) => Math.round(n).toLocaleString('en-US');
 function limitText(limit: Limit, options: RunOptions): string {
   if (limit !== 'maxMemory') return String(options[limit as keyof RunOptions]);
   const share = `${Math.round(HEAP_SHARE * 100)} % of the heap`;
-  return options.maxMemory === undefined ? share : `${options.maxMemory} MB resident, or ${share}`;
+  return options.maxMemory === undefined
+    ? `${Math.round(MACHINE_SHARE * 100)} % of the machine's available memory, or ${share}`
+    : `${options.maxMemory} MB resident, or ${share}`;
 }
 
 export function overallStatus(result: Result, live: LivenessResult | undefined): Result['status'] {

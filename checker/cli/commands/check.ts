@@ -40,6 +40,9 @@ function checkpointOptions(
     throw new InputError(COMMAND_LINE, '--checkpoint-every', 'a --checkpoint FILE to write to');
   if (file === undefined) return {};
   const flag = flags.checkpoint === undefined ? '--resume' : '--checkpoint';
+  // Before the search, as for --out: a symlink, FIFO or device is never replaced by a checkpoint,
+  // and a path that cannot be written is said before the run, not after it.
+  if (flags.checkpoint !== undefined) checkOutput(flags.checkpoint, '--checkpoint');
   if (options.strategy === 'random')
     throw new InputError(
       COMMAND_LINE,
