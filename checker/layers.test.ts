@@ -1,6 +1,7 @@
 // The layers of the project and what each may import (ARCHITECTURE.md, "Layers"), checked on the source
 // files themselves: the engine imports only itself, a model only itself and the engine's Model
-// interface and the report contract, and no module imports itself back through others.
+// interface and the report contract, only the tools use the referee (the real brokers), and no
+// module imports itself back through others.
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,7 +35,7 @@ function sourceFiles(dir: string): string[] {
 /** Module → what it imports (or starts as a worker): project paths for relative specifiers, bare names otherwise. */
 function projectGraph(spawns: boolean): Imports {
   const graph = new Map<string, string[]>();
-  for (const file of ['checker', 'model', 'specs', 'traces'].flatMap(sourceFiles)) {
+  for (const file of ['checker', 'model', 'specs', 'traces', 'referee'].flatMap(sourceFiles)) {
     const text = readFileSync(join(root, file), 'utf8');
     graph.set(
       file,
@@ -88,7 +89,7 @@ const MODEL_MAY_USE = ['checker/engine/model.ts', 'checker/report/renderer.ts'];
 
 /** Why `from` may not import `to`, or undefined when the layers allow it. */
 export function layerViolation(from: string, to: string): string | undefined {
-  const bare = !/^(checker|model|specs|traces)\//.test(to);
+  const bare = !/^(checker|model|specs|traces|referee)\//.test(to);
   if (from.startsWith(ENGINE)) {
     if (bare)
       return to.startsWith('node:') || ENGINE_PACKAGES.includes(to)
@@ -103,6 +104,14 @@ export function layerViolation(from: string, to: string): string | undefined {
       ? undefined
       : `a model imports only itself and ${MODEL_MAY_USE.join(', ')}`;
   }
+  if (from.startsWith('referee/')) {
+    if (bare) return to.startsWith('node:') ? undefined : 'the referee uses Node built-ins only';
+    if (to.startsWith('checker/') && !to.startsWith(ENGINE))
+      return 'the referee reads models and traces, not the tools built on them';
+    return undefined;
+  }
+  if (to.startsWith('referee/') && !(from.startsWith('checker/') && !from.startsWith(ENGINE)))
+    return 'only the tools in checker/ use the referee';
   if (from.startsWith('specs/')) {
     if (to.startsWith('checker/') && !to.startsWith(ENGINE) && to !== 'checker/report/renderer.ts')
       return 'the spec layer uses the engine, not the tools built on it';
@@ -122,6 +131,7 @@ describe('layers', () => {
     expect(graph.get('checker/cli/commands/check.ts')).toContain('checker/engine/search.ts');
     expect(workers.get('checker/engine/parallel/bfs.ts')).toContain('checker/engine/parallel/worker.ts');
     expect(graph.get('model/kafka/config.ts')).toContain('model/kafka/state.ts');
+    expect(graph.get('referee/broker.ts')).toContain('referee/driver/connection.ts');
   });
 
   it('has no import cycle', () => {
@@ -156,6 +166,13 @@ describe('layers', () => {
     expect(layerViolation('specs/load.ts', 'checker/cli.ts')).toBeDefined();
     expect(layerViolation('checker/cli.ts', 'model/kafka/index.ts')).toBeDefined();
     expect(layerViolation('model/kafka/render/steps.ts', 'checker/report/renderer.ts')).toBeUndefined();
+    expect(layerViolation('model/kafka/state.ts', 'referee/broker.ts')).toBeDefined();
+    expect(layerViolation('checker/engine/trace.ts', 'referee/replay.ts')).toBeDefined();
+    expect(layerViolation('specs/load.ts', 'referee/broker.ts')).toBeDefined();
+    expect(layerViolation('referee/broker.ts', 'checker/cli.ts')).toBeDefined();
+    expect(layerViolation('referee/driver/connection.ts', 'vitest')).toBeDefined();
+    expect(layerViolation('referee/replay.ts', 'model/kafka/state.ts')).toBeUndefined();
+    expect(layerViolation('checker/cli.ts', 'referee/replay.ts')).toBeUndefined();
     expect(
       specifiers(
         "import type { A } from './a.ts';\nexport { b } from '../b.ts';\nconst w = new URL('./w.ts', import.meta.url);",
