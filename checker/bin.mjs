@@ -32,7 +32,7 @@ if (process.env.npm_command !== undefined) {
       clearInterval(watch);
       process.kill(process.pid, 'SIGTERM');
     }
-  }, 250);
+  }, 100);
   watch.unref();
 }
 
