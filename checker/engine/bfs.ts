@@ -1,25 +1,27 @@
 // Breadth-first search. A state's id is its discovery order; per id only the parent id and the
 // index of the action that led to it are kept, in typed arrays, and full states only while
-// they wait in the frontier. Invariants are checked when a state is first discovered, so the
+// they wait in a level. Invariants are checked when a state is first discovered, so the
 // first violation found has a shortest trace. The level in which it is found is finished before
 // reporting, so the counts are those of whole levels, as the parallel search reports them.
-// Optionally the search is reduced (reduction.ts), saved and resumed between two states
-// (checkpoint.ts), and its waiting levels spill to disk (frontier.ts).
-import { readCheckpoint, writeCheckpoint } from './checkpoint.ts';
-import { Frontier, Spill } from './frontier.ts';
-import { InputError } from './input.ts';
+// Beside the loop: the levels and their spill to disk (levels.ts), partial-order reduction
+// (reduction.ts), checkpoints to save and resume between two states (saving.ts), and the clock
+// that enforces the time and memory limits (search.ts).
+import type { Checkpoint } from './checkpoint.ts';
+import { Levels } from './levels.ts';
 import type { Model } from './model.ts';
 import { Reducer } from './reduction.ts';
+import { CheckpointSaver, type SavedSearch, checkpointToResume } from './saving.ts';
 import {
   DEADLOCK,
   Discovery,
+  type Emit,
+  type Limit,
+  type Result,
   SearchRun,
+  type SearchOptions,
   brokenInvariant,
   rebuildTrace,
   successorsOf,
-  type Limit,
-  type Result,
-  type SearchOptions,
 } from './search.ts';
 import { Trail } from './trail.ts';
 import { VisitedSet } from './visited.ts';
@@ -29,221 +31,239 @@ const CLOCK_EVERY = 256;
 
 /** Breadth-first search of `model`; whatever it spilled to disk is removed when it returns. */
 export function bfs<S, A>(model: Model<S, A>, options: SearchOptions): Result {
-  const spill = options.spillBytes === undefined ? undefined : new Spill(options.spillBytes);
+  const levels = new Levels(model, options.spillBytes);
   try {
-    return breadthFirst(model, options, spill);
+    return breadthFirst(model, options, levels);
   } finally {
-    spill?.remove();
+    levels.removeSpilled();
   }
 }
 
-function breadthFirst<S, A>(model: Model<S, A>, options: SearchOptions, spill: Spill | undefined): Result {
-  const saving = options.checkpoint;
-  if (
-    (saving !== undefined || options.resume !== undefined) &&
-    (model.pack === undefined || model.unpack === undefined)
-  ) {
-    throw new Error('checkpoints need a model that packs and unpacks its states');
-  }
-  const resumed =
-    options.resume === undefined ? undefined : readCheckpoint(options.resume.file, options.resume.identity);
-  if (resumed !== undefined && resumed.identity !== options.resume!.identity) {
-    throw new InputError(
-      options.resume!.file,
-      'identity',
-      'a checkpoint of this spec with these options',
-      'one of another search',
-    );
-  }
-  const counters = resumed?.counters;
-  const run = new SearchRun(
-    model,
-    resumed === undefined
-      ? options
-      : { ...options, visited: VisitedSet.restore(resumed.visited, resumed.counters.distinctStates) },
-  );
-  const reducer = options.reduction === true ? new Reducer(model) : undefined;
-  const successors = successorsOf(model);
+function breadthFirst<S, A>(model: Model<S, A>, options: SearchOptions, levels: Levels<S>): Result {
+  const resumed = checkpointToResume(model, options);
+  const search = new LevelSearch(model, options, levels, resumed);
+  const { run } = search;
+  if (resumed === undefined && !search.discoverInitialStates())
+    return search.finish(search.overLimit ? 'maxStates' : undefined);
+  const saver =
+    options.checkpoint === undefined
+      ? undefined
+      : new CheckpointSaver(options.checkpoint, options.now ?? (() => performance.now()));
   const maxDepth = options.maxDepth ?? Infinity;
-  const trail = resumed === undefined ? new Trail() : Trail.restore(resumed.parents, resumed.actions);
-  const secondsBefore = counters?.seconds ?? 0;
-  // The first violation in discovery order: the property and the state id.
-  let found: { property: string; id: number } | undefined = counters?.found ?? undefined;
+  let firstIndex = resumed?.counters.nextIndex ?? 0;
+  let sinceClock = 0;
+  while (levels.current.length > 0) {
+    if (firstIndex === 0) search.startLevel();
+    for (let i = firstIndex; i < levels.current.length; i++) {
+      search.expand(i, run.depth >= maxDepth);
+      if (++sinceClock === CLOCK_EVERY) {
+        sinceClock = 0;
+        const limit = search.limitReached(i);
+        // A stop between two states can be taken up again; past the state limit states were dropped.
+        const resumable = saver !== undefined && !search.overLimit;
+        if (limit !== undefined) {
+          if (resumable) saver.save(search.saved(i + 1));
+          return search.finish(limit);
+        }
+        if (resumable && saver.due) saver.save(search.saved(i + 1));
+      }
+    }
+    firstIndex = 0;
+    if (search.found !== undefined || search.overLimit) {
+      if (levels.next.length > 0) run.depth++;
+      return search.finish(search.found === undefined ? 'maxStates' : undefined);
+    }
+    if (search.cutOffByDepth) return search.finish('maxDepth');
+    levels.advance();
+    if (levels.current.length > 0) run.depth++;
+  }
+  return search.finish();
+}
 
-  let queueBytes = counters?.queueBytes ?? 0;
-  let spilledBytes = 0;
-  const finish = (stoppedBy?: Limit): Result => {
-    const memory = {
-      visitedBytes: run.visited.bytes,
-      traceBytes: trail.bytes,
-      queueBytes,
-      ...(spill === undefined ? {} : { spilledBytes }),
-    };
-    const extra = { memory, ...(reducer === undefined ? {} : { reducedStates: reducer.reducedStates }) };
-    let result: Result;
-    if (found !== undefined) {
-      const { init, actions } = trail.path(found.id);
-      result = run.finish('violation', {
-        violation: { property: found.property, trace: rebuildTrace(model, init, actions) },
-        ...extra,
-      });
-    } else
-      result =
-        stoppedBy === undefined ? run.finish('ok', extra) : run.finish('incomplete', { stoppedBy, ...extra });
-    return secondsBefore === 0 ? result : { ...result, seconds: result.seconds + secondsBefore };
-  };
+/**
+ * What a breadth-first search holds between two states: the counts and visited set, the trail
+ * back to the initial states, the levels, and what the expansions found; and the expansion of
+ * one state.
+ */
+class LevelSearch<S, A> {
+  readonly run: SearchRun<S, A>;
+  private readonly trail: Trail;
+  private readonly reducer: Reducer<S, A> | undefined;
+  private readonly successors: (s: S, emit: Emit<S>) => void;
+  /** The seconds of the runs before a resume. */
+  private readonly secondsBefore: number;
+  /** The first violation in discovery order: the property and the state id. */
+  found: { property: string; id: number } | undefined;
+  /** Some new state was dropped at the distinct-state limit. */
+  overLimit = false;
+  /** A state of the level at the depth bound has successors, which were not kept. */
+  cutOffByDepth = false;
+  /** The id of the state being expanded, and how many successors it has had so far. */
+  private parent = 0;
+  private emitted = 0;
 
-  let level = new Frontier(model, spill);
-  let nextLevel = new Frontier(model, spill);
-  let levelStartId = 0;
-  let firstIndex = 0;
-  let overLimit = false;
-  let cutOffByDepth = false;
-  if (resumed === undefined) {
+  constructor(
+    private readonly model: Model<S, A>,
+    private readonly options: SearchOptions,
+    private readonly levels: Levels<S>,
+    resumed: Checkpoint | undefined,
+  ) {
+    const counters = resumed?.counters;
+    this.run = new SearchRun(
+      model,
+      resumed === undefined
+        ? options
+        : { ...options, visited: VisitedSet.restore(resumed.visited, resumed.counters.distinctStates) },
+    );
+    this.reducer = options.reduction === true ? new Reducer(model) : undefined;
+    this.successors = successorsOf(model);
+    this.trail = resumed === undefined ? new Trail() : Trail.restore(resumed.parents, resumed.actions);
+    this.secondsBefore = counters?.seconds ?? 0;
+    this.found = counters?.found ?? undefined;
+    if (resumed !== undefined) {
+      const c = resumed.counters;
+      this.run.statesGenerated = c.statesGenerated;
+      this.run.depth = c.depth;
+      this.run.coverage.add(c.coverage);
+      levels.restore(resumed);
+      this.overLimit = c.overLimit;
+      this.cutOffByDepth = c.cutOffByDepth;
+      this.reducer?.restore(resumed.nextLevelSeen, resumed.nextLevelSeenCount, c.reducedStates);
+    }
+  }
+
+  /** Makes the initial states the first level; false when the search ends there (a violation, or the state limit). */
+  discoverInitialStates(): boolean {
+    const { model, run } = this;
     const inits = model.init();
     for (let i = 0; i < inits.length; i++) {
       const s = inits[i]!;
       run.statesGenerated++;
       const discovery = run.discover(s);
       if (discovery === Discovery.Seen) continue;
-      if (discovery === Discovery.OverLimit) return finish('maxStates');
+      if (discovery === Discovery.OverLimit) {
+        this.overLimit = true;
+        return false;
+      }
       const id = run.distinctStates - 1;
-      trail.set(id, -1, i);
+      this.trail.set(id, -1, i);
       const broken = brokenInvariant(model, s);
-      if (broken !== undefined) found ??= { property: broken, id };
-      level.push(s);
+      if (broken !== undefined) this.found ??= { property: broken, id };
+      this.levels.current.push(s);
     }
-    if (found !== undefined) return finish();
-  } else {
-    const c = counters!;
-    run.statesGenerated = c.statesGenerated;
-    run.depth = c.depth;
-    run.coverage.add(c.coverage);
-    level = Frontier.restore(model, resumed.levelWords, resumed.levelEnds, spill);
-    nextLevel = Frontier.restore(model, resumed.nextWords, resumed.nextEnds, spill);
-    levelStartId = c.levelStartId;
-    firstIndex = c.nextIndex;
-    overLimit = c.overLimit;
-    cutOffByDepth = c.cutOffByDepth;
-    reducer?.restore(resumed.nextLevelSeen, resumed.nextLevelSeenCount, c.reducedStates);
+    return this.found === undefined;
   }
 
-  let parent = 0;
-  const visit = (t: S, action: number): void => {
+  startLevel(): void {
+    this.levels.next.clear();
+    this.reducer?.startLevel();
+    this.cutOffByDepth = false;
+  }
+
+  /** Expands the level's state `i`; at the depth bound its successors are counted, not kept. */
+  expand(i: number, atDepthBound: boolean): void {
+    const s = this.levels.current.take(i);
+    this.parent = this.levels.startId + i;
+    this.emitted = 0;
+    const beyondLimit = this.overLimit;
+    if (atDepthBound) this.successors(s, this.countOnly);
+    else if (this.reducer === undefined || !this.reducer.expand(s, this.run.visited, this.emit))
+      this.successors(s, this.emit);
+    // Past the state limit nothing new is kept, but the level is expanded to its end, as on workers.
+    if (this.emitted === 0 && !this.options.deadlockAllowed && !beyondLimit)
+      this.found ??= { property: DEADLOCK, id: this.parent };
+    this.cutOffByDepth ||= atDepthBound && this.emitted > 0;
+  }
+
+  private readonly emit = (t: S, action: number, kind: number): void => {
+    this.emitted++;
+    this.run.coverage.firedKind(kind);
+    this.visit(t, action);
+  };
+
+  private readonly countOnly = (): void => void this.emitted++;
+
+  /** Records a successor of the state being expanded: new, it joins the next level. */
+  private visit(t: S, action: number): void {
+    const { run } = this;
     run.statesGenerated++;
     const discovery = run.discover(t);
     if (discovery === Discovery.Seen) return;
     if (discovery === Discovery.OverLimit) {
-      overLimit = true;
+      this.overLimit = true;
       return;
     }
-    const tid = run.distinctStates - 1;
-    trail.set(tid, parent, action);
-    reducer?.seenInNextLevel(run.fingerprint);
-    if (found === undefined) {
-      const broken = brokenInvariant(model, t);
-      if (broken !== undefined) found = { property: broken, id: tid };
+    const id = run.distinctStates - 1;
+    this.trail.set(id, this.parent, action);
+    this.reducer?.seenInNextLevel(run.fingerprint);
+    if (this.found === undefined) {
+      const broken = brokenInvariant(this.model, t);
+      if (broken !== undefined) this.found = { property: broken, id };
     }
-    nextLevel.push(t, run.packed.words, run.packed.length);
-  };
-  let emitted = 0;
-  const emit = (t: S, action: number, kind: number): void => {
-    emitted++;
-    run.coverage.firedKind(kind);
-    visit(t, action);
-  };
-  const countOnly = (): void => void emitted++;
+    this.levels.next.push(t, run.packed.words, run.packed.length);
+  }
 
-  const expandReduced = (s: S): boolean => {
-    const kept = reducer!.keptSuccessors(s, run.visited);
-    if (kept === undefined) return false;
-    for (const { state, action, kind } of kept) emit(state, action, kind);
-    return true;
-  };
+  /** What stops the search now (time, memory, a signal), if anything; `i`: the state just expanded. */
+  limitReached(i: number): Limit | undefined {
+    const { run, trail, levels } = this;
+    return run.clock.check(
+      () => run.progress(levels.current.length - i - 1 + levels.next.length),
+      // What the lists may take at their next growth counts against --max-memory before it is taken.
+      () => run.visited.growthBytes + trail.growthBytes + levels.growthBytes,
+    );
+  }
 
-  const now = options.now ?? (() => performance.now());
-  let lastSave = now();
-  /** Saves the search as it stands before expanding the level's state `nextIndex`. */
-  const save = (nextIndex: number): void => {
+  /** The search as it stands before expanding the level's state `nextIndex`. */
+  saved(nextIndex: number): SavedSearch {
+    const { run, reducer, levels } = this;
     const visited = run.visited.snapshot();
-    const { parents, actions } = trail.saved(run.distinctStates);
-    const current = level.saved();
-    const next = nextLevel.saved();
+    const { parents, actions } = this.trail.saved(run.distinctStates);
+    const levelSections = levels.saved();
     const seen = reducer?.snapshot() ?? { table: new Int32Array(0), count: 0 };
-    writeCheckpoint(saving!.file, {
-      identity: saving!.identity,
+    return {
       counters: {
         distinctStates: run.distinctStates,
         statesGenerated: run.statesGenerated,
         depth: run.depth,
-        levelStartId,
+        levelStartId: levels.startId,
         nextIndex,
-        queueBytes,
-        seconds: secondsBefore + run.clock.seconds,
+        queueBytes: levels.queueBytes,
+        seconds: this.secondsBefore + run.clock.seconds,
         coverage: run.coverage.raw,
-        found: found ?? null,
-        overLimit,
-        cutOffByDepth,
+        found: this.found ?? null,
+        overLimit: this.overLimit,
+        cutOffByDepth: this.cutOffByDepth,
         reducedStates: reducer?.reducedStates ?? 0,
       },
       visited: visited.table,
       parents,
       actions,
-      levelWords: current.words,
-      levelEnds: current.ends,
-      nextWords: next.words,
-      nextEnds: next.ends,
+      ...levelSections,
       nextLevelSeen: seen.table,
       nextLevelSeenCount: seen.count,
-    });
-    lastSave = now();
-  };
-
-  let sinceClock = 0;
-  while (level.length > 0) {
-    if (firstIndex === 0) {
-      nextLevel.clear();
-      reducer?.startLevel();
-      cutOffByDepth = false;
-    }
-    for (let i = firstIndex; i < level.length; i++) {
-      const s = level.take(i);
-      parent = levelStartId + i;
-      emitted = 0;
-      const beyondLimit = overLimit;
-      if (run.depth >= maxDepth) successors(s, countOnly);
-      else if (reducer === undefined || !expandReduced(s)) successors(s, emit);
-      // Past the state limit nothing new is kept, but the level is expanded to its end, as on workers.
-      if (emitted === 0 && !options.deadlockAllowed && !beyondLimit)
-        found ??= { property: DEADLOCK, id: parent };
-      cutOffByDepth ||= run.depth >= maxDepth && emitted > 0;
-      if (++sinceClock === CLOCK_EVERY) {
-        sinceClock = 0;
-        const limit = run.clock.check(
-          () => run.progress(level.length - i - 1 + nextLevel.length),
-          () => run.visited.growthBytes + trail.growthBytes + level.growthBytes + nextLevel.growthBytes,
-        );
-        // A stop between two states can be taken up again; past the state limit states were dropped.
-        const resumable = saving !== undefined && !overLimit;
-        if (limit !== undefined) {
-          if (resumable) save(i + 1);
-          return finish(limit);
-        }
-        if (resumable && now() - lastSave >= saving.everySeconds * 1000) save(i + 1);
-      }
-    }
-    firstIndex = 0;
-    if (found !== undefined || overLimit) {
-      if (nextLevel.length > 0) run.depth++;
-      return finish(found === undefined ? 'maxStates' : undefined);
-    }
-    if (cutOffByDepth) return finish('maxDepth');
-    levelStartId += level.length;
-    queueBytes = Math.max(queueBytes, level.bytes + nextLevel.bytes);
-    spilledBytes = Math.max(spilledBytes, level.spilledBytes + nextLevel.spilledBytes);
-    // The expanded level's lists take the level after next.
-    [level, nextLevel] = [nextLevel, level];
-    if (level.length > 0) run.depth++;
+    };
   }
-  return finish();
+
+  /** The result: the first violation found, else ok or the limit the search stopped at. */
+  finish(stoppedBy?: Limit): Result {
+    const { run, trail, levels, reducer, found } = this;
+    const memory = {
+      visitedBytes: run.visited.bytes,
+      traceBytes: trail.bytes,
+      queueBytes: levels.queueBytes,
+      ...(levels.spills ? { spilledBytes: levels.spilledBytes } : {}),
+    };
+    const extra = { memory, ...(reducer === undefined ? {} : { reducedStates: reducer.reducedStates }) };
+    let result: Result;
+    if (found !== undefined) {
+      const { init, actions } = trail.path(found.id);
+      result = run.finish('violation', {
+        violation: { property: found.property, trace: rebuildTrace(this.model, init, actions) },
+        ...extra,
+      });
+    } else
+      result =
+        stoppedBy === undefined ? run.finish('ok', extra) : run.finish('incomplete', { stoppedBy, ...extra });
+    return this.secondsBefore === 0 ? result : { ...result, seconds: result.seconds + this.secondsBefore };
+  }
 }

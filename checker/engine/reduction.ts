@@ -13,7 +13,7 @@
 // The search checks C3 (it knows depths); this module builds T, which depends only on the set of
 // enabled classes, so it is computed once per such set.
 import type { Independence, Model } from './model.ts';
-import { stateFingerprint } from './search.ts';
+import { type Emit, stateFingerprint } from './search.ts';
 import { VisitedSet } from './visited.ts';
 
 /** Distinct enabled-class sets remembered before the memo starts again. */
@@ -127,6 +127,14 @@ export class Reducer<S, A> {
 
   seenInNextLevel(fingerprint: Int32Array): void {
     this.nextLevel.add(fingerprint[0]!, fingerprint[1]!);
+  }
+
+  /** Emits the successors a stubborn set of `s` keeps; false, having emitted nothing, when `s` must be expanded in full. */
+  expand(s: S, visited: VisitedSet, emit: Emit<S>): boolean {
+    const kept = this.keptSuccessors(s, visited);
+    if (kept === undefined) return false;
+    for (const { state, action, kind } of kept) emit(state, action, kind);
+    return true;
   }
 
   /**
