@@ -47,6 +47,10 @@ function classpathFile(version: string): string {
  * since, or a jar left the Maven cache. The file's first line is the pom's digest.
  */
 export function cachedClasspath(version: string): string | undefined {
+  if (!existsSync(POM))
+    throw new BrokerSetupError(
+      `starting Kafka ${version} needs a clone of txcheck (its referee/pom.xml); give a running broker's HOST:PORT instead`,
+    );
   const file = classpathFile(checkVersion(version));
   if (!existsSync(file)) return undefined;
   const [digest, classpath] = readFileSync(file, 'utf8').split('\n');

@@ -19,6 +19,8 @@ Usage:
   txcheck check <spec.json> [options]   explore the spec's model and check its properties
   txcheck replay <trace.itf.json> [--json]
                                         re-run a counterexample and check it still shows
+  txcheck replay --kafka HOST:PORT|VERSION [--tv N] [--variant V] <trace.itf.json> [--json]
+                                        run a Kafka trace against a real broker, step by step
   txcheck show <trace.itf.json> [--format text|mermaid|json]
                                         the counterexample step by step, or as a sequence diagram
   txcheck report <trace.itf.json> [-o report.html]
@@ -60,6 +62,16 @@ Options of check (they override the spec's own defaults):
 Options of every command:
   --debug                 print the stack trace of an internal error
 
+Options of replay:
+  --kafka HOST:PORT|VERSION
+                          run a Kafka trace against a real broker: one serving at HOST:PORT,
+                          or a release (e.g. 4.1.1, fetched with npm run kafka -- fetch) that
+                          is started on 127.0.0.1 for the replay and stopped after it
+  --tv 1|2                with a release: the transaction.version to finalize (default: the
+                          trace's own)
+  --variant V             take the trace's steps under another generation or variant of its
+                          model (as far as it can take them) and compare the broker with that
+
 Options of worker:
   --redis URL             the Redis server that check --redis runs put their jobs on
   --workers N             walker threads, hence jobs at once (default: the number of cores)
@@ -68,14 +80,16 @@ Options of worker:
 
 Exit codes:
   0  check: every checked property holds within the bounds; replay: the trace replays exactly
-     and its violation shows again; mutants: every mutant is killed; the other commands: done
+     and its violation shows again (with --kafka: the broker agrees on every step); mutants: every mutant is killed; the other commands: done
   1  check: a violation was found; replay: the trace diverges, or its violation no longer
-     shows; show, report, shrink: the trace does not replay (why is on stderr); mutants: a
+     shows (with --kafka: the broker differs, first difference shown); show, report, shrink: the trace does not replay (why is on stderr); mutants: a
      mutant survived
   2  bad input or usage: one line on stderr naming the file, the field and what was expected
   3  check: stopped at a limit before finishing, or random walks found nothing (nothing is
-     claimed); compare: a limit left a verdict open
-  4  an internal error (a bug, or the machine ran out of memory): one line on stderr
+     claimed); compare: a limit left a verdict open; replay --kafka: stopped at a step one
+     broker cannot take (named on stderr)
+  4  an internal error (a bug, or the machine ran out of memory): one line on stderr;
+     replay --kafka: the broker died (after the steps compared so far)
 `;
 
 const optionSpecs = {
@@ -99,6 +113,9 @@ const optionSpecs = {
   format: { type: 'string' },
   shrink: { type: 'boolean' },
   port: { type: 'string' },
+  kafka: { type: 'string' },
+  variant: { type: 'string' },
+  tv: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   debug: { type: 'boolean' },
 } as const;
@@ -125,7 +142,7 @@ export const commandFlags = {
     'json',
     'shrink',
   ],
-  replay: ['json'],
+  replay: ['json', 'kafka', 'tv', 'variant'],
   show: ['format'],
   report: ['out'],
   shrink: ['out', 'json'],

@@ -1,0 +1,400 @@
+// A model trace replayed against a real broker, step by step. Client steps stay in the driver
+// until the trace delivers what they sent: a request delivered is sent then, on the connection the
+// model names (a request timeout opens the next one, while a held copy may still go out on the
+// old one); a request lost is never sent. The broker's own work (markers, completing a
+// transaction) cannot be held: it is waited for where the trace takes it. After every step the
+// broker's answers and observable state are compared with the model's.
+import { randomBytes } from 'node:crypto';
+import type { KafkaConfig } from '../../model/kafka/config.ts';
+import type { ModelStep, ScheduledStep } from './walk.ts';
+import { isIdempotentNode, isProducerNode } from '../../model/kafka/network.ts';
+import {
+  type Message,
+  type Response,
+  type State,
+  Api,
+  KAFKA_MAX_EPOCH,
+  NO_STATE,
+  TxnState,
+  apiName,
+  errName,
+  txnStateName,
+} from '../../model/kafka/state.ts';
+import { Connection, ConnectionClosedError, UnsupportedVersionError } from '../driver/connection.ts';
+import { createTopic, findCoordinator, isNotYet, waitFor } from '../driver/driver.ts';
+import { InitProducerId } from '../driver/messages.ts';
+import {
+  type BrokerNames,
+  type Observation,
+  ProducerIds,
+  observeBroker,
+  observeModel,
+  translate,
+} from './observe.ts';
+import { type Answer, CLIENT_APIS, sendRequest } from './wire.ts';
+
+export interface StepResult {
+  /** 1 for the trace's first step. */
+  readonly index: number;
+  readonly label: string;
+  /** What the replay did for it. */
+  readonly did: string;
+  /** Where the broker and the model first differ after it, with both sides. */
+  readonly difference?: { readonly what: string; readonly model: unknown; readonly kafka: unknown };
+}
+
+export type ReplayStatus = 'agrees' | 'diverges' | 'unsupported' | 'broker-died';
+
+export interface ReplayOutcome {
+  readonly status: ReplayStatus;
+  readonly steps: readonly StepResult[];
+  /** One line: the verdict, or why the replay stopped. */
+  readonly message: string;
+  /** The broker's finalized transaction.version. */
+  readonly transactionVersion: number;
+}
+
+/** A broker that cannot be reached or speaks no version the replay needs: bad input (exit 2). */
+export class BrokerUnusableError extends Error {}
+
+/** A step one broker cannot be made to take. */
+class Unsupported extends Error {}
+
+/** An answer the model delivers that the broker never gave. */
+class Unanswered extends Error {
+  constructor(
+    readonly index: number,
+    readonly label: string,
+    readonly model: Message,
+  ) {
+    super(`step ${index}: no answer from Kafka in ${ANSWER_TIMEOUT_MS} ms`);
+  }
+}
+
+/** How long a step waits for the broker's answer or for its state to settle to the model's. */
+const ANSWER_TIMEOUT_MS = 10_000;
+const SETTLE_TIMEOUT_MS = 5_000;
+
+const isClient = (node: number): boolean => isProducerNode(node) || isIdempotentNode(node);
+
+/** The broker's own work the model still holds in `s`, or undefined when there is none. */
+export function pendingBrokerWork(s: State): string | undefined {
+  const internal = s.network.find((ch) => !isClient(ch.from) && !isClient(ch.to));
+  if (internal !== undefined) return `${apiName[internal.messages[0]!.api]} between brokers in flight`;
+  const held = s.partitions.findIndex((p) => p.held.length > 0);
+  if (held >= 0) return `a Produce to p${held} waiting for its verification`;
+  if (s.coordinator.appends.length > 0) return 'a __transaction_state append in flight';
+  const t = s.coordinator.metadata.findIndex(
+    (md) =>
+      md !== null &&
+      (md.pendingState !== NO_STATE ||
+        md.state === TxnState.PrepareCommit ||
+        md.state === TxnState.PrepareAbort ||
+        md.state === TxnState.PrepareEpochFence),
+  );
+  if (t >= 0)
+    return `t${t} in ${txnStateName[s.coordinator.metadata[t]!.state]} until its markers are written`;
+  return undefined;
+}
+
+/** Why a configuration cannot run on one broker, or undefined. */
+export function unsupportedConfig(cfg: KafkaConfig): string | undefined {
+  if (cfg.maxEpoch < KAFKA_MAX_EPOCH)
+    return `the spec's maxEpoch ${cfg.maxEpoch} is below Kafka's ${KAFKA_MAX_EPOCH}`;
+  if (cfg.app !== 'produce')
+    return `the ${cfg.app} app needs a consumer group, which the replay does not drive yet`;
+  return undefined;
+}
+
+/** The first place two JSON values differ, as a path, or undefined. */
+export function firstDifference(
+  model: unknown,
+  kafka: unknown,
+  path: string,
+): { what: string; model: unknown; kafka: unknown } | undefined {
+  if (Array.isArray(model) && Array.isArray(kafka)) {
+    for (let i = 0; i < Math.max(model.length, kafka.length); i++) {
+      const d = firstDifference(model[i], kafka[i], `${path}[${i}]`);
+      if (d !== undefined) return d;
+    }
+    return undefined;
+  }
+  if (typeof model === 'object' && model !== null && typeof kafka === 'object' && kafka !== null) {
+    const keys = new Set([...Object.keys(model), ...Object.keys(kafka)]);
+    for (const k of keys) {
+      const d = firstDifference(
+        (model as Record<string, unknown>)[k],
+        (kafka as Record<string, unknown>)[k],
+        path === '' ? k : `${path}.${k}`,
+      );
+      if (d !== undefined) return d;
+    }
+    return undefined;
+  }
+  return Object.is(model, kafka) ? undefined : { what: path, model, kafka };
+}
+
+/** The observation's paths by name: transactions by transactional.id, partitions by name. */
+function keyed(o: Observation): unknown {
+  return {
+    coordinator: Object.fromEntries(o.transactions.map((t) => [t.transactionalId, t])),
+    partitions: Object.fromEntries(o.partitions.map((p) => [p.partition, p])),
+  };
+}
+
+export interface ReplayInput {
+  readonly address: string;
+  readonly cfg: KafkaConfig;
+  readonly steps: readonly ScheduledStep[];
+  /** Told each step's result as it is known (progress). */
+  readonly onStep?: (result: StepResult) => void;
+}
+
+export async function replayOnBroker(input: ReplayInput): Promise<ReplayOutcome> {
+  const { address } = input;
+  let observer: Connection;
+  try {
+    observer = await Connection.open(address, { requestTimeoutMs: ANSWER_TIMEOUT_MS });
+  } catch (e) {
+    if (e instanceof UnsupportedVersionError) throw new BrokerUnusableError(e.message);
+    throw new BrokerUnusableError(`cannot reach a Kafka broker at ${address}: ${(e as Error).message}`);
+  }
+  const replay = new Replay(input, observer);
+  try {
+    return await replay.run();
+  } finally {
+    replay.close();
+  }
+}
+
+class Replay {
+  private readonly names: BrokerNames;
+  private readonly ids = new ProducerIds();
+  /** Client connections by model channel: from, to and connection number. */
+  private readonly connections = new Map<string, Connection>();
+  /** The broker's answers not yet delivered by the trace, by the channel they come back on. */
+  private readonly answers = new Map<string, Promise<Answer | Error>[]>();
+  private readonly results: StepResult[] = [];
+  private readonly transactionVersion: number;
+
+  constructor(
+    private readonly input: ReplayInput,
+    private readonly observer: Connection,
+  ) {
+    const run = `txcheck-${randomBytes(4).toString('hex')}`;
+    this.names = { topic: run, transactionalId: (t) => `${run}-t${t}` };
+    const feature = observer.apiVersions?.finalizedFeatures.find((f) => f.name === 'transaction.version');
+    this.transactionVersion = feature?.maxVersionLevel ?? 0;
+  }
+
+  close(): void {
+    this.observer.close();
+    for (const c of this.connections.values()) c.close();
+  }
+
+  async run(): Promise<ReplayOutcome> {
+    const { cfg, steps } = this.input;
+    const config = unsupportedConfig(cfg);
+    if (config !== undefined) return this.outcome('unsupported', `stopped before step 1: ${config}`);
+    try {
+      await this.prepare();
+      for (const st of steps) {
+        if (st.taken === undefined) {
+          this.record({ index: st.index, label: st.label, did: 'done by the broker at once, earlier' });
+          continue;
+        }
+        const did = await this.take(st.index, st.taken);
+        const after = st.broker.at(-1)?.after ?? st.taken.after;
+        const { difference, note } = await this.compare(after, did.answer);
+        const own = st.broker.length === 0 ? '' : `; then the broker's own ${brokerWork(st.broker)}`;
+        const text = `${did.text}${own}${note === undefined ? '' : ` (${note})`}`;
+        this.record({ index: st.index, label: st.label, did: text, ...(difference && { difference }) });
+        if (difference !== undefined)
+          return this.outcome(
+            'diverges',
+            `diverges from Kafka at step ${st.index} (${st.label}): ${difference.what}: model ${show(difference.model)}, Kafka ${show(difference.kafka)}`,
+          );
+      }
+      return this.outcome('agrees', `agrees with Kafka on every step (${steps.length} steps)`);
+    } catch (e) {
+      if (e instanceof Unsupported) return this.outcome('unsupported', e.message);
+      if (e instanceof Unanswered) {
+        const what = `${apiName[e.model.api]} response`;
+        const difference = { what, model: errName[(e.model as Response).error], kafka: undefined };
+        this.record({ index: e.index, label: e.label, did: 'no answer', difference });
+        return this.outcome(
+          'diverges',
+          `diverges from Kafka at step ${e.index} (${e.label}): ${what}: model ${show(difference.model)}, Kafka none in ${ANSWER_TIMEOUT_MS} ms`,
+        );
+      }
+      if (e instanceof UnsupportedVersionError) throw new BrokerUnusableError(e.message);
+      if (e instanceof ConnectionClosedError || (e as NodeJS.ErrnoException).code === 'ECONNREFUSED')
+        return this.outcome(
+          'broker-died',
+          `the broker went away after ${this.results.length} steps compared: ${(e as Error).message}`,
+        );
+      throw e;
+    }
+  }
+
+  private outcome(status: ReplayStatus, message: string): ReplayOutcome {
+    return { status, steps: this.results, message, transactionVersion: this.transactionVersion };
+  }
+
+  private record(result: StepResult): void {
+    this.results.push(result);
+    this.input.onStep?.(result);
+  }
+
+  /** A fresh topic, and the transaction coordinator created and loaded. */
+  private async prepare(): Promise<void> {
+    const { cfg } = this.input;
+    const made = await createTopic(this.observer, this.names.topic, cfg.partitions);
+    if (made !== 'NONE') throw new Error(`CreateTopics ${this.names.topic}: ${made}`);
+    // DescribeTransactions answers NOT_FOUND while __transaction_state still loads, so the
+    // coordinator is known to serve once a transactional.id of the replay's own has been initialized.
+    const ready = `${this.names.topic}-ready`;
+    await findCoordinator(this.observer, 'transaction', ready);
+    const init = await waitFor(
+      'the transaction coordinator to load',
+      () =>
+        this.observer.send(InitProducerId, {
+          transactionalId: ready,
+          transactionTimeoutMs: 60_000,
+          producerId: -1,
+          producerEpoch: -1,
+        }),
+      (a) => !isNotYet(a.error),
+    );
+    if (init.error !== 'NONE') throw new Error(`InitProducerId ${ready}: ${init.error}`);
+  }
+
+  /** Does step `index` on the broker, or refuses it; says what it did, and the answer it delivered. */
+  private async take(
+    index: number,
+    st: ModelStep,
+  ): Promise<{ text: string; answer?: { model: Response; kafka: Answer } }> {
+    const { step, action: a } = st;
+    const refuse = (why: string): never => {
+      throw new Unsupported(`stopped at step ${index} (${st.label}): ${why}`);
+    };
+    switch (step.kind) {
+      case 'deliver':
+      case 'lose': {
+        const key = `${a.actor}>${a.target}#${a.conn}`;
+        const message = head(st.before, a.actor, a.target, a.conn);
+        if (isClient(a.actor)) {
+          if (step.kind === 'lose') return { text: 'held, never sent' };
+          if (!CLIENT_APIS.has(message.api)) refuse(`the replay does not send ${apiName[message.api]} yet`);
+          const connection = await this.connection(key);
+          const answer = sendRequest(connection, message as never, this.names, this.ids).catch(
+            (e: Error) => e,
+          );
+          const back = `${a.target}>${a.actor}#${a.conn}`;
+          this.answers.set(back, [...(this.answers.get(back) ?? []), answer]);
+          // Let the broker act on it before the next step; an answer it holds back is awaited later.
+          const early = await Promise.race([answer, delay(1_000)]);
+          if (early instanceof Error) throw early;
+          return {
+            text: `sent ${apiName[message.api]}${early === undefined ? ' (no answer yet)' : ` (Kafka answered ${early.error})`}`,
+          };
+        }
+        if (isClient(a.target)) {
+          const queue = this.answers.get(key) ?? [];
+          const answer = queue.shift();
+          if (answer === undefined) throw new Error(`step ${index}: no request was sent for this answer`);
+          const kafka = await Promise.race([answer, delay(ANSWER_TIMEOUT_MS)]);
+          if (kafka instanceof Error) throw kafka;
+          if (kafka === undefined) throw new Unanswered(index, st.label, message);
+          if (step.kind === 'lose') return { text: `answer ${kafka.error} dropped` };
+          return { text: `answered ${kafka.error}`, answer: { model: message as Response, kafka } };
+        }
+        throw new Error(`step ${index}: broker work given to the replay as a trace step`);
+      }
+      case 'fetch':
+        return { text: 'read_committed fetch' };
+      default:
+        return { text: 'client only' };
+    }
+  }
+
+  private async connection(key: string): Promise<Connection> {
+    let c = this.connections.get(key);
+    if (c === undefined) {
+      c = await Connection.open(this.input.address, { requestTimeoutMs: ANSWER_TIMEOUT_MS });
+      this.connections.set(key, c);
+    }
+    return c;
+  }
+
+  /**
+   * The first difference after a step: in the answer delivered, then, where the model holds none
+   * of the broker's own work, in the observable state (waited for while the broker finishes).
+   */
+  private async compare(
+    after: State,
+    answer: { model: Response; kafka: Answer } | undefined,
+  ): Promise<{ difference?: StepResult['difference']; note?: string }> {
+    if (answer !== undefined) {
+      const difference = this.compareAnswer(answer.model, answer.kafka);
+      if (difference !== undefined) return { difference };
+    }
+    const pending = pendingBrokerWork(after);
+    if (pending !== undefined) return { note: `state not compared: the model still holds ${pending}` };
+    const model = observeModel(this.input.cfg, after);
+    const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+    for (;;) {
+      const kafka = translate(
+        await observeBroker(this.observer, this.names, this.input.cfg),
+        model,
+        this.ids,
+      );
+      const difference = firstDifference(keyed(model), keyed(kafka), '');
+      if (difference === undefined) return {};
+      if (Date.now() > deadline) return { difference };
+      await delay(50);
+    }
+  }
+
+  private compareAnswer(model: Response, kafka: Answer): StepResult['difference'] {
+    const what = `${kafka.api} response`;
+    const modelError = errName[model.error]!;
+    if (modelError !== kafka.error) return { what: `${what} error`, model: modelError, kafka: kafka.error };
+    const carriesIds =
+      kafka.error === 'NONE' &&
+      kafka.producerId !== undefined &&
+      (model.api === Api.InitProducerId || model.api === Api.EndTxn);
+    if (!carriesIds) return undefined;
+    if (!this.ids.bind(model.pid, kafka.producerId!))
+      return { what: `${what} producer id`, model: model.pid, kafka: this.ids.model(kafka.producerId!) };
+    if (model.epoch !== kafka.producerEpoch)
+      return { what: `${what} epoch`, model: model.epoch, kafka: kafka.producerEpoch };
+    return undefined;
+  }
+}
+
+/** The broker's own steps by kind, e.g. "2 WriteTxnMarkers, completeTransaction". */
+function brokerWork(steps: readonly ModelStep[]): string {
+  const kinds = steps.map((m) =>
+    m.step.kind === 'deliver'
+      ? `${m.step.api}${m.label.endsWith(' response') ? ' response' : ''}`
+      : m.step.kind,
+  );
+  const counts = new Map<string, number>();
+  for (const k of kinds) counts.set(k, (counts.get(k) ?? 0) + 1);
+  return [...counts].map(([k, n]) => (n === 1 ? k : `${n} ${k}`)).join(', ');
+}
+
+function head(s: State, from: number, to: number, conn: number): Message {
+  const ch = s.network.find((c) => c.from === from && c.to === to && c.conn === conn);
+  if (ch === undefined) throw new Error(`no channel ${from}→${to}#${conn} in the model's state`);
+  return ch.messages[0]!;
+}
+
+function delay(ms: number): Promise<undefined> {
+  return new Promise((resolve) => setTimeout(() => resolve(undefined), ms).unref());
+}
+
+function show(value: unknown): string {
+  return value === undefined ? 'nothing' : JSON.stringify(value);
+}

@@ -1,0 +1,70 @@
+// The schedule of a replay: the trace's client steps in its order, the broker's own work at once
+// after each, the trace's later labels for that work passed over, and a stop at a step one broker
+// cannot take. No broker is needed.
+import { describe, expect, it } from 'vitest';
+import { readTraceFile } from '../../checker/engine/trace.ts';
+import type { KafkaConfig } from '../../model/kafka/config.ts';
+import { parseSpec } from '../../specs/load.ts';
+import { firstDifference } from './replay.ts';
+import { walkTrace } from './walk.ts';
+
+function load(file: string, variant?: string): { cfg: KafkaConfig; labels: readonly string[] } {
+  const trace = readTraceFile(file);
+  const raw = variant === undefined ? trace.meta.spec : { ...trace.meta.spec, variant };
+  return { cfg: parseSpec(file, raw, '#meta.spec').params as KafkaConfig, labels: trace.actions };
+}
+
+describe('walkTrace', () => {
+  it("does the broker's markers at once and passes over the trace's own labels for them", () => {
+    const { cfg, labels } = load('traces/kafka-3.5-stale-end-txn.itf.json');
+    const walk = walkTrace(cfg, labels);
+    expect(walk.stop).toBeUndefined();
+    expect(walk.steps.map((s) => s.index)).toEqual(labels.map((_, i) => i + 1));
+    const retriedEndTxn = walk.steps[14]!;
+    expect(retriedEndTxn.label).toBe('deliver P0.0→TC#1: EndTxn');
+    expect(retriedEndTxn.broker.map((m) => m.label)).toEqual([
+      'deliver TC→L0: WriteTxnMarkers',
+      'deliver L0→TC: WriteTxnMarkers response',
+      'TC: completeTransaction(t0)',
+    ]);
+    for (const passed of [20, 21, 22]) expect(walk.steps[passed - 1]!.taken).toBeUndefined();
+    // Every step the model took is one its actions allow, each from the state the last one left.
+    const taken = walk.steps.flatMap((s) => (s.taken === undefined ? [] : [s.taken, ...s.broker]));
+    for (let i = 1; i < taken.length; i++) expect(taken[i]!.before).toBe(taken[i - 1]!.after);
+  });
+
+  it('stops at a step one broker cannot take at a chosen moment', () => {
+    const { cfg, labels } = load('traces/kafka-3.5-marker-timeout.itf.json');
+    const walk = walkTrace(cfg, labels);
+    const at = labels.findIndex((l) => l.includes('markerTimeout')) + 1;
+    expect(walk.stop).toEqual({
+      index: at,
+      label: labels[at - 1],
+      why: 'one broker cannot be made to take this step at a chosen moment',
+    });
+    expect(walk.steps).toHaveLength(at - 1);
+  });
+
+  it("stops where another generation cannot take the trace's step", () => {
+    const { cfg, labels } = load('traces/kafka-3.5-stale-end-txn.itf.json', 'kafka-4.1');
+    const walk = walkTrace(cfg, labels);
+    // A transaction-version-2 client adds partitions through the leader: no AddPartitionsToTxn of its own.
+    expect(walk.stop).toMatchObject({ index: 7, label: 'P0.0: sendTxnRequest' });
+  });
+});
+
+describe('firstDifference', () => {
+  it('names the path of the first difference and both sides', () => {
+    expect(firstDifference({ a: [1, { b: 2 }] }, { a: [1, { b: 3 }] }, '')).toEqual({
+      what: 'a[1].b',
+      model: 2,
+      kafka: 3,
+    });
+    expect(firstDifference({ a: [1] }, { a: [1, 2] }, '')).toEqual({
+      what: 'a[1]',
+      model: undefined,
+      kafka: 2,
+    });
+    expect(firstDifference({ a: 'x' }, { a: 'x' }, '')).toBeUndefined();
+  });
+});

@@ -1,0 +1,127 @@
+// A saved trace re-executed through the Kafka model as one real broker would run it. The trace's
+// client steps (the clients' own actions, requests and answers delivered or lost, consumer
+// fetches) are taken in its order; the broker's own work (markers between coordinator and
+// leaders, verification, appends, completing a transaction) is done at once after each step,
+// as a single broker does it, and the trace's own labels for that work are passed over. The
+// model's states are kept whole: the replay needs what views leave out (a request's version bits).
+import type { KafkaConfig } from '../../model/kafka/config.ts';
+import { initialState } from '../../model/kafka/index.ts';
+import {
+  type Action,
+  type Step,
+  actionLabel,
+  isLabelError,
+  parseLabel,
+  stepOf,
+} from '../../model/kafka/labels.ts';
+import { isIdempotentNode, isProducerNode } from '../../model/kafka/network.ts';
+import { enabledActions, step } from '../../model/kafka/next.ts';
+import type { State } from '../../model/kafka/state.ts';
+
+export interface ModelStep {
+  readonly label: string;
+  readonly step: Step;
+  readonly action: Action;
+  /** The states before and after the step. */
+  readonly before: State;
+  readonly after: State;
+}
+
+/** One step of the trace, and the broker's own work that follows it at once. */
+export interface ScheduledStep {
+  /** 1 for the trace's first step. */
+  readonly index: number;
+  readonly label: string;
+  /** The step as the model takes it; undefined for broker work the broker had already done. */
+  readonly taken?: ModelStep;
+  /** The broker's own steps done right after it. */
+  readonly broker: readonly ModelStep[];
+}
+
+export interface Walk {
+  readonly steps: readonly ScheduledStep[];
+  /** Where the walk stopped: a label the model cannot take here, or a step one broker cannot take. */
+  readonly stop?: { readonly index: number; readonly label: string; readonly why: string };
+  /** The model's last state. */
+  readonly last: State;
+}
+
+const isClient = (node: number): boolean => isProducerNode(node) || isIdempotentNode(node);
+
+/** Work a broker does of its own accord, at once. */
+function isBrokerWork(s: Step, a: Action): boolean {
+  if (s.kind === 'deliver') return !isClient(a.actor) && !isClient(a.target);
+  return s.kind === 'completeTransaction' || s.kind === 'completeAppend';
+}
+
+/** Steps a broker takes at a moment of its own (a timeout, a failover): one broker cannot be made to. */
+const BROKER_FAULTS: ReadonlySet<string> = new Set([
+  'transactionTimeout',
+  'coordinatorFailover',
+  'resendTxnMarker',
+  'verificationTimeout',
+  'failAppend',
+  'markerTimeout',
+  'transactionalIdExpiry',
+  'producerStateExpiry',
+  'loadTransactions',
+  'finalizeTransactionVersion',
+]);
+
+/** The steps of `labels` from the model's initial state, with the broker's work done eagerly. */
+export function walkTrace(cfg: KafkaConfig, labels: readonly string[]): Walk {
+  let s = initialState(cfg);
+  const take = (label: string, parsed: Step, action: Action): ModelStep => {
+    const after = step(cfg, s, action);
+    const taken = { label, step: parsed, action, before: s, after };
+    s = after;
+    return taken;
+  };
+  /** The broker's own work, in the order the model lists it, until none is left. */
+  const settle = (): ModelStep[] => {
+    const done: ModelStep[] = [];
+    for (;;) {
+      const action = enabledActions(cfg, s).find((a) => isBrokerWork(stepOf(cfg, a), a));
+      if (action === undefined) return done;
+      if (done.length > 10_000) throw new Error('the broker work of one step does not end');
+      done.push(take(actionLabel(cfg, action), stepOf(cfg, action), action));
+    }
+  };
+  const steps: ScheduledStep[] = [];
+  for (const [i, label] of labels.entries()) {
+    const index = i + 1;
+    const parsed = parseLabel(label);
+    if (isLabelError(parsed)) return { steps, last: s, stop: { index, label, why: parsed.error } };
+    if (BROKER_FAULTS.has(parsed.kind))
+      return {
+        steps,
+        last: s,
+        stop: { index, label, why: 'one broker cannot be made to take this step at a chosen moment' },
+      };
+    if (parsed.kind === 'lose' && !isClientNode(parsed.from) && !isClientNode(parsed.to))
+      return { steps, last: s, stop: { index, label, why: 'one broker cannot lose its own requests' } };
+    const action = enabledActions(cfg, s).find((a) => actionLabel(cfg, a) === label);
+    if (action === undefined) {
+      const brokerWork =
+        parsed.kind === 'completeTransaction' ||
+        parsed.kind === 'completeAppend' ||
+        (parsed.kind === 'deliver' && !isClientNode(parsed.from) && !isClientNode(parsed.to));
+      if (brokerWork) {
+        steps.push({ index, label, broker: [] });
+        continue;
+      }
+      return {
+        steps,
+        last: s,
+        stop: { index, label, why: `the model (${cfg.variant}) cannot take it here` },
+      };
+    }
+    const taken = take(label, parsed, action);
+    steps.push({ index, label, taken, broker: settle() });
+  }
+  return { steps, last: s };
+}
+
+function isClientNode(node: { readonly role: string }): boolean {
+  return node.role === 'producer' || node.role === 'idempotentProducer';
+}
