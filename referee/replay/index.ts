@@ -6,6 +6,7 @@ import { BrokerSetupError, startBroker } from '../broker.ts';
 import { BrokerUnusableError, type ReplayOutcome, type StepResult, replayOnBroker } from './replay.ts';
 import { type Walk, walkTrace } from './walk.ts';
 import { kafkaProperties } from '../../model/kafka/properties.ts';
+import { generations } from '../../model/kafka/variants.ts';
 
 export { BrokerUnusableError, type ReplayOutcome, type StepResult } from './replay.ts';
 export { BrokerSetupError } from '../broker.ts';
@@ -30,9 +31,26 @@ export interface KafkaReplayOptions {
 export type Violation = 'shows' | 'gone' | 'not reached' | 'not checked';
 
 export interface KafkaReplayResult extends ReplayOutcome {
+  /** The transaction version the model's brokers run at (the broker's is `transactionVersion`). */
+  readonly modelTransactionVersion: number;
   /** "Kafka 4.1.1" for a release the replay started, else the address. */
   readonly broker: string;
   readonly violation: Violation;
+}
+
+/**
+ * A trace's raw spec at the broker's transaction version: a generation with transaction version 2
+ * runs at the level the broker finalized (a 4.x broker at version 1 is such a generation at 1).
+ */
+export function atTransactionVersion(
+  raw: Readonly<Record<string, unknown>>,
+  tv: number,
+): Readonly<Record<string, unknown>> {
+  const variant = raw.variant;
+  const base =
+    typeof variant === 'object' && variant !== null ? (variant as { base?: unknown }).base : variant;
+  const rules = generations[typeof base === 'string' ? base : 'kafka-3.5']?.rules;
+  return rules?.tv2 === true ? { ...raw, transactionVersion: tv } : raw;
 }
 
 const RELEASE = /^\d+\.\d+\.\d+$/;
@@ -72,7 +90,11 @@ export async function replayOnKafka(options: KafkaReplayOptions): Promise<KafkaR
       await broker.stop();
     }
   };
-  return { ...(await result()), violation: violationAtEnd(cfg, walk, options.property) };
+  return {
+    ...(await result()),
+    violation: violationAtEnd(cfg, walk, options.property),
+    modelTransactionVersion: traceTransactionVersion(cfg),
+  };
 }
 
 /**

@@ -12,18 +12,13 @@ import { loadTrace } from '../saved-trace.ts';
 export async function run(args: readonly string[], flags: Flags, io: Io): Promise<number> {
   const file = fileArgument('replay', args, 'a trace file');
   rejectOtherFlags('replay', flags);
-  if (flags.tv !== undefined && flags.kafka === undefined)
-    throw new InputError(COMMAND_LINE, '--tv', '--tv together with --kafka VERSION');
+  for (const flag of ['tv', 'variant'] as const)
+    if (flags[flag] !== undefined && flags.kafka === undefined)
+      throw new InputError(COMMAND_LINE, `--${flag}`, `--${flag} together with --kafka`);
   const tv = flags.tv === undefined ? undefined : Number(flags.tv);
   if (tv !== undefined && tv !== 1 && tv !== 2)
     throw new InputError(COMMAND_LINE, '--tv', 'transaction version 1 or 2', JSON.stringify(flags.tv));
-  const loaded = loadTrace(file);
-  const { trace } = loaded;
-  if (flags.variant !== undefined && flags.kafka === undefined)
-    throw new InputError(COMMAND_LINE, '--variant', '--variant together with --kafka');
-  const spec =
-    flags.variant === undefined ? loaded.spec : retargeted(file, loaded.spec, trace.meta.spec, flags.variant);
-  const model = flags.variant === undefined ? loaded.model : spec.entry.build(spec.params, spec.properties);
+  const { trace, spec, model } = loadTrace(file);
   if (flags.kafka !== undefined && spec.entry.name !== 'kafka')
     throw new InputError(
       file,
@@ -31,11 +26,12 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
       'a Kafka trace (replay --kafka drives Kafka brokers)',
       JSON.stringify(spec.entry.name),
     );
-  // Under another variant the violation may not show: only the trace's own model must reproduce it.
-  const { reproduced, message } =
-    flags.variant === undefined
-      ? replay(model, trace, { properties: temporalProperties(spec), fairness: spec.fairness })
-      : { reproduced: true, message: '' };
+  const raw =
+    flags.variant === undefined ? trace.meta.spec : retargeted(spec, trace.meta.spec, flags.variant);
+  const { reproduced, message } = replay(model, trace, {
+    properties: temporalProperties(spec),
+    fairness: spec.fairness,
+  });
   const json = flags.json === true;
   const loop = trace.loop === undefined ? {} : { loop: trace.loop };
   if (flags.kafka === undefined || !reproduced) {
@@ -52,15 +48,21 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
     }
     return reproduced ? ExitCode.Ok : ExitCode.Violation;
   }
-  if (!json) io.out(`${TOOL}: replay ${file} against ${flags.kafka} (${trace.actions.length} steps)\n`);
   // The referee is loaded only for --kafka: a replay against the model alone needs none of it.
-  const { replayOnKafka, isSetupError } = await import('../../../referee/replay/index.ts');
+  const { replayOnKafka, isSetupError, atTransactionVersion } =
+    await import('../../../referee/replay/index.ts');
+  const retargetedSpec = parseSpec(
+    file,
+    tv === undefined ? raw : atTransactionVersion(raw, tv),
+    '#meta.spec',
+  );
+  if (!json) io.out(`${TOOL}: replay ${file} against ${flags.kafka} (${trace.actions.length} steps)\n`);
   let result: KafkaReplayResult;
   try {
     result = await replayOnKafka({
       target: flags.kafka,
       ...(tv === undefined ? {} : { tv }),
-      params: spec.params,
+      params: retargetedSpec.params,
       labels: trace.actions,
       property: trace.meta.property,
       onStep: json ? undefined : (r) => io.out(stepLine(r)),
@@ -69,7 +71,11 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
     if (isSetupError(e)) throw new InputError(COMMAND_LINE, '--kafka', (e as Error).message);
     throw e;
   }
-  const verdict = `${result.message.replace('Kafka', result.broker)} (transaction.version ${result.transactionVersion})`;
+  const versions =
+    result.transactionVersion === result.modelTransactionVersion
+      ? `transaction.version ${result.transactionVersion}`
+      : `transaction.version ${result.transactionVersion}, the model's ${result.modelTransactionVersion}`;
+  const verdict = `${result.message.replace('Kafka', result.broker)} (${versions})`;
   if (json) io.out(`${JSON.stringify({ ...result, message: verdict })}\n`);
   else if (result.status === 'agrees' || result.status === 'diverges') io.out(`${capitalized(verdict)}\n`);
   else io.err(`${TOOL}: ${verdict}\n`);
@@ -78,12 +84,16 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
   return exitCodes[result.status];
 }
 
-/** The trace's spec under `variant`, which its model must know. */
-function retargeted(file: string, spec: Spec, raw: Readonly<Record<string, unknown>>, variant: string): Spec {
+/** The trace's raw spec under `variant`, which its model must know. */
+function retargeted(
+  spec: Spec,
+  raw: Readonly<Record<string, unknown>>,
+  variant: string,
+): Readonly<Record<string, unknown>> {
   const known = spec.entry.variants?.map((v) => v.name) ?? [];
   if (!known.includes(variant) || spec.entry.withVariant === undefined)
     throw new InputError(COMMAND_LINE, '--variant', `one of ${known.join(', ')}`, JSON.stringify(variant));
-  return parseSpec(file, spec.entry.withVariant(raw, variant), '#meta.spec');
+  return spec.entry.withVariant(raw, variant) as Readonly<Record<string, unknown>>;
 }
 
 function violationLine(property: string, violation: Violation): string {
