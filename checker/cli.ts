@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { COMMAND_LINE, type Flags, parseCommandLine, usage } from './cli/args.ts';
 import * as check from './cli/commands/check.ts';
 import * as compare from './cli/commands/compare.ts';
+import * as conform from './cli/commands/conform.ts';
 import * as explore from './cli/commands/explore.ts';
 import * as list from './cli/commands/list.ts';
 import * as mutants from './cli/commands/mutants.ts';
@@ -30,6 +31,7 @@ const commands: ReadonlyMap<string, Run> = new Map<string, Run>([
   ['shrink', shrink.run],
   ['explore', explore.run],
   ['compare', compare.run],
+  ['conform', conform.run],
   ['mutants', mutants.run],
   ['worker', worker.run],
 ]);

@@ -13,7 +13,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { type Socket, createServer } from 'node:net';
+import { type Server, type Socket, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -109,15 +109,22 @@ export function fetchRelease(version: string): Fetched {
   return { classpath, resolved: true };
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
+/** `n` distinct free ports of 127.0.0.1, held open together so that none is handed out twice. */
+async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<Server>((resolve, reject) => {
+          const server = createServer();
+          server.on('error', reject);
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((server) => (server.address() as { port: number }).port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
 }
 
 /** A KRaft cluster id: 16 random bytes in URL-safe base64, as Uuid.randomUuid() makes them. */
@@ -292,7 +299,7 @@ export async function startBroker(options: BrokerOptions): Promise<Broker> {
   const dir = mkdtempSync(join(tmpdir(), 'txcheck-broker-'));
   const logFile = join(dir, 'broker.log');
   try {
-    const [port, controllerPort] = [await freePort(), await freePort()];
+    const [port, controllerPort] = (await freePorts(2)) as [number, number];
     const properties = join(dir, 'server.properties');
     writeFileSync(properties, serverProperties(dir, port, controllerPort, { ...options.config }));
     const java = ['-cp', classpath, ...JVM_OPTIONS];

@@ -60,6 +60,7 @@ async function main(): Promise<void> {
     .map((f) => join('traces', f));
   const generations = list(values.generations, GENERATIONS);
   const cells: Cell[] = [];
+  mkdirSync('out', { recursive: true });
   for (const release of releases) {
     try {
       fetchRelease(release);
@@ -71,7 +72,12 @@ async function main(): Promise<void> {
     for (const tv of [1, 2]) {
       let broker: Broker | undefined;
       try {
-        broker = await startBroker({ version: release, tv });
+        try {
+          broker = await startBroker({ version: release, tv });
+        } catch (e) {
+          console.error(`${release} tv${tv}: no broker: ${(e as Error).message.split('\n')[0]}`);
+          continue;
+        }
         for (const file of files) {
           const trace = readTraceFile(file);
           const variant = trace.meta.spec.variant;
@@ -102,6 +108,7 @@ async function main(): Promise<void> {
               violation: result.violation,
             };
             cells.push(cell);
+            writeFileSync('out/replay-matrix.json', `${JSON.stringify(cells, null, 1)}\n`);
             console.error(`${release} tv${tv} ${file} ${generation}: ${result.message}`);
           }
         }
@@ -110,8 +117,6 @@ async function main(): Promise<void> {
       }
     }
   }
-  mkdirSync('out', { recursive: true });
-  writeFileSync('out/replay-matrix.json', `${JSON.stringify(cells, null, 1)}\n`);
   const columns = releases.flatMap((r) => [1, 2].map((tv) => ({ release: r, tv })));
   for (const file of files) {
     const total = readTraceFile(file).actions.length;

@@ -8,11 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../checker/cli.ts';
 import { readTraceFile } from '../checker/engine/trace.ts';
 import type { KafkaConfig } from '../model/kafka/config.ts';
-import { parseSpec } from '../specs/load.ts';
+import { loadSpecFile, parseSpec } from '../specs/load.ts';
+import { walkRandom } from '../checker/engine/random.ts';
+import { conform } from './conform.ts';
 import { type Broker, startBroker } from './broker.ts';
 import { type KafkaReplayResult, replayOnKafka } from './replay/index.ts';
 import { replayOnBroker } from './replay/replay.ts';
-import { walkTrace } from './replay/walk.ts';
+import { randomLabels, walkTrace } from './replay/walk.ts';
 import { TEST_RELEASE, skipWithoutKafka } from './testing.ts';
 
 const SELF_FENCING = 'traces/kafka-3.5-init-producer-id-retry.itf.json';
@@ -116,6 +118,37 @@ describe.skipIf(skipWithoutKafka('referee/replay.test.ts'))(`replay against Kafk
     expect(result.message).toBe(
       'diverges from Kafka at step 27 (deliver P0.0→L0: Produce): partitions.p0.highWatermark: model 4, Kafka 3',
     );
+  });
+
+  it("catches a model that skips the coordinator's epoch check (a mutant)", async () => {
+    const trace = readTraceFile(SELF_FENCING);
+    const raw = {
+      ...trace.meta.spec,
+      variant: { base: 'kafka-3.8', enable: ['mutantNoCoordinatorEpochCheck'] },
+    };
+    const result = await replayOnKafka({
+      target: broker.address,
+      params: parseSpec(SELF_FENCING, raw, '#meta.spec').params,
+      labels: trace.actions,
+      property: trace.meta.property,
+    });
+    expect(result.status).toBe('diverges');
+    expect(result.steps.at(-1)).toMatchObject({
+      index: 9,
+      label: 'deliver P0.0→TC#1: AddPartitionsToTxn',
+      did: 'sent AddPartitionsToTxn (Kafka answered PRODUCER_FENCED)',
+    });
+  });
+
+  it('conform: random runs of a spec agree with the broker, and the same seed gives the same runs', async () => {
+    const spec = loadSpecFile('specs/kafka/lossy-network.json');
+    const params = parseSpec(spec.file, { ...spec.raw, variant: 'kafka-3.8' }, '').params as KafkaConfig;
+    const labels = (walk: number) => randomLabels(params, walkRandom(7, walk), 30);
+    expect(labels(3)).toEqual(labels(3));
+    expect(labels(3)).not.toEqual(labels(4));
+    const result = await conform({ target: broker.address, params, seed: 7, walks: 4, maxDepth: 30 });
+    expect(result.walks.map((w) => w.status)).toEqual(['agrees', 'agrees', 'agrees', 'agrees']);
+    for (const w of result.walks) expect(w.steps).toBe(labels(w.walk).length);
   });
 
   it('stops at a marker timeout, which one broker cannot be made to take', async () => {

@@ -27,6 +27,10 @@ Usage:
                                         one HTML file (works offline) to click through the steps
   txcheck shrink <trace.itf.json> [-o out.itf.json] [--json]
                                         a shorter trace that still violates the same property
+  txcheck conform <spec.json> --kafka HOST:PORT|VERSION [--variant V] [--walks N] [--seed N]
+                  [--max-depth N] [--max-seconds N] [--json]
+                                        random runs of a Kafka spec against a real broker,
+                                        step by step; a run that differs is shrunk
   txcheck compare <spec.json> --variants a,b,c [--markdown|--json] [--max-states N] [--max-seconds N]
                                         the spec under each variant: a verdict per property
   txcheck mutants <spec.json>... [--markdown|--json] [--max-states N] [--max-seconds N]
@@ -150,6 +154,7 @@ export const commandFlags = {
   compare: ['variants', 'markdown', 'json', 'max-states', 'max-seconds'],
   mutants: ['markdown', 'json', 'max-states', 'max-seconds'],
   worker: ['redis', 'workers', 'lock-seconds'],
+  conform: ['kafka', 'variant', 'walks', 'seed', 'max-depth', 'max-seconds', 'json'],
 } as const satisfies Record<string, readonly Flag[]>;
 
 export type CommandName = keyof typeof commandFlags;
@@ -222,6 +227,9 @@ export const flagValue = (text: string): string | number => (/^-?\d+$/.test(text
 /** String flags that say how to run or where to write, read elsewhere. */
 const NOT_RUN_OPTIONS: ReadonlySet<string> = new Set([
   'out',
+  'kafka',
+  'tv',
+  'variant',
   'variants',
   'workers',
   'redis',

@@ -31,6 +31,11 @@ function walkSeed(seed: number, walk: number): string {
   return `txcheck/${seed}/${walk}`;
 }
 
+/** The generator of walk `walk` of seed `seed`, for tools that walk a model their own way. */
+export function walkRandom(seed: number, walk: number): () => number {
+  return seedrandom(walkSeed(seed, walk));
+}
+
 export function randomSearch<S, A>(model: Model<S, A>, options: RandomOptions): Result {
   const run = new SearchRun(model, options);
   const inits = model.init();
@@ -40,7 +45,7 @@ export function randomSearch<S, A>(model: Model<S, A>, options: RandomOptions): 
   for (let k = 0; k < options.walks; k++) {
     const walk = firstWalk + k * stride;
     if (options.stopAt !== undefined && walk >= options.stopAt()) break;
-    const random = seedrandom(walkSeed(options.seed, walk));
+    const random = walkRandom(options.seed, walk);
     const initIndex = Math.floor(random() * inits.length);
     const chosen: number[] = [];
     const violation = (property: string) =>

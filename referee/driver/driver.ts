@@ -155,17 +155,32 @@ export interface CommittedView extends PartitionOffsets {
 }
 
 /** One read_committed fetch of a partition from `fetchOffset`, and what a consumer makes of it. */
-export async function fetchCommitted(
+export function fetchCommitted(
   connection: Connection,
   topic: string,
   partition: number,
   fetchOffset = 0,
 ): Promise<CommittedView> {
+  return fetchAt(connection, topic, partition, fetchOffset, IsolationLevel.READ_COMMITTED);
+}
+
+/**
+ * One fetch of a partition from `fetchOffset` at an isolation level, and what a consumer at that
+ * level delivers: at read_uncommitted every data record, at read_committed those of no aborted
+ * transaction, below the LSO.
+ */
+export async function fetchAt(
+  connection: Connection,
+  topic: string,
+  partition: number,
+  fetchOffset: number,
+  isolationLevel: 0 | 1,
+): Promise<CommittedView> {
   const answer = await connection.send(Fetch, {
     maxWaitMs: 0,
     minBytes: 0,
     maxBytes: 1 << 20,
-    isolationLevel: IsolationLevel.READ_COMMITTED,
+    isolationLevel,
     topics: [{ topic, partitions: [{ partition, fetchOffset, partitionMaxBytes: 1 << 20 }] }],
   });
   const p = answer.responses[0]!.partitions[0]!;
@@ -177,6 +192,9 @@ export async function fetchCommitted(
     lastStableOffset: p.lastStableOffset,
     abortedTransactions,
     batches: p.batches,
-    records: readCommitted(p.batches, abortedTransactions),
+    records:
+      isolationLevel === IsolationLevel.READ_COMMITTED
+        ? readCommitted(p.batches, abortedTransactions)
+        : p.batches.filter((b) => !b.control).flatMap((b) => b.records),
   };
 }

@@ -21,8 +21,8 @@ import {
   txnStateName,
 } from '../../model/kafka/state.ts';
 import { Connection, ConnectionClosedError, UnsupportedVersionError } from '../driver/connection.ts';
-import { createTopic, findCoordinator, isNotYet, waitFor } from '../driver/driver.ts';
-import { InitProducerId } from '../driver/messages.ts';
+import { createTopic, fetchAt, findCoordinator, isNotYet, waitFor } from '../driver/driver.ts';
+import { InitProducerId, IsolationLevel } from '../driver/messages.ts';
 import {
   type BrokerNames,
   type Observation,
@@ -205,7 +205,10 @@ class Replay {
         }
         const did = await this.take(st.index, st.taken);
         const after = st.broker.at(-1)?.after ?? st.taken.after;
-        const { difference, note } = await this.compare(after, did.answer);
+        const { difference, note } =
+          did.difference === undefined
+            ? await this.compare(after, did.answer)
+            : { difference: did.difference, note: undefined };
         const own = st.broker.length === 0 ? '' : `; then the broker's own ${brokerWork(st.broker)}`;
         const text = `${did.text}${own}${note === undefined ? '' : ` (${note})`}`;
         this.record({ index: st.index, label: st.label, did: text, ...(difference && { difference }) });
@@ -273,7 +276,11 @@ class Replay {
   private async take(
     index: number,
     st: ModelStep,
-  ): Promise<{ text: string; answer?: { model: Response; kafka: Answer } }> {
+  ): Promise<{
+    text: string;
+    answer?: { model: Response; kafka: Answer };
+    difference?: StepResult['difference'];
+  }> {
     const { step, action: a } = st;
     const refuse = (why: string): never => {
       throw new Unsupported(`stopped at step ${index} (${st.label}): ${why}`);
@@ -311,8 +318,24 @@ class Replay {
         }
         throw new Error(`step ${index}: broker work given to the replay as a trace step`);
       }
-      case 'fetch':
-        return { text: 'read_committed fetch' };
+      case 'fetch': {
+        // What the consumer delivers in this step against what a read_committed fetch from its position returns.
+        const [before, after] = [st.before.consumers[a.actor]!, st.after.consumers[a.actor]!];
+        const model = after.delivered
+          .slice(before.delivered.length)
+          .filter((d) => d.partition === a.target)
+          .map((d) => d.offset);
+        const from = before.position[a.target]!;
+        const isolation = before.readCommitted
+          ? IsolationLevel.READ_COMMITTED
+          : IsolationLevel.READ_UNCOMMITTED;
+        const fetched = await fetchAt(this.observer, this.names.topic, a.target, from, isolation);
+        const kafka = fetched.records.map((r) => r.offset);
+        const level = before.readCommitted ? 'read_committed' : 'read_uncommitted';
+        const text = `${level} fetch from offset ${from}: ${kafka.length} records`;
+        const difference = firstDifference(model, kafka, `consumers.C${a.actor}.p${a.target} delivered`);
+        return { text, ...(difference && { difference }) };
+      }
       default:
         return { text: 'client only' };
     }

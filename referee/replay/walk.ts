@@ -68,6 +68,55 @@ const BROKER_FAULTS: ReadonlySet<string> = new Set([
   'finalizeTransactionVersion',
 ]);
 
+/** Whether a replay drives `a` itself: a client's step, a consumer's, or a message to or from a client. */
+export function isDrivable(cfg: KafkaConfig, a: Action): boolean {
+  const s = stepOf(cfg, a);
+  if (BROKER_FAULTS.has(s.kind)) return false;
+  if (s.kind === 'deliver' || s.kind === 'lose') return isClient(a.actor) || isClient(a.target);
+  return !isBrokerWork(s, a);
+}
+
+/** The broker's own work after a step, in the order the model lists it, until none is left. */
+function settle(cfg: KafkaConfig, from: State, take: (s: State, a: Action) => State): State {
+  let s = from;
+  for (let n = 0; ; n++) {
+    const action = enabledActions(cfg, s).find((a) => isBrokerWork(stepOf(cfg, a), a));
+    if (action === undefined) return s;
+    if (n > 10_000) throw new Error('the broker work of one step does not end');
+    s = take(s, action);
+  }
+}
+
+/** Faults a client or the network makes; a walk takes them less often, so that it gets somewhere first. */
+const FAULTS: ReadonlySet<string> = new Set([
+  'lose',
+  'requestTimeout',
+  'produceTimeout',
+  'batchExpired',
+  'crash',
+]);
+const FAULT_WEIGHT = 0.2;
+
+/**
+ * A random run of the model that one broker can take: drivable steps chosen by `random` (a
+ * fault a fifth as often as another step), the broker's work done at once after each, up to
+ * `maxSteps` drivable steps. Its labels, walked with walkTrace, give the same run.
+ */
+export function randomLabels(cfg: KafkaConfig, random: () => number, maxSteps: number): string[] {
+  let s = initialState(cfg);
+  const labels: string[] = [];
+  while (labels.length < maxSteps) {
+    const drivable = enabledActions(cfg, s).filter((a) => isDrivable(cfg, a));
+    if (drivable.length === 0) break;
+    const weights = drivable.map((a) => (FAULTS.has(stepOf(cfg, a).kind) ? FAULT_WEIGHT : 1));
+    let r = random() * weights.reduce((x, y) => x + y, 0);
+    const a = drivable.find((_, i) => (r -= weights[i]!) < 0) ?? drivable.at(-1)!;
+    labels.push(actionLabel(cfg, a));
+    s = settle(cfg, step(cfg, s, a), (t, b) => step(cfg, t, b));
+  }
+  return labels;
+}
+
 /** The steps of `labels` from the model's initial state, with the broker's work done eagerly. */
 export function walkTrace(cfg: KafkaConfig, labels: readonly string[]): Walk {
   let s = initialState(cfg);
@@ -77,15 +126,13 @@ export function walkTrace(cfg: KafkaConfig, labels: readonly string[]): Walk {
     s = after;
     return taken;
   };
-  /** The broker's own work, in the order the model lists it, until none is left. */
-  const settle = (): ModelStep[] => {
+  const brokerWork = (): ModelStep[] => {
     const done: ModelStep[] = [];
-    for (;;) {
-      const action = enabledActions(cfg, s).find((a) => isBrokerWork(stepOf(cfg, a), a));
-      if (action === undefined) return done;
-      if (done.length > 10_000) throw new Error('the broker work of one step does not end');
-      done.push(take(actionLabel(cfg, action), stepOf(cfg, action), action));
-    }
+    settle(cfg, s, (_, a) => {
+      done.push(take(actionLabel(cfg, a), stepOf(cfg, a), a));
+      return s;
+    });
+    return done;
   };
   const steps: ScheduledStep[] = [];
   for (const [i, label] of labels.entries()) {
@@ -117,7 +164,7 @@ export function walkTrace(cfg: KafkaConfig, labels: readonly string[]): Walk {
       };
     }
     const taken = take(label, parsed, action);
-    steps.push({ index, label, taken, broker: settle() });
+    steps.push({ index, label, taken, broker: brokerWork() });
   }
   return { steps, last: s };
 }

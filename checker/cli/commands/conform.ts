@@ -1,0 +1,92 @@
+// `txcheck conform`: random runs of a Kafka spec's model replayed against a real broker.
+import { loadSpecFile, parseSpec } from '../../../specs/load.ts';
+import type { WalkResult } from '../../../referee/conform.ts';
+import { InputError } from '../../engine/input.ts';
+import { TOOL } from '../../version.ts';
+import { COMMAND_LINE, type Flags, fileArgument, rejectOtherFlags, runOptions } from '../args.ts';
+import { ExitCode, type Io } from '../io.ts';
+
+const DEFAULT_WALKS = 20;
+const DEFAULT_DEPTH = 40;
+
+export async function run(args: readonly string[], flags: Flags, io: Io): Promise<number> {
+  const file = fileArgument('conform', args, 'a Kafka spec file');
+  rejectOtherFlags('conform', flags);
+  if (flags.kafka === undefined)
+    throw new InputError(
+      COMMAND_LINE,
+      '--kafka',
+      'the broker to run against: HOST:PORT or a release such as 4.1.1',
+    );
+  const loaded = loadSpecFile(file);
+  if (loaded.entry.name !== 'kafka')
+    throw new InputError(
+      file,
+      'model',
+      'a Kafka spec (conform drives Kafka brokers)',
+      JSON.stringify(loaded.entry.name),
+    );
+  let raw = loaded.raw;
+  if (flags.variant !== undefined) {
+    const known = loaded.entry.variants?.map((v) => v.name) ?? [];
+    if (!known.includes(flags.variant))
+      throw new InputError(
+        COMMAND_LINE,
+        '--variant',
+        `one of ${known.join(', ')}`,
+        JSON.stringify(flags.variant),
+      );
+    raw = loaded.entry.withVariant!(raw, flags.variant) as typeof raw;
+  }
+  const spec = parseSpec(file, raw, '');
+  const options = runOptions(spec, flags);
+  const json = flags.json === true;
+  const { conform } = await import('../../../referee/conform.ts');
+  const { isSetupError } = await import('../../../referee/replay/index.ts');
+  if (!json) io.out(`${TOOL}: conform ${file} against ${flags.kafka}\n`);
+  let result;
+  try {
+    result = await conform({
+      target: flags.kafka,
+      params: spec.params,
+      seed: options.seed,
+      walks: flags.walks === undefined ? DEFAULT_WALKS : options.walks,
+      maxDepth: options.maxDepth ?? DEFAULT_DEPTH,
+      ...(options.maxSeconds === undefined ? {} : { maxSeconds: options.maxSeconds }),
+      onWalk: json ? undefined : (w) => io.out(walkLine(w)),
+    });
+  } catch (e) {
+    if (isSetupError(e)) throw new InputError(COMMAND_LINE, '--kafka', (e as Error).message);
+    throw e;
+  }
+  const differ = result.walks.filter((w) => w.status === 'diverges');
+  const steps = result.walks.reduce((n, w) => n + w.steps, 0);
+  const byKind = new Map<string, number>();
+  for (const w of differ) byKind.set(w.difference!, (byKind.get(w.difference!) ?? 0) + 1);
+  const summary = {
+    broker: result.broker,
+    transactionVersion: result.transactionVersion,
+    walks: result.walks.length,
+    stepsCompared: steps,
+    agreements: result.walks.filter((w) => w.status === 'agrees').length,
+    divergences: Object.fromEntries(byKind),
+    ...(result.stoppedBy === undefined ? {} : { stoppedBy: result.stoppedBy }),
+  };
+  if (json) io.out(`${JSON.stringify({ ...summary, runs: result.walks })}\n`);
+  else {
+    const kinds = [...byKind].map(([k, n]) => `${n} at ${k}`).join(', ');
+    io.out(
+      `${summary.walks} walks on ${result.broker} (transaction.version ${result.transactionVersion}), ${steps} steps compared: ${summary.agreements} agree, ${differ.length} differ${kinds === '' ? '' : ` (${kinds})`}${result.stoppedBy === undefined ? '' : `; stopped by ${result.stoppedBy}`}\n`,
+    );
+    for (const w of differ)
+      io.out(
+        `walk ${w.walk}, shortest found (${w.shrunk!.length} steps):\n${w.shrunk!.map((l) => `  ${l}\n`).join('')}`,
+      );
+  }
+  if (result.stoppedBy === 'broker-died') return ExitCode.Internal;
+  return differ.length > 0 ? ExitCode.Violation : ExitCode.Ok;
+}
+
+function walkLine(w: WalkResult): string {
+  return `walk ${w.walk}: ${w.message}\n`;
+}

@@ -1,0 +1,113 @@
+// Differential testing against one broker: random runs of the model that one broker can take
+// (its own work done at once), each replayed on fresh ids and compared step by step. A run that
+// differs is shrunk, by dropping steps while the same difference shows, to the shortest one found.
+import { walkRandom } from '../checker/engine/random.ts';
+import type { KafkaConfig } from '../model/kafka/config.ts';
+import { startBroker } from './broker.ts';
+import { traceTransactionVersion } from './replay/index.ts';
+import { BrokerUnusableError, type ReplayOutcome, replayOnBroker } from './replay/replay.ts';
+import { randomLabels, walkTrace } from './replay/walk.ts';
+
+export interface ConformOptions {
+  /** HOST:PORT of a running broker, or a release to start at the model's transaction version. */
+  readonly target: string;
+  readonly params: unknown;
+  readonly seed: number;
+  readonly walks: number;
+  /** The most steps of a walk the broker drives. */
+  readonly maxDepth: number;
+  readonly maxSeconds?: number;
+  readonly onWalk?: (walk: WalkResult) => void;
+}
+
+export interface WalkResult {
+  readonly walk: number;
+  readonly status: ReplayOutcome['status'];
+  /** Steps compared with the broker. */
+  readonly steps: number;
+  readonly message: string;
+  /** A walk that differs: the first difference's field, and the shortest walk found that shows it. */
+  readonly difference?: string;
+  readonly shrunk?: readonly string[];
+}
+
+export interface ConformResult {
+  readonly broker: string;
+  readonly transactionVersion: number;
+  readonly walks: readonly WalkResult[];
+  /** Why the run ended before its walks: the time bound, or a broker that died. */
+  readonly stoppedBy?: 'maxSeconds' | 'broker-died';
+}
+
+async function replayLabels(
+  address: string,
+  cfg: KafkaConfig,
+  labels: readonly string[],
+): Promise<ReplayOutcome> {
+  return replayOnBroker({ address, cfg, steps: walkTrace(cfg, labels).steps });
+}
+
+const kindOf = (outcome: ReplayOutcome): string | undefined =>
+  outcome.steps.find((s) => s.difference !== undefined)?.difference?.what;
+
+/** Drops one step at a time, from the last, while the replay still differs in the same field. */
+async function shrink(
+  address: string,
+  cfg: KafkaConfig,
+  labels: readonly string[],
+  what: string,
+): Promise<string[]> {
+  let best = [...labels];
+  for (let i = best.length - 1; i >= 0; i--) {
+    const candidate = [...best.slice(0, i), ...best.slice(i + 1)];
+    if (walkTrace(cfg, candidate).stop !== undefined) continue;
+    const outcome = await replayLabels(address, cfg, candidate);
+    if (outcome.status === 'diverges' && kindOf(outcome) === what) best = candidate;
+  }
+  return best;
+}
+
+async function conformOn(
+  address: string,
+  cfg: KafkaConfig,
+  options: ConformOptions,
+): Promise<Omit<ConformResult, 'broker'>> {
+  const walks: WalkResult[] = [];
+  const deadline = options.maxSeconds === undefined ? Infinity : Date.now() + options.maxSeconds * 1000;
+  let transactionVersion = 0;
+  for (let walk = 0; walk < options.walks; walk++) {
+    if (Date.now() > deadline) return { transactionVersion, walks, stoppedBy: 'maxSeconds' };
+    const labels = randomLabels(cfg, walkRandom(options.seed, walk), options.maxDepth);
+    const outcome = await replayLabels(address, cfg, labels);
+    transactionVersion = outcome.transactionVersion;
+    const what = kindOf(outcome);
+    const result: WalkResult = {
+      walk,
+      status: outcome.status,
+      steps: outcome.steps.length,
+      message: outcome.message,
+      ...(what === undefined ? {} : { difference: what, shrunk: await shrink(address, cfg, labels, what) }),
+    };
+    walks.push(result);
+    options.onWalk?.(result);
+    if (outcome.status === 'broker-died') return { transactionVersion, walks, stoppedBy: 'broker-died' };
+  }
+  return { transactionVersion, walks };
+}
+
+export async function conform(options: ConformOptions): Promise<ConformResult> {
+  const cfg = options.params as KafkaConfig;
+  if (/^\d+\.\d+\.\d+$/.test(options.target)) {
+    const broker = await startBroker({ version: options.target, tv: traceTransactionVersion(cfg) });
+    try {
+      return { broker: `Kafka ${options.target}`, ...(await conformOn(broker.address, cfg, options)) };
+    } finally {
+      await broker.stop();
+    }
+  }
+  if (!/^[^\s:]+:\d{1,5}$/.test(options.target))
+    throw new BrokerUnusableError(
+      `--kafka: expected HOST:PORT or a Kafka release such as 4.1.1, got ${options.target}`,
+    );
+  return { broker: `the broker at ${options.target}`, ...(await conformOn(options.target, cfg, options)) };
+}
