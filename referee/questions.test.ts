@@ -2,6 +2,8 @@
 // checked against the first release the review of the 4.x rules (docs/reviews/second-wave-rules.md)
 // names for it. 4.1.1 runs wherever the broker tests run; the other releases only where their jars
 // are fetched (`npm run kafka -- fetch VERSION`). `npm run kafka:questions` asks every release.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Broker, cachedClasspath, haveJavaAndMaven, startBroker } from './broker.ts';
 import {
@@ -115,3 +117,17 @@ describe.each([TEST_RELEASE, ...OTHER_RELEASES].map((version) => ({ version })))
     });
   },
 );
+
+describe('npm run kafka:questions', () => {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  it.each([
+    [['4.x'], 'not a Kafka release version: 4.x (expected e.g. 4.1.1)'],
+    [['--all'], 'unknown flag --all; usage: npm run kafka:questions -- [--json] [VERSION...]'],
+  ])('refuses %j in one line, exit 2', (args, message) => {
+    const run = spawnSync('node_modules/.bin/tsx', ['referee/questions.ts', ...args], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    expect([run.status, run.stdout, run.stderr]).toEqual([2, '', `${message}\n`]);
+  });
+});
