@@ -16,12 +16,20 @@ import {
   DescribeTransactions,
   EndTxn,
   InitProducerId,
+  Produce,
   type TransactionDescription,
   type TransactionLogValue,
   WriteTxnMarkers,
   decodeTransactionLogRecord,
 } from './driver/messages.ts';
 import type { RecordBatch } from './driver/records.ts';
+
+/** Whether release `version` is `since` or later (both x.y.z). */
+export function atLeast(version: string, since: string): boolean {
+  const [a, b] = [version, since].map((v) => v.split('.').map(Number));
+  for (let i = 0; i < 3; i++) if (a![i] !== b![i]) return a![i]! > b![i]!;
+  return true;
+}
 
 /** The internal topic of the coordinator; the brokers here give it one partition. */
 const TRANSACTION_STATE = '__transaction_state';
@@ -48,6 +56,11 @@ export class Lab {
   close(): void {
     this.coordinator.close();
     this.leader.close();
+  }
+
+  /** Whether the broker speaks transaction version 2: EndTxn v5 and Produce v12 (4.0). */
+  speaksVersion2(): boolean {
+    return this.coordinator.supports(EndTxn, 5) && this.leader.supports(Produce, 12);
   }
 
   /** A name no earlier experiment on this broker used. */
@@ -84,17 +97,18 @@ export class Lab {
     return { producerId: answer.producerId, producerEpoch: answer.producerEpoch };
   }
 
-  /** Produce v12 (transaction version 2) of one record to partition 0; the error name. */
+  /** Produce v12 (transaction version 2, or `version`) of one record to partition 0; the error name. */
   async produce(
     transactionalId: string,
     topic: string,
     producer: ProducerIdAndEpoch,
     baseSequence: number,
     value: string,
+    version = 12,
   ): Promise<string> {
     const answer = await produceBatch(
       this.leader,
-      12,
+      version,
       { transactionalId, topic, partition: 0 },
       { ...producer, baseSequence, transactional: true, records: [{ key: null, value }] },
     );
@@ -188,8 +202,10 @@ export interface RetriedInitAnswer {
   /** The first instance's next request at the epoch it was given, each on a fresh id. */
   addPartitionsV3: string;
   endTxnV4: string;
+  /** "not spoken" before 4.0. */
   endTxnV5: string;
-  produceV12: string;
+  /** Produce v12, or v11 before 4.0 (verified at the coordinator since 3.6). */
+  produce: { version: number; error: string };
   /** The same AddPartitionsToTxn v3 after one InitProducerId alone. */
   addPartitionsWithoutCopy: string;
 }
@@ -225,12 +241,14 @@ export async function retriedInitProducerId(lab: Lab): Promise<RetriedInitAnswer
     const b = lab.fresh('retried');
     const endTxnV4 = await endTxn(b, (await retried(b)).first, 4);
     const c = lab.fresh('retried');
-    const endTxnV5 = await endTxn(c, (await retried(c)).first, 5);
+    const endTxnV5 = lab.speaksVersion2() ? await endTxn(c, (await retried(c)).first, 5) : 'not spoken';
     const d = lab.fresh('retried');
-    const produceV12 = await lab.produce(d, topic, (await retried(d)).first, 0, 'late');
+    const version = lab.speaksVersion2() ? 12 : 11;
+    const error = await lab.produce(d, topic, (await retried(d)).first, 0, 'late', version);
+    const produce = { version, error };
     const e = lab.fresh('retried');
     const addPartitionsWithoutCopy = await addPartitions(e, await lab.init(e));
-    return { first, copy, addPartitionsV3, endTxnV4, endTxnV5, produceV12, addPartitionsWithoutCopy };
+    return { first, copy, addPartitionsV3, endTxnV4, endTxnV5, produce, addPartitionsWithoutCopy };
   } finally {
     other.close();
   }
@@ -362,19 +380,22 @@ export async function staleMarkers(lab: Lab): Promise<MarkerAnswer[]> {
 
 // ---- All four, and the one-line answers of the table --------------------------------------
 
+/** The answers of one broker; before 4.0 only the second question can be asked. */
 export interface Answers {
-  transactionLog: TransactionLogAnswer;
   retriedInit: RetriedInitAnswer;
-  fencedBatch: FencedBatchAnswer;
-  markers: MarkerAnswer[];
+  transactionLog?: TransactionLogAnswer;
+  fencedBatch?: FencedBatchAnswer;
+  markers?: MarkerAnswer[];
 }
 
 export async function askAll(address: string): Promise<Answers> {
   const lab = await Lab.open(address);
   try {
+    const retriedInit = await retriedInitProducerId(lab);
+    if (!lab.speaksVersion2()) return { retriedInit };
     return {
+      retriedInit,
       transactionLog: await transactionLogProducerIds(lab),
-      retriedInit: await retriedInitProducerId(lab),
       fencedBatch: await fencedLowerEpochBatch(lab),
       markers: await staleMarkers(lab),
     };
@@ -383,34 +404,50 @@ export async function askAll(address: string): Promise<Answers> {
   }
 }
 
-/** The short answers of one release, one per question, for the table. */
-export function summarize(a: Answers): [string, string, string, string] {
-  const log = a.transactionLog;
+function summarizeLog(log: TransactionLogAnswer): string {
   const written = [
     log.previousProducerIdWritten && 'PreviousProducerId',
     log.nextProducerIdWritten && 'NextProducerId',
-  ];
-  const q1 = written.some(Boolean)
-    ? `yes: ${written.filter(Boolean).join(', ')}`
+  ].filter(Boolean);
+  return written.length > 0
+    ? `yes: ${written.join(', ')}`
     : `no: neither tag in ${log.records.length} records`;
-  const r = a.retriedInit;
+}
+
+function summarizeRetriedInit(r: RetriedInitAnswer): string {
   const coordinatorErrors = [...new Set([r.addPartitionsV3, r.endTxnV4, r.endTxnV5])].join('/');
-  const q2 =
+  return (
     `${r.addPartitionsV3 === 'PRODUCER_FENCED' ? 'yes' : 'no'}: copy bumps ${r.first.producerEpoch}→${r.copy.producerEpoch}; ` +
-    `AddPartitionsToTxn, EndTxn v4/v5 ${coordinatorErrors}; Produce v12 ${r.produceV12}`;
-  const f = a.fencedBatch;
+    `AddPartitionsToTxn, EndTxn v4/v5 ${coordinatorErrors}; Produce v${r.produce.version} ${r.produce.error}`
+  );
+}
+
+function summarizeFencedBatch(f: FencedBatchAnswer): string {
   const live = [...new Set([f.liveSecond, f.liveThird])].join('/');
-  const q3 =
+  return (
     `${live === 'NONE' ? 'not blocked' : `blocked: live next batches ${live}`}; ` +
-    `late batch ${f.fencedLate}; fence marker ${f.abortMarkerEpoch}, grant ${f.grantedEpoch}`;
+    `late batch ${f.fencedLate}; fence marker ${f.abortMarkerEpoch}, grant ${f.grantedEpoch}`
+  );
+}
+
+function summarizeMarkers(markers: MarkerAnswer[]): string {
   const marker = (c: Partial<MarkerCase>) =>
-    a.markers.find((m) => Object.entries(c).every(([k, v]) => m[k as keyof MarkerCase] === v))!;
+    markers.find((m) => Object.entries(c).every(([k, v]) => m[k as keyof MarkerCase] === v))!;
   const strict = marker({ version: 2, transactionVersion: 2, nextTransactionOpen: true });
   const v1 = marker({ version: 1, epoch: 'same' });
-  const closes = (m: MarkerAnswer) => (m.closedOpenTransaction ? ', commits the open transaction' : '');
-  const q4 = strict.error.endsWith('not spoken')
-    ? `no: v1 only; stale marker ${v1.error}${closes(v1)}`
-    : `${strict.error === 'NONE' ? 'no' : 'yes'}: stale v2 marker ${strict.error}; ` +
-      `retry ${marker({ version: 2, nextTransactionOpen: false }).error}; v1 ${v1.error}${closes(v1)}`;
-  return [q1, q2, q3, q4];
+  const closes = v1.closedOpenTransaction ? ', commits the open transaction' : '';
+  if (strict.error.endsWith('not spoken')) return `no: v1 only; stale marker ${v1.error}${closes}`;
+  const retry = marker({ version: 2, nextTransactionOpen: false }).error;
+  return `${strict.error === 'NONE' ? 'no' : 'yes'}: stale v2 marker ${strict.error}; retry ${retry}; v1 ${v1.error}${closes}`;
+}
+
+/** The short answers of one release, one per question, for the table. */
+export function summarize(a: Answers): [string, string, string, string] {
+  const notAsked = 'not asked: no transaction version 2';
+  return [
+    a.transactionLog === undefined ? notAsked : summarizeLog(a.transactionLog),
+    summarizeRetriedInit(a.retriedInit),
+    a.fencedBatch === undefined ? notAsked : summarizeFencedBatch(a.fencedBatch),
+    a.markers === undefined ? notAsked : summarizeMarkers(a.markers),
+  ];
 }

@@ -1,26 +1,21 @@
 // The four questions of issue 30 put to real brokers, one per release: each release's answer is
 // checked against the first release the review of the 4.x rules (docs/reviews/second-wave-rules.md)
-// names for it. 4.1.1 runs wherever the broker tests run; the other releases only where their jars
-// are fetched (`npm run kafka -- fetch VERSION`). `npm run kafka:questions` asks every release.
+// names for it. 4.1.1 runs wherever the broker tests run; the other releases (and 3.9.1, for the
+// second question) only where their jars are fetched (`npm run kafka -- fetch VERSION`).
+// `npm run kafka:questions` asks every release.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Broker, cachedClasspath, haveJavaAndMaven, startBroker } from './broker.ts';
 import {
   Lab,
+  atLeast,
   fencedLowerEpochBatch,
   retriedInitProducerId,
   staleMarkers,
   transactionLogProducerIds,
 } from './questions-experiments.ts';
 import { TEST_RELEASE, skipWithoutKafka } from './testing.ts';
-
-/** Whether `version` is `since` or later (both x.y.z). */
-function atLeast(version: string, since: string): boolean {
-  const [a, b] = [version, since].map((v) => v.split('.').map(Number));
-  for (let i = 0; i < 3; i++) if (a![i] !== b![i]) return a![i]! > b![i]!;
-  return true;
-}
 
 const OTHER_RELEASES = ['4.0.0', '4.0.1', '4.2.0', '4.3.0'];
 const javaAndMaven = haveJavaAndMaven();
@@ -71,7 +66,7 @@ describe.each([TEST_RELEASE, ...OTHER_RELEASES].map((version) => ({ version })))
         addPartitionsV3: 'PRODUCER_FENCED',
         endTxnV4: 'PRODUCER_FENCED',
         endTxnV5: 'PRODUCER_FENCED',
-        produceV12: 'INVALID_PRODUCER_EPOCH',
+        produce: { version: 12, error: 'INVALID_PRODUCER_EPOCH' },
         addPartitionsWithoutCopy: 'NONE',
       });
     });
@@ -117,6 +112,35 @@ describe.each([TEST_RELEASE, ...OTHER_RELEASES].map((version) => ({ version })))
     });
   },
 );
+
+// Before 4.0 only the second question can be put: the re-sent InitProducerId at transaction
+// version 0, with Produce v11 verified at the coordinator (KIP-890 part 1, 3.6).
+describe.skipIf(skipped('3.9.1'))('Kafka 3.9.1 at transaction.version 0', () => {
+  let broker: Broker;
+  let lab: Lab;
+
+  beforeAll(async () => {
+    broker = await startBroker({ version: '3.9.1' });
+    lab = await Lab.open(broker.address);
+  });
+  afterAll(async () => {
+    lab?.close();
+    await broker?.stop();
+  });
+
+  it('2. a retried InitProducerId fences its own producer', async () => {
+    expect(lab.speaksVersion2()).toBe(false);
+    expect(await retriedInitProducerId(lab)).toMatchObject({
+      first: { producerEpoch: 0 },
+      copy: { producerEpoch: 1 },
+      addPartitionsV3: 'PRODUCER_FENCED',
+      endTxnV4: 'PRODUCER_FENCED',
+      endTxnV5: 'not spoken',
+      produce: { version: 11, error: 'INVALID_PRODUCER_EPOCH' },
+      addPartitionsWithoutCopy: 'NONE',
+    });
+  });
+});
 
 describe('npm run kafka:questions', () => {
   const root = fileURLToPath(new URL('..', import.meta.url));

@@ -1,11 +1,12 @@
 // `npm run kafka:questions -- [--json] [VERSION...]` asks the four questions of issue 30 of one
-// broker per release (transaction.version 2), fetching each release first, and prints a table
-// release x question; --json prints every answer in full. Without versions: every 4.x release
-// that resolves from Maven Central.
+// broker per release (transaction.version 2 from 4.0), fetching each release first, and prints a
+// table release x question; --json prints every answer in full. Without versions: every release
+// that resolves from Maven Central, 3.9.1 and 4.x.
 import { BrokerSetupError, checkVersion, fetchRelease, startBroker } from './broker.ts';
-import { type Answers, askAll, summarize } from './questions-experiments.ts';
+import { type Answers, askAll, atLeast, summarize } from './questions-experiments.ts';
 
 const QUESTION_RELEASES = [
+  '3.9.1',
   '4.0.0',
   '4.0.1',
   '4.0.2',
@@ -34,7 +35,8 @@ function row(cells: readonly string[]): string {
 async function ask(version: string): Promise<Answers> {
   const began = performance.now();
   const { resolved } = fetchRelease(version);
-  const broker = await startBroker({ version, tv: 2 });
+  // Transaction version 2 is 4.0's; an older release keeps its own default.
+  const broker = await startBroker({ version, tv: atLeast(version, '4.0.0') ? 2 : undefined });
   try {
     console.error(
       `Kafka ${version}: ${resolved ? 'fetched and ' : ''}serving after ${((performance.now() - began) / 1000).toFixed(1)} s`,
