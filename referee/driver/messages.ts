@@ -2,7 +2,7 @@
 // (clients/src/main/resources/common/message/*.json, the same in every 4.x release for the
 // versions here). Field names are the schemas' in camelCase; error codes become Kafka's names.
 import type { Api } from './api.ts';
-import type { Reader, Writer } from './codec.ts';
+import { Reader, type Writer } from './codec.ts';
 import { errorName } from './errors.ts';
 import { type AbortedTransaction, type RecordBatch, decodeBatches } from './records.ts';
 
@@ -857,3 +857,128 @@ export const DRIVER_APIS: readonly Api<never, unknown>[] = [
   DescribeProducers,
   CreateTopics,
 ];
+
+// ---- WriteTxnMarkers (key 27) -------------------------------------------------------------
+
+export interface WritableTxnMarker {
+  readonly producerId: number;
+  readonly producerEpoch: number;
+  /** true for COMMIT, false for ABORT. */
+  readonly transactionResult: boolean;
+  readonly topics: readonly { readonly name: string; readonly partitionIndexes: readonly number[] }[];
+  readonly coordinatorEpoch: number;
+  /** v2 (KIP-1228): the transaction version of the marker, 0/1 legacy, 2 for version 2. */
+  readonly transactionVersion?: number;
+}
+export interface WriteTxnMarkersRequest {
+  readonly markers: readonly WritableTxnMarker[];
+}
+export interface WriteTxnMarkersResponse {
+  markers: { producerId: number; topics: TopicResult[] }[];
+}
+
+/**
+ * The coordinator's request to a partition leader (listener "broker"); a broker without an
+ * authorizer takes it from anyone. v1 from 4.0 (v0 removed); v2 names the transaction version
+ * (KIP-1228, 4.2).
+ */
+export const WriteTxnMarkers: Api<WriteTxnMarkersRequest, WriteTxnMarkersResponse> = {
+  key: 27,
+  name: 'WriteTxnMarkers',
+  versions: [1, 2],
+  flexibleFrom: 1,
+  encode(w, req, version) {
+    w.struct((w) =>
+      w.array(req.markers, (w, m) =>
+        w.struct((w) => {
+          w.int64(m.producerId).int16(m.producerEpoch).bool(m.transactionResult);
+          w.array(m.topics, (w, t) =>
+            w.struct((w) => w.string(t.name).array(t.partitionIndexes, (w, p) => w.int32(p))),
+          );
+          w.int32(m.coordinatorEpoch);
+          if (version >= 2) w.int8(m.transactionVersion ?? 0);
+        }),
+      ),
+    );
+  },
+  decode(r) {
+    return r.struct((r) => ({
+      markers: r.array((r) =>
+        r.struct((r) => ({
+          producerId: r.int64(),
+          topics: readTopicResults(r),
+        })),
+      ),
+    }));
+  },
+};
+
+// ---- __transaction_state records (TransactionLogKey.json, TransactionLogValue.json) -------
+
+/** TransactionState by the id the log stores (TransactionState.java). */
+const TRANSACTION_STATUS = [
+  'Empty',
+  'Ongoing',
+  'PrepareCommit',
+  'PrepareAbort',
+  'CompleteCommit',
+  'CompleteAbort',
+  'Dead',
+  'PrepareEpochFence',
+] as const;
+
+export interface TransactionLogValue {
+  /** The record's version: 0 at transaction.version 0, 1 (flexible, tagged fields) from 1. */
+  version: number;
+  producerId: number;
+  producerEpoch: number;
+  transactionTimeoutMs: number;
+  transactionStatus: string;
+  transactionPartitions: { topic: string; partitionIds: number[] }[] | null;
+  transactionLastUpdateTimestampMs: number;
+  transactionStartTimestampMs: number;
+  /** The tagged fields, each only when the coordinator wrote it: tags 0, 1, 2 and (4.1) 3. */
+  previousProducerId?: number;
+  nextProducerId?: number;
+  clientTransactionVersion?: number;
+  nextProducerEpoch?: number;
+}
+export interface TransactionLogRecord {
+  transactionalId: string;
+  /** null for a tombstone (an expired transactional id). */
+  value: TransactionLogValue | null;
+}
+
+/** One record of __transaction_state: its key (version 0) and value (version 0 or 1). */
+export function decodeTransactionLogRecord(key: Buffer, value: Buffer | null): TransactionLogRecord {
+  const k = new Reader(key, false);
+  const keyVersion = k.int16();
+  if (keyVersion !== 0) throw new RangeError(`a TransactionLogKey of version ${keyVersion}`);
+  const transactionalId = k.string();
+  if (value === null) return { transactionalId, value: null };
+  const version = value.readInt16BE(0);
+  if (version > 1) throw new RangeError(`a TransactionLogValue of version ${version}`);
+  const r = new Reader(value.subarray(2), version >= 1);
+  const decoded = r.struct<TransactionLogValue>(
+    (r) => ({
+      version,
+      producerId: r.int64(),
+      producerEpoch: r.int16(),
+      transactionTimeoutMs: r.int32(),
+      transactionStatus: TRANSACTION_STATUS[r.int8()] ?? 'unknown',
+      transactionPartitions: r.nullableArray((r) =>
+        r.struct((r) => ({ topic: r.string(), partitionIds: r.array((r) => r.int32()) })),
+      ),
+      transactionLastUpdateTimestampMs: r.int64(),
+      transactionStartTimestampMs: r.int64(),
+    }),
+    {
+      0: (r, into) => void (into.previousProducerId = r.int64()),
+      1: (r, into) => void (into.nextProducerId = r.int64()),
+      2: (r, into) => void (into.clientTransactionVersion = r.int16()),
+      3: (r, into) => void (into.nextProducerEpoch = r.int16()),
+    },
+  );
+  if (r.remaining() !== 0) throw new RangeError(`${r.remaining()} bytes left after a TransactionLogValue`);
+  return { transactionalId, value: decoded };
+}
