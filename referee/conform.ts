@@ -22,7 +22,8 @@ export interface ConformOptions {
 
 export interface WalkResult {
   readonly walk: number;
-  readonly status: ReplayOutcome['status'];
+  /** `error`: the walk met an internal error (a bug of the replay or the model); the run goes on. */
+  readonly status: ReplayOutcome['status'] | 'error';
   /** Steps compared with the broker. */
   readonly steps: number;
   readonly message: string;
@@ -78,7 +79,21 @@ async function conformOn(
   for (let walk = 0; walk < options.walks; walk++) {
     if (Date.now() > deadline) return { transactionVersion, walks, stoppedBy: 'maxSeconds' };
     const labels = randomLabels(cfg, walkRandom(options.seed, walk), options.maxDepth);
-    const outcome = await replayLabels(address, cfg, labels);
+    let outcome: ReplayOutcome;
+    try {
+      outcome = await replayLabels(address, cfg, labels);
+    } catch (e) {
+      if (e instanceof BrokerUnusableError) throw e;
+      const failed: WalkResult = {
+        walk,
+        status: 'error',
+        steps: 0,
+        message: `internal error: ${(e as Error).message}`,
+      };
+      walks.push(failed);
+      options.onWalk?.(failed);
+      continue;
+    }
     transactionVersion = outcome.transactionVersion;
     const what = kindOf(outcome);
     const result: WalkResult = {

@@ -151,6 +151,17 @@ describe.skipIf(skipWithoutKafka('referee/replay.test.ts'))(`replay against Kafk
     for (const w of result.walks) expect(w.steps).toBe(labels(w.walk).length);
   });
 
+  it('conform: an idempotent producer beside a transactional one gets its id from the broker', async () => {
+    const spec = loadSpecFile('specs/kafka/idempotent-beside-transactions.json');
+    const params = parseSpec(spec.file, { ...spec.raw, variant: 'kafka-3.8' }, '').params as KafkaConfig;
+    expect(randomLabels(params, walkRandom(0, 0), 40)).toContain('I0: initProducerId');
+    const result = await conform({ target: broker.address, params, seed: 0, walks: 2, maxDepth: 40 });
+    expect(result.walks.map((w) => [w.status, w.message])).toEqual([
+      ['agrees', expect.stringMatching(/^agrees with Kafka on every step/)],
+      ['agrees', expect.stringMatching(/^agrees with Kafka on every step/)],
+    ]);
+  });
+
   it('stops at a marker timeout, which one broker cannot be made to take', async () => {
     const labels = readTraceFile(MARKER_TIMEOUT).actions;
     const at = labels.findIndex((l) => l.includes('markerTimeout')) + 1;

@@ -318,6 +318,33 @@ class Replay {
         }
         throw new Error(`step ${index}: broker work given to the replay as a trace step`);
       }
+      case 'idempotentInitProducerId': {
+        // The model gives an idempotent producer its id in one step; the broker answers an InitProducerId.
+        const j = a.actor;
+        const connection = await this.connection(`I${j}>init`);
+        const answer = await connection.send(InitProducerId, {
+          transactionalId: null,
+          transactionTimeoutMs: 60_000,
+          producerId: -1,
+          producerEpoch: -1,
+        });
+        const model = st.after.idempotentProducers[j]!;
+        const text = `sent InitProducerId without transactional.id (Kafka answered ${answer.error})`;
+        const same = answer.error === 'NONE' && this.ids.bind(model.pid, answer.producerId);
+        if (same && answer.producerEpoch === model.epoch) return { text };
+        return {
+          text,
+          difference: {
+            what: 'InitProducerId response',
+            model: { error: 'NONE', producerId: model.pid, producerEpoch: model.epoch },
+            kafka: {
+              error: answer.error,
+              producerId: this.ids.model(answer.producerId),
+              producerEpoch: answer.producerEpoch,
+            },
+          },
+        };
+      }
       case 'fetch': {
         // What the consumer delivers in this step against what a read_committed fetch from its position returns.
         const [before, after] = [st.before.consumers[a.actor]!, st.after.consumers[a.actor]!];

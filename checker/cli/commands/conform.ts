@@ -83,7 +83,8 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
         `walk ${w.walk}, shortest found (${w.shrunk!.length} steps):\n${w.shrunk!.map((l) => `  ${l}\n`).join('')}`,
       );
   }
-  if (result.stoppedBy === 'broker-died') return ExitCode.Internal;
+  if (result.stoppedBy === 'broker-died' || result.walks.some((w) => w.status === 'error'))
+    return ExitCode.Internal;
   return differ.length > 0 ? ExitCode.Violation : ExitCode.Ok;
 }
 
