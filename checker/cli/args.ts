@@ -10,6 +10,14 @@ import { TOOL } from '../version.ts';
 
 /** The "file" bad command-line input is reported against. */
 export const COMMAND_LINE = 'command line';
+
+/** Bad input met while acting on a flag's value (a broker that cannot be used): the flag and why, exit 2. */
+export class FlagValueError extends InputError {
+  constructor(flag: string, why: string) {
+    super(COMMAND_LINE, flag, '');
+    this.message = `${COMMAND_LINE}: ${flag}: ${why}`;
+  }
+}
 const DEFAULT_WALKS = 1000;
 const MAX_WORKERS = 256;
 

@@ -3,7 +3,14 @@ import { loadSpecFile, parseSpec } from '../../../specs/load.ts';
 import type { WalkResult } from '../../../referee/conform.ts';
 import { InputError } from '../../engine/input.ts';
 import { TOOL } from '../../version.ts';
-import { COMMAND_LINE, type Flags, fileArgument, rejectOtherFlags, runOptions } from '../args.ts';
+import {
+  COMMAND_LINE,
+  FlagValueError,
+  type Flags,
+  fileArgument,
+  rejectOtherFlags,
+  runOptions,
+} from '../args.ts';
 import { ExitCode, type Io } from '../io.ts';
 
 const DEFAULT_WALKS = 20;
@@ -56,7 +63,7 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
       onWalk: json ? undefined : (w) => io.out(walkLine(w)),
     });
   } catch (e) {
-    if (isSetupError(e)) throw new InputError(COMMAND_LINE, '--kafka', (e as Error).message);
+    if (isSetupError(e)) throw new FlagValueError(`--kafka ${flags.kafka}`, (e as Error).message);
     throw e;
   }
   const differ = result.walks.filter((w) => w.status === 'diverges');

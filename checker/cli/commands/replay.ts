@@ -5,7 +5,7 @@ import type { KafkaReplayResult, StepResult, Violation } from '../../../referee/
 import { InputError } from '../../engine/input.ts';
 import { replay } from '../../engine/trace.ts';
 import { TOOL } from '../../version.ts';
-import { COMMAND_LINE, type Flags, fileArgument, rejectOtherFlags } from '../args.ts';
+import { COMMAND_LINE, FlagValueError, type Flags, fileArgument, rejectOtherFlags } from '../args.ts';
 import { ExitCode, type Io } from '../io.ts';
 import { loadTrace } from '../saved-trace.ts';
 
@@ -68,7 +68,7 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
       onStep: json ? undefined : (r) => io.out(stepLine(r)),
     });
   } catch (e) {
-    if (isSetupError(e)) throw new InputError(COMMAND_LINE, '--kafka', (e as Error).message);
+    if (isSetupError(e)) throw new FlagValueError(`--kafka ${flags.kafka}`, (e as Error).message);
     throw e;
   }
   const versions =
