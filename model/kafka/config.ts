@@ -33,7 +33,7 @@ export interface Rules {
    */
   readonly tv2: boolean;
   /**
-   * KIP-1228 with KAFKA-19999 (4.2): a transaction-version-2 marker must carry an epoch above the
+   * KIP-1228 with KAFKA-19999 (4.2.0): a transaction-version-2 marker must carry an epoch above the
    * producer's, except as an idempotent retry (equal epoch, no open transaction).
    */
   readonly strictMarkerEpoch: boolean;
@@ -43,12 +43,12 @@ export interface Rules {
    */
   readonly pendingCheckFirst: boolean;
   /**
-   * KAFKA-18202 (4.1, release uncertain): a transaction-version-2 batch that the leader verifies
+   * KAFKA-18202 (4.1.0): a transaction-version-2 batch that the leader verifies
    * with no batch of its producer in the partition must start at sequence 0.
    */
   readonly tv2SequenceZero: boolean;
   /**
-   * KAFKA-18042 (4.1, release uncertain): a leader refuses a batch of an epoch below its
+   * KAFKA-18042 (4.1.0): a leader refuses a batch of an epoch below its
    * producer's before verifying it (INVALID_PRODUCER_EPOCH), so no verification entry is made.
    */
   readonly earlyEpochCheck: boolean;
@@ -58,8 +58,9 @@ export interface Rules {
    */
   readonly rememberFailedFence: boolean;
   /**
-   * KIP-890 part 2 (4.0): __transaction_state records carry PreviousProducerId and NextProducerId
-   * (TransactionLogValue v1 tagged fields), so a failover keeps them; before, they are lost.
+   * KAFKA-20310 (4.3.0, PR #21828): __transaction_state records carry PreviousProducerId and
+   * NextProducerId, so a failover keeps them. The fields are in TransactionLogValue v1 from 4.0.0,
+   * but TransactionLog.valueToBytes@4.0.0-4.2.1 never sets them: a load reads them back as -1.
    */
   readonly persistProducerIds: boolean;
   /**
@@ -68,7 +69,7 @@ export interface Rules {
    */
   readonly persistLastEpoch: boolean;
   /**
-   * KAFKA-20090 (2026, after the generations): under transaction version 2 a fence at an exhausted
+   * KAFKA-20090 (4.3.0, PRs #21469 and #21506): under transaction version 2 a fence at an exhausted
    * epoch rotates the producer id too, and a fence or abort at the maximum epoch stays there
    * instead of failing; before, the fence's abort leaves the producer at the maximum epoch.
    */

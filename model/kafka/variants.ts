@@ -20,21 +20,21 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
     'KAFKA-16314 (3.8): verification answers TRANSACTION_ABORTABLE (not INVALID_TXN_STATE) for a partition outside the transaction; the client aborts, a TxnOffsetCommit no longer fails fatally',
   tv2: 'KIP-890 part 2, transaction version 2 (4.0): epoch bump at every EndTxn, markers at the bumped epoch, implicit partition add on Produce and TxnOffsetCommit',
   strictMarkerEpoch:
-    "KIP-1228 with KAFKA-19999 (4.2, release uncertain): a marker must carry an epoch above the producer state's, except an idempotent retry",
+    "KIP-1228 with KAFKA-19999 (4.2.0): a marker must carry an epoch above the producer state's, except an idempotent retry",
   pendingCheckFirst:
     'KAFKA-18464 / KAFKA-18660 (4.0): EndTxn v5 and AddPartitionsToTxn answer CONCURRENT_TRANSACTIONS for a pending transition before the epoch check',
   tv2SequenceZero:
-    'KAFKA-18202 (4.1, release uncertain): a transaction-version-2 batch verified with no batch of its producer at the leader must start at sequence 0',
+    'KAFKA-18202 (4.1.0): a transaction-version-2 batch verified with no batch of its producer at the leader must start at sequence 0',
   earlyEpochCheck:
-    "KAFKA-18042 (4.1, release uncertain): a leader refuses a batch of an epoch below its producer's before verifying it, so no verification entry is made",
+    "KAFKA-18042 (4.1.0): a leader refuses a batch of an epoch below its producer's before verifying it, so no verification entry is made",
   rememberFailedFence:
     'KAFKA-9666 (2.6): a fence whose PrepareAbort append failed is remembered (hasFailedEpochFence), so a retried InitProducerId or timeout abort does not bump the epoch again',
   persistProducerIds:
-    'KIP-890 part 2 (4.0): __transaction_state records keep PreviousProducerId and NextProducerId, so a failover does not lose them',
+    'KAFKA-20310 (4.3.0): __transaction_state records keep PreviousProducerId and NextProducerId, so a failover does not lose them; 4.0.0-4.2.1 read the fields but never write them',
   persistLastEpoch:
     'KAFKA-20357 (2026, after the generations): __transaction_state records keep lastProducerEpoch, so an InitProducerId retried across a failover is still a retry',
   fenceRotatesProducerId:
-    'KAFKA-20090 (2026, after the generations): a transaction-version-2 fence at an exhausted epoch rotates the producer id, and an abort at the maximum epoch stays there instead of failing',
+    'KAFKA-20090 (4.3.0): a transaction-version-2 fence at an exhausted epoch rotates the producer id, and an abort at the maximum epoch stays there instead of failing',
   markerTimestamp:
     "KAFKA-9144 (2.5, as in 0.11.0): a transaction marker refreshes the producer's idle time at the leader; from 1.0 to 2.4.0 an entry left with no batch at its epoch expired at the next check",
   unknownProducerAnySequence:
@@ -111,9 +111,20 @@ const kafka35: Rules = {
 };
 const kafka36: Rules = { ...kafka35, verification: true };
 const kafka38: Rules = { ...kafka36, verifyOffsetCommit: true, transactionAbortable: true };
-const kafka40: Rules = { ...kafka38, tv2: true, pendingCheckFirst: true, persistProducerIds: true };
+// 4.0.0 to 4.2.1 read PreviousProducerId/NextProducerId back but never write them
+// (TransactionLog.valueToBytes@4.0.0-4.2.1): persistProducerIds waits for 4.3.0.
+const kafka40: Rules = { ...kafka38, tv2: true, pendingCheckFirst: true };
 const kafka41: Rules = { ...kafka40, tv2SequenceZero: true, earlyEpochCheck: true };
-const kafkaLatest: Rules = { ...kafka41, strictMarkerEpoch: true };
+// 4.2.0 adds KIP-1228's marker rule (no generation of its own); 4.3.0 writes the producer ids
+// (KAFKA-20310, PR #21828) and rotates them at a fence of an exhausted epoch (KAFKA-20090).
+const kafka43: Rules = {
+  ...kafka41,
+  strictMarkerEpoch: true,
+  persistProducerIds: true,
+  fenceRotatesProducerId: true,
+};
+// Trunk as read (d79bd502ec, 2026-08) adds no rule the model has beyond 4.3.0.
+const kafkaLatest: Rules = { ...kafka43 };
 
 export const generations: Readonly<Record<string, { readonly description: string; readonly rules: Rules }>> =
   {
@@ -139,7 +150,7 @@ export const generations: Readonly<Record<string, { readonly description: string
     },
     'kafka-4.0': {
       description:
-        'Kafka 4.0: kafka-3.8 plus KIP-890 part 2 (transaction version 2) and the pending-state check first (KAFKA-18464, KAFKA-18660)',
+        'Kafka 4.0: kafka-3.8 plus KIP-890 part 2 (transaction version 2) and the pending-state check first (KAFKA-18464, KAFKA-18660); producer ids are not kept in __transaction_state until 4.3',
       rules: kafka40,
     },
     'kafka-4.1': {
@@ -147,9 +158,13 @@ export const generations: Readonly<Record<string, { readonly description: string
         'Kafka 4.1: kafka-4.0 plus sequence 0 first for a verified transaction-version-2 batch (KAFKA-18202) and no verification for a lower epoch (KAFKA-18042)',
       rules: kafka41,
     },
-    'kafka-latest': {
+    'kafka-4.3': {
       description:
-        'kafka-4.1 plus the marker-epoch rule of KIP-1228 with its KAFKA-19999 retry exception (4.2, release uncertain)',
+        'Kafka 4.3: kafka-4.1 plus the marker-epoch rule of KIP-1228 with its KAFKA-19999 retry exception (4.2.0), producer ids kept in __transaction_state (KAFKA-20310) and the producer-id rotation at a fence of an exhausted epoch (KAFKA-20090)',
+      rules: kafka43,
+    },
+    'kafka-latest': {
+      description: 'the newest code read (trunk d79bd502ec, 2026-08): kafka-4.3, no later rule modelled',
       rules: kafkaLatest,
     },
   };

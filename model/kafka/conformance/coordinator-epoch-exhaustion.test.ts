@@ -204,25 +204,34 @@ describe('TransactionCoordinatorTest, epoch exhaustion under transaction version
     );
   });
 
-  it('persistProducerIds (4.0): a failover keeps the next producer id, so the completion still rotates', () => {
+  it('TransactionLog.valueToBytes@4.0.0-4.2.1 (source): a failover loses the next producer id, so the completion keeps the old one', () => {
     const prepared = askAndClear(cfg, ongoing, Api.EndTxn, {
       pid: producerId,
       epoch: exhausted,
       commit: true,
     }).s;
     const failedOver = take(cfg, prepared, 'TC: coordinatorFailover');
-    expect(txn(failedOver, 0)).toMatchObject({ nextPid: producerId + 1 });
-    const lost = timeouts('kafka-4.0', { persistProducerIds: false });
-    const lostPrepared = askAndClear(
-      lost,
-      at(initial(lost), { pid: producerId, epoch: exhausted, state: TxnState.Ongoing }),
+    expect(txn(failedOver, 0)).toMatchObject({ nextPid: NO_PID });
+    expect(txn(take(cfg, failedOver, 'TC: completeTransaction(t0)'), 0)).toMatchObject({
+      pid: producerId,
+      epoch: KAFKA_MAX_EPOCH,
+    });
+  });
+
+  it('KAFKA-20310 (switch persistProducerIds, 4.3.0): a failover keeps the next producer id, so the completion still rotates', () => {
+    const kept = timeouts('kafka-4.0', { persistProducerIds: true });
+    const keptPrepared = askAndClear(
+      kept,
+      at(initial(kept), { pid: producerId, epoch: exhausted, state: TxnState.Ongoing }),
       Api.EndTxn,
       { pid: producerId, epoch: exhausted, commit: true },
     ).s;
-    const lostFailover = take(lost, lostPrepared, 'TC: coordinatorFailover');
-    expect(txn(take(lost, lostFailover, 'TC: completeTransaction(t0)'), 0)).toMatchObject({
-      pid: producerId,
-      epoch: KAFKA_MAX_EPOCH,
+    const failedOver = take(kept, keptPrepared, 'TC: coordinatorFailover');
+    expect(txn(failedOver, 0)).toMatchObject({ nextPid: producerId + 1 });
+    expect(txn(take(kept, failedOver, 'TC: completeTransaction(t0)'), 0)).toMatchObject({
+      pid: producerId + 1,
+      prevPid: producerId,
+      epoch: 0,
     });
   });
 
