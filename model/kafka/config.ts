@@ -11,6 +11,12 @@ export interface Rules {
   readonly kip360: boolean;
   /** KIP-588 (2.7): INVALID_PRODUCER_EPOCH on Produce is abortable; before, the client read it as ProducerFencedException. */
   readonly kip588: boolean;
+  /**
+   * KAFKA-18019 (4.0.0 client, PR #17822): INVALID_PRODUCER_ID_MAPPING is fatal on
+   * AddPartitionsToTxn, AddOffsetsToTxn, EndTxn and Produce whatever the transaction version; the
+   * 2.5-3.9 client recovered with an epoch bump.
+   */
+  readonly invalidPidMappingFatal: boolean;
   /** KAFKA-6119 (1.0): a transaction-timeout abort bumps the epoch, fencing the old producer. */
   readonly timeoutFence: boolean;
   /** KIP-447 (2.5): TxnOffsetCommit carries the member's generation; older generations are fenced. */

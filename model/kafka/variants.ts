@@ -8,6 +8,8 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
     'KIP-360 (2.5): the client bumps its epoch with InitProducerId(pid, epoch) after an abortable error',
   kip588:
     'KIP-588 (2.7): INVALID_PRODUCER_EPOCH on Produce is an abortable error for the client; before 2.7 it meant ProducerFencedException, fatal',
+  invalidPidMappingFatal:
+    'KAFKA-18019 (4.0.0 client): INVALID_PRODUCER_ID_MAPPING is fatal for the client under every transaction version; 2.5-3.9 aborted and bumped the epoch',
   timeoutFence:
     'KAFKA-6119 (1.0): a transaction-timeout abort bumps the producer epoch, fencing the producer',
   kip447:
@@ -82,6 +84,7 @@ const noMutants = {
 const kafka011: Rules = {
   kip360: false,
   kip588: false,
+  invalidPidMappingFatal: false,
   timeoutFence: false,
   kip447: false,
   verification: false,
@@ -113,7 +116,7 @@ const kafka36: Rules = { ...kafka35, verification: true };
 const kafka38: Rules = { ...kafka36, verifyOffsetCommit: true, transactionAbortable: true };
 // 4.0.0 to 4.2.1 read PreviousProducerId/NextProducerId back but never write them
 // (TransactionLog.valueToBytes@4.0.0-4.2.1): persistProducerIds waits for 4.3.0.
-const kafka40: Rules = { ...kafka38, tv2: true, pendingCheckFirst: true };
+const kafka40: Rules = { ...kafka38, tv2: true, pendingCheckFirst: true, invalidPidMappingFatal: true };
 const kafka41: Rules = { ...kafka40, tv2SequenceZero: true, earlyEpochCheck: true };
 // 4.2.0 adds KIP-1228's marker rule (no generation of its own); 4.3.0 writes the producer ids
 // (KAFKA-20310, PR #21828) and rotates them at a fence of an exhausted epoch (KAFKA-20090).
@@ -175,7 +178,7 @@ export const generationNames = Object.keys(generations);
 export const mutantNames = switchNames.filter((n) => n.startsWith('mutant'));
 
 /** Rules of the client alone: how the Java client of its generation reacts, whatever the brokers. */
-const clientSwitches: readonly SwitchName[] = ['kip588'];
+const clientSwitches: readonly SwitchName[] = ['kip588', 'invalidPidMappingFatal'];
 
 /**
  * Rules that need both halves: the client uses a feature only when the brokers have the request
