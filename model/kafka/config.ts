@@ -59,6 +59,13 @@ export interface Rules {
    */
   readonly earlyEpochCheck: boolean;
   /**
+   * KAFKA-19367 (4.0.1 and 4.1.0, PRs #19910 and #19976): a fence under transaction version 2 leaves
+   * the epoch in memory as it was while its PrepareAbort (epoch + 1, lastProducerEpoch the old
+   * one) is appended, and a failed one is not remembered, so the next fence bumps from the old
+   * epoch again. 4.0.0 bumped memory first, then bumped again in prepareAbortOrCommit.
+   */
+  readonly tv2FenceKeepsEpoch: boolean;
+  /**
    * KAFKA-9666 (2.6): a fence whose PrepareAbort append failed is remembered (hasFailedEpochFence),
    * so the next fence reuses the epoch it already bumped in memory instead of bumping again.
    */

@@ -224,12 +224,16 @@ export function completeAppend(cfg: KafkaConfig, s: State, txnId: number): State
  * The append fails with NOT_ENOUGH_REPLICAS, which the coordinator answers as
  * COORDINATOR_NOT_AVAILABLE (TransactionStateManager.appendTransactionToLog, 3.9): the pending
  * transition is dropped. A failed fence keeps the epoch it bumped in memory and, from 2.6, is
- * remembered so the next fence does not bump again (KAFKA-9666; TransactionCoordinator.scala@2.6).
+ * remembered so the next fence does not bump again (KAFKA-9666; TransactionCoordinator.scala@2.6);
+ * a version-2 fence that bumped nothing in memory is not (KAFKA-19367, 4.0.1 and 4.1.0).
  */
 export function failAppend(rules: Rules, s: State, txnId: number): State {
   const append = pendingAppend(s, txnId)!;
   const md = s.coordinator.metadata[txnId]!;
-  const failedFence = append.epochFence && rules.rememberFailedFence;
+  const failedFence =
+    append.epochFence &&
+    rules.rememberFailedFence &&
+    !fenceKeepsEpoch(rules, append.transit.transactionVersion);
   const next = setMetadata(withoutAppend(s, txnId), txnId, {
     ...md,
     pendingState: NO_STATE,
@@ -389,7 +393,10 @@ export function handleInitProducerId(cfg: KafkaConfig, s: State, channel: Connec
  * `channel` is the InitProducerId that fences, or null for a timeout abort. At the maximum epoch
  * Kafka throws instead (the InitProducerId gets UNKNOWN_SERVER_ERROR, the timeout does nothing),
  * until KAFKA-20090 keeps the epoch there and, under transaction version 2, also rotates the
- * producer id on completion when the epoch is exhausted.
+ * producer id on completion when the epoch is exhausted. From KAFKA-19367 (4.0.1, 4.1.0) a fence at
+ * the brokers' transaction version 2 leaves memory at the old epoch: prepareAbortOrCommit alone
+ * bumps, so the PrepareAbort carries epoch + 1 with the old epoch as lastProducerEpoch
+ * (TransactionCoordinator.scala@4.1.0 endTransaction, TransactionMetadata.scala@4.1.0).
  */
 function fenceProducerEpoch(
   cfg: KafkaConfig,
@@ -405,22 +412,25 @@ function fenceProducerEpoch(
     return req === null
       ? s
       : reply(s, channel!, response(Api.InitProducerId, { txnId: t, error: Err.UNKNOWN_SERVER_ERROR }));
-  const epoch = md.hasFailedEpochFence || atMax ? md.epoch : md.epoch + 1;
+  // Not from a client: the brokers' transaction version (TransactionCoordinator, 4.0).
+  const version = serverTransactionVersion(cfg, s);
+  const keepsEpoch = fenceKeepsEpoch(rules, version);
+  const epoch = (md.hasFailedEpochFence && !keepsEpoch) || atMax ? md.epoch : md.epoch + 1;
+  const lastEpoch = keepsEpoch ? md.epoch : fenceLastEpoch;
   let c = s.coordinator;
   let nextPid = NO_PID;
   if (rules.tv2 && rules.fenceRotatesProducerId && isEpochExhausted(cfg, md.epoch))
     [c, nextPid] = generateProducerId(c);
-  // Not from a client: the brokers' transaction version (TransactionCoordinator, 4.0).
   const fenced: TxnMetadata = {
     ...md,
-    epoch,
-    lastEpoch: fenceLastEpoch,
+    epoch: keepsEpoch ? md.epoch : epoch,
+    lastEpoch: keepsEpoch ? md.lastEpoch : lastEpoch,
     prevPid: sincePreviousTransition(rules, md),
-    transactionVersion: serverTransactionVersion(cfg, s),
+    transactionVersion: version,
   };
   const error = rules.mutantFenceAnswersNone ? Err.NONE : Err.CONCURRENT_TRANSACTIONS;
   const answer = req === null ? null : response(Api.InitProducerId, { txnId: t, error });
-  const transit = { ...prepareAbortOrCommit(fenced, false, epoch, fenceLastEpoch), nextPid };
+  const transit = { ...prepareAbortOrCommit(fenced, false, epoch, lastEpoch), nextPid };
   return appendTransactionToLog(
     cfg,
     { ...s, coordinator: c },
@@ -432,6 +442,11 @@ function fenceProducerEpoch(
     req,
     answer,
   );
+}
+
+/** KAFKA-19367 (4.0.1, 4.1.0): a fence at transaction version 2 leaves the epoch in memory as it was. */
+function fenceKeepsEpoch(rules: Rules, serverVersion: number): boolean {
+  return rules.tv2FenceKeepsEpoch && serverVersion === 2;
 }
 
 /**

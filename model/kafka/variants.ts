@@ -31,6 +31,8 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
     "KAFKA-18042 (4.1.0): a leader refuses a batch of an epoch below its producer's before verifying it, so no verification entry is made",
   rememberFailedFence:
     'KAFKA-9666 (2.6): a fence whose PrepareAbort append failed is remembered (hasFailedEpochFence), so a retried InitProducerId or timeout abort does not bump the epoch again',
+  tv2FenceKeepsEpoch:
+    'KAFKA-19367 (4.0.1, 4.1.0): a transaction-version-2 fence keeps the old epoch in memory while its PrepareAbort at epoch + 1 is appended, and a failed one is not remembered (hasFailedEpochFence)',
   persistProducerIds:
     'KAFKA-20310 (4.3.0): __transaction_state records keep PreviousProducerId and NextProducerId, so a failover does not lose them; 4.0.0-4.2.1 read the fields but never write them',
   persistLastEpoch:
@@ -96,6 +98,7 @@ const kafka011: Rules = {
   tv2SequenceZero: false,
   earlyEpochCheck: false,
   rememberFailedFence: false,
+  tv2FenceKeepsEpoch: false,
   persistProducerIds: false,
   persistLastEpoch: false,
   fenceRotatesProducerId: false,
@@ -117,7 +120,8 @@ const kafka38: Rules = { ...kafka36, verifyOffsetCommit: true, transactionAborta
 // 4.0.0 to 4.2.1 read PreviousProducerId/NextProducerId back but never write them
 // (TransactionLog.valueToBytes@4.0.0-4.2.1): persistProducerIds waits for 4.3.0.
 const kafka40: Rules = { ...kafka38, tv2: true, pendingCheckFirst: true, invalidPidMappingFatal: true };
-const kafka41: Rules = { ...kafka40, tv2SequenceZero: true, earlyEpochCheck: true };
+// kafka-4.0 stands for 4.0.0; 4.0.1 and 4.0.2 also have tv2FenceKeepsEpoch (KAFKA-19367, PR #19958, #19991).
+const kafka41: Rules = { ...kafka40, tv2SequenceZero: true, earlyEpochCheck: true, tv2FenceKeepsEpoch: true };
 // 4.2.0 adds KIP-1228's marker rule (no generation of its own); 4.3.0 writes the producer ids
 // (KAFKA-20310, PR #21828) and rotates them at a fence of an exhausted epoch (KAFKA-20090).
 const kafka43: Rules = {
@@ -158,7 +162,7 @@ export const generations: Readonly<Record<string, { readonly description: string
     },
     'kafka-4.1': {
       description:
-        'Kafka 4.1: kafka-4.0 plus sequence 0 first for a verified transaction-version-2 batch (KAFKA-18202) and no verification for a lower epoch (KAFKA-18042)',
+        'Kafka 4.1: kafka-4.0 plus sequence 0 first for a verified transaction-version-2 batch (KAFKA-18202), no verification for a lower epoch (KAFKA-18042) and a version-2 fence that keeps the old epoch in memory (KAFKA-19367)',
       rules: kafka41,
     },
     'kafka-4.3': {
