@@ -44,8 +44,8 @@ export interface Rules {
    */
   readonly strictMarkerEpoch: boolean;
   /**
-   * KAFKA-18464 and KAFKA-18660 (4.0): EndTxn v5 answers CONCURRENT_TRANSACTIONS for a pending
-   * transition before it checks the epoch, AddPartitionsToTxn before it checks producer id and epoch.
+   * KAFKA-18464 and KAFKA-18660 (4.0.0): EndTxn v5 and AddPartitionsToTxn answer
+   * CONCURRENT_TRANSACTIONS for a pending transition before they check the producer id and epoch.
    */
   readonly pendingCheckFirst: boolean;
   /**

@@ -585,9 +585,12 @@ export function handleEndTxn(cfg: KafkaConfig, s: State, channel: Connection, re
  *
  * "epoch bump" writes an empty PrepareAbort at epoch + 1 (the client cannot know whether its
  * transaction was already ended). In Prepare* the same result is CONCURRENT_TRANSACTIONS and the
- * other INVALID_TXN_STATE (TransactionCoordinator.scala bb126f2d, 4.0 era). From 4.0.0 a pending transition is answered before the epoch check
- * (KAFKA-18464, PR #18467), so an empty abort racing the end of the previous transaction waits
- * instead of fencing its own producer; before, the order was pid, epoch, pending.
+ * other INVALID_TXN_STATE (TransactionCoordinator.scala bb126f2d, 4.0 era). From 4.0.0 a pending
+ * transition is answered first, before the producer id and the epoch (KAFKA-18464, PR #18467,
+ * moved it above the epoch check; KAFKA-18660, PRs #18730 and #18758, above the producer-id check;
+ * TransactionCoordinator.scala@4.0.0 endTransaction): an EndTxn with the id a rotation answered
+ * ahead of its completion, or an empty abort racing the end of the previous transaction, waits
+ * instead of failing. Before, the order was pid, epoch, pending.
  */
 function handleEndTxnV2(cfg: KafkaConfig, s: State, channel: Connection, req: Request): State {
   const rules = cfg.rules;
@@ -604,8 +607,10 @@ function handleEndTxnV2(cfg: KafkaConfig, s: State, channel: Connection, req: Re
   // A retry of an EndTxn whose completion rotated the producer id (retryOnOverflow, KAFKA-18660).
   const retryOnOverflow =
     md !== null && md.prevPid === req.pid && req.epoch === cfg.maxEpoch - 1 && md.epoch === 0;
-  if (md === null || (md.pid !== req.pid && !retryOnOverflow))
-    return answer(s, Err.INVALID_PRODUCER_ID_MAPPING);
+  if (md === null) return answer(s, Err.INVALID_PRODUCER_ID_MAPPING);
+  const pending = md.pendingState !== NO_STATE;
+  if (pending && rules.pendingCheckFirst) return answer(s, Err.CONCURRENT_TRANSACTIONS);
+  if (md.pid !== req.pid && !retryOnOverflow) return answer(s, Err.INVALID_PRODUCER_ID_MAPPING);
   const retry = md.epoch === req.epoch + 1 || retryOnOverflow;
   const current = md.epoch === req.epoch && !retryOnOverflow;
   const validEpoch =
@@ -614,8 +619,6 @@ function handleEndTxnV2(cfg: KafkaConfig, s: State, channel: Connection, req: Re
       : isPrepare(md.state)
         ? retry
         : retry || current;
-  const pending = md.pendingState !== NO_STATE;
-  if (pending && rules.pendingCheckFirst) return answer(s, Err.CONCURRENT_TRANSACTIONS);
   if (!validEpoch && !rules.mutantNoCoordinatorEpochCheck) return answer(s, Err.PRODUCER_FENCED);
   if (pending) return answer(s, Err.CONCURRENT_TRANSACTIONS);
   // prepareAbortOrCommit with epoch bump: the new epoch, the old one as the last epoch, and a next

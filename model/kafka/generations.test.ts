@@ -101,6 +101,36 @@ describe('generations', () => {
     );
   });
 
+  it('an EndTxn with the rotated producer id waits while the old id completes (KAFKA-18660, 4.0.0, pendingCheckFirst)', () => {
+    const file = 'specs/kafka/epoch-exhaustion.json';
+    expect(verdictUnder(file, 'kafka-4.0')).toBe('holds');
+    expect(verdictUnder(file, { base: 'kafka-4.0', disable: ['pendingCheckFirst'] })).toBe('NoSpuriousFatal');
+  });
+
+  it('a failover in the marker phase of an exhausted epoch loses the rotated producer id until KAFKA-20310 (4.3.0)', () => {
+    expect(
+      statusOf('specs/kafka/epoch-exhaustion-failover.json', 'NoSpuriousFatal', [
+        'kafka-3.8',
+        'kafka-4.0',
+        'kafka-4.1',
+        'kafka-4.3',
+        'kafka-latest',
+      ]),
+    ).toEqual({
+      'kafka-3.8': 'holds',
+      'kafka-4.0': 'violated',
+      'kafka-4.1': 'violated',
+      'kafka-4.3': 'holds',
+      'kafka-latest': 'holds',
+    });
+    expect(
+      verdictUnder('specs/kafka/epoch-exhaustion-failover.json', {
+        base: 'kafka-4.1',
+        enable: ['persistProducerIds'],
+      }),
+    ).toBe('holds');
+  });
+
   it('a leader that forgot an expired producer accepts its fenced epoch until partition verification (3.6)', () => {
     expect(
       statusOf('specs/kafka/producer-state-expiry.json', 'NoHangingTransaction', [

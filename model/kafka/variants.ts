@@ -24,7 +24,7 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
   strictMarkerEpoch:
     "KIP-1228 with KAFKA-19999 (4.2.0): a marker must carry an epoch above the producer state's, except an idempotent retry",
   pendingCheckFirst:
-    'KAFKA-18464 / KAFKA-18660 (4.0): EndTxn v5 and AddPartitionsToTxn answer CONCURRENT_TRANSACTIONS for a pending transition before the epoch check',
+    'KAFKA-18464 / KAFKA-18660 (4.0.0): EndTxn v5 and AddPartitionsToTxn answer CONCURRENT_TRANSACTIONS for a pending transition before the producer-id and epoch checks',
   tv2SequenceZero:
     'KAFKA-18202 (4.1.0): a transaction-version-2 batch verified with no batch of its producer at the leader must start at sequence 0',
   earlyEpochCheck:

@@ -193,13 +193,19 @@ describe('TransactionCoordinatorTest, epoch exhaustion under transaction version
     expect(reply).toMatchObject({ error: Err.NONE, pid: producerId, epoch: KAFKA_MAX_EPOCH });
   });
 
-  it('TransactionCoordinator.endTransaction (source): the new id while the old one is still completing is INVALID_PRODUCER_ID_MAPPING', () => {
-    const prepared = askAndClear(cfg, ongoing, Api.EndTxn, {
-      pid: producerId,
-      epoch: exhausted,
-      commit: true,
-    }).s;
-    expect(ask(cfg, prepared, Api.EndTxn, { pid: producerId + 1, epoch: 0, commit: false }).reply.error).toBe(
+  it('TransactionCoordinator.endTransaction@4.0.0 (source, KAFKA-18660): the new id while the old one is still completing waits (CONCURRENT_TRANSACTIONS)', () => {
+    const newIdWhileCompleting = (c: typeof cfg) => {
+      const prepared = askAndClear(
+        c,
+        at(initial(c), { pid: producerId, epoch: exhausted, state: TxnState.Ongoing }),
+        Api.EndTxn,
+        { pid: producerId, epoch: exhausted, commit: true },
+      ).s;
+      return ask(c, prepared, Api.EndTxn, { pid: producerId + 1, epoch: 0, commit: false }).reply.error;
+    };
+    expect(newIdWhileCompleting(cfg)).toBe(Err.CONCURRENT_TRANSACTIONS);
+    // Without pendingCheckFirst (the 3.x order) the producer id is checked first.
+    expect(newIdWhileCompleting(timeouts('kafka-4.0', { pendingCheckFirst: false }))).toBe(
       Err.INVALID_PRODUCER_ID_MAPPING,
     );
   });
