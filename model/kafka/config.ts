@@ -66,6 +66,12 @@ export interface Rules {
    */
   readonly tv2FenceKeepsEpoch: boolean;
   /**
+   * KAFKA-18654 [1/2] (4.0.0, PR #18720): a marker keeps the producer's verification entry when the
+   * entry was made by a transaction-version-2 request at the marker's epoch (the next transaction's,
+   * since the marker carries the bumped epoch); any other transactional append clears it.
+   */
+  readonly keepGuardAcrossV2Marker: boolean;
+  /**
    * KAFKA-9666 (2.6): a fence whose PrepareAbort append failed is remembered (hasFailedEpochFence),
    * so the next fence reuses the epoch it already bumped in memory instead of bumping again.
    */

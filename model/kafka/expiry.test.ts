@@ -347,7 +347,7 @@ describe('producer state expiry', () => {
       partitions: [
         {
           ...initial(c).partitions[0]!,
-          verifications: [{ pid: PID, epoch: 0, guard: 0, lowestSeq: 0 }],
+          verifications: [{ pid: PID, epoch: 0, guard: 0, lowestSeq: 0, supportsEpochBump: false }],
           nextGuard: 1,
         },
       ],

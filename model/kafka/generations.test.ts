@@ -131,6 +131,14 @@ describe('generations', () => {
     ).toBe('holds');
   });
 
+  it("a COMMIT marker keeps the next transaction's version-2 verification guard from 4.0.0 (KAFKA-18654, keepGuardAcrossV2Marker)", () => {
+    const file = 'specs/kafka/transform-next-transaction.json';
+    expect(verdictUnder(file, 'kafka-4.0')).toBe('holds');
+    expect(verdictUnder(file, { base: 'kafka-4.0', disable: ['keepGuardAcrossV2Marker'] })).toBe(
+      'NoSpuriousFatal',
+    );
+  });
+
   it('a leader that forgot an expired producer accepts its fenced epoch until partition verification (3.6)', () => {
     expect(
       statusOf('specs/kafka/producer-state-expiry.json', 'NoHangingTransaction', [

@@ -29,6 +29,8 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
     'KAFKA-18202 (4.1.0): a transaction-version-2 batch verified with no batch of its producer at the leader must start at sequence 0',
   earlyEpochCheck:
     "KAFKA-18042 (4.1.0): a leader refuses a batch of an epoch below its producer's before verifying it, so no verification entry is made",
+  keepGuardAcrossV2Marker:
+    "KAFKA-18654 (4.0.0): a marker at the epoch of a transaction-version-2 verification entry keeps it, so the next transaction's verified Produce or TxnOffsetCommit still holds its guard",
   rememberFailedFence:
     'KAFKA-9666 (2.6): a fence whose PrepareAbort append failed is remembered (hasFailedEpochFence), so a retried InitProducerId or timeout abort does not bump the epoch again',
   tv2FenceKeepsEpoch:
@@ -98,6 +100,7 @@ const kafka011: Rules = {
   tv2SequenceZero: false,
   earlyEpochCheck: false,
   rememberFailedFence: false,
+  keepGuardAcrossV2Marker: false,
   tv2FenceKeepsEpoch: false,
   persistProducerIds: false,
   persistLastEpoch: false,
@@ -119,7 +122,13 @@ const kafka36: Rules = { ...kafka35, verification: true };
 const kafka38: Rules = { ...kafka36, verifyOffsetCommit: true, transactionAbortable: true };
 // 4.0.0 to 4.2.1 read PreviousProducerId/NextProducerId back but never write them
 // (TransactionLog.valueToBytes@4.0.0-4.2.1): persistProducerIds waits for 4.3.0.
-const kafka40: Rules = { ...kafka38, tv2: true, pendingCheckFirst: true, invalidPidMappingFatal: true };
+const kafka40: Rules = {
+  ...kafka38,
+  tv2: true,
+  pendingCheckFirst: true,
+  invalidPidMappingFatal: true,
+  keepGuardAcrossV2Marker: true,
+};
 // kafka-4.0 stands for 4.0.0; 4.0.1 and 4.0.2 also have tv2FenceKeepsEpoch (KAFKA-19367, PR #19958, #19991).
 const kafka41: Rules = { ...kafka40, tv2SequenceZero: true, earlyEpochCheck: true, tv2FenceKeepsEpoch: true };
 // 4.2.0 adds KIP-1228's marker rule (no generation of its own); 4.3.0 writes the producer ids
