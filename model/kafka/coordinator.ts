@@ -450,8 +450,9 @@ function fenceKeepsEpoch(rules: Rules, serverVersion: number): boolean {
 }
 
 /**
- * The fence forgets the last epoch, so InitProducerId with the pre-fence epoch is fenced, not a
- * retry (prepareFenceProducerEpoch, TransactionMetadata.scala@2.5; no lastProducerEpoch before 2.5).
+ * The fence forgets the last epoch (but a version-2 fence under tv2FenceKeepsEpoch), so
+ * InitProducerId with the pre-fence epoch is fenced, not a retry (prepareFenceProducerEpoch,
+ * TransactionMetadata.scala@2.5; no lastProducerEpoch before 2.5).
  */
 const fenceLastEpoch = NO_EPOCH;
 

@@ -166,7 +166,7 @@ export const generations: Readonly<Record<string, { readonly description: string
     },
     'kafka-4.0': {
       description:
-        'Kafka 4.0: kafka-3.8 plus KIP-890 part 2 (transaction version 2) and the pending-state check first (KAFKA-18464, KAFKA-18660); producer ids are not kept in __transaction_state until 4.3',
+        'Kafka 4.0.0: kafka-3.8 plus KIP-890 part 2 (transaction version 2), the pending-state check first (KAFKA-18464, KAFKA-18660), a client fatal on INVALID_PRODUCER_ID_MAPPING (KAFKA-18019) and the guard kept across a version-2 marker (KAFKA-18654); producer ids are not kept in __transaction_state until 4.3',
       rules: kafka40,
     },
     'kafka-4.1': {
