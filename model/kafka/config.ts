@@ -11,6 +11,12 @@ export interface Rules {
   readonly kip360: boolean;
   /** KIP-588 (2.7): INVALID_PRODUCER_EPOCH on Produce is abortable; before, the client read it as ProducerFencedException. */
   readonly kip588: boolean;
+  /**
+   * KAFKA-18019 (4.0.0 client, PR #17822): INVALID_PRODUCER_ID_MAPPING is fatal on
+   * AddPartitionsToTxn, AddOffsetsToTxn, EndTxn and Produce whatever the transaction version; the
+   * 2.5-3.9 client recovered with an epoch bump.
+   */
+  readonly invalidPidMappingFatal: boolean;
   /** KAFKA-6119 (1.0): a transaction-timeout abort bumps the epoch, fencing the old producer. */
   readonly timeoutFence: boolean;
   /** KIP-447 (2.5): TxnOffsetCommit carries the member's generation; older generations are fenced. */
@@ -33,33 +39,47 @@ export interface Rules {
    */
   readonly tv2: boolean;
   /**
-   * KIP-1228 with KAFKA-19999 (4.2): a transaction-version-2 marker must carry an epoch above the
+   * KIP-1228 with KAFKA-19999 (4.2.0): a transaction-version-2 marker must carry an epoch above the
    * producer's, except as an idempotent retry (equal epoch, no open transaction).
    */
   readonly strictMarkerEpoch: boolean;
   /**
-   * KAFKA-18464 and KAFKA-18660 (4.0): EndTxn v5 answers CONCURRENT_TRANSACTIONS for a pending
-   * transition before it checks the epoch, AddPartitionsToTxn before it checks producer id and epoch.
+   * KAFKA-18464 and KAFKA-18660 (4.0.0): EndTxn v5 and AddPartitionsToTxn answer
+   * CONCURRENT_TRANSACTIONS for a pending transition before they check the producer id and epoch.
    */
   readonly pendingCheckFirst: boolean;
   /**
-   * KAFKA-18202 (4.1, release uncertain): a transaction-version-2 batch that the leader verifies
+   * KAFKA-18202 (4.1.0): a transaction-version-2 batch that the leader verifies
    * with no batch of its producer in the partition must start at sequence 0.
    */
   readonly tv2SequenceZero: boolean;
   /**
-   * KAFKA-18042 (4.1, release uncertain): a leader refuses a batch of an epoch below its
+   * KAFKA-18042 (4.1.0): a leader refuses a batch of an epoch below its
    * producer's before verifying it (INVALID_PRODUCER_EPOCH), so no verification entry is made.
    */
   readonly earlyEpochCheck: boolean;
+  /**
+   * KAFKA-19367 (4.0.1 and 4.1.0, PRs #19910 and #19976): a fence under transaction version 2 leaves
+   * the epoch in memory as it was while its PrepareAbort (epoch + 1, lastProducerEpoch the old
+   * one) is appended, and a failed one is not remembered, so the next fence bumps from the old
+   * epoch again. 4.0.0 bumped memory first, then bumped again in prepareAbortOrCommit.
+   */
+  readonly tv2FenceKeepsEpoch: boolean;
+  /**
+   * KAFKA-18654 [1/2] (4.0.0, PR #18720): a marker keeps the producer's verification entry when the
+   * entry was made by a transaction-version-2 request at the marker's epoch (the next transaction's,
+   * since the marker carries the bumped epoch); any other transactional append clears it.
+   */
+  readonly keepGuardAcrossV2Marker: boolean;
   /**
    * KAFKA-9666 (2.6): a fence whose PrepareAbort append failed is remembered (hasFailedEpochFence),
    * so the next fence reuses the epoch it already bumped in memory instead of bumping again.
    */
   readonly rememberFailedFence: boolean;
   /**
-   * KIP-890 part 2 (4.0): __transaction_state records carry PreviousProducerId and NextProducerId
-   * (TransactionLogValue v1 tagged fields), so a failover keeps them; before, they are lost.
+   * KAFKA-20310 (4.3.0, PR #21828): __transaction_state records carry PreviousProducerId and
+   * NextProducerId, so a failover keeps them. The fields are in TransactionLogValue v1 from 4.0.0,
+   * but TransactionLog.valueToBytes@4.0.0-4.2.1 never sets them: a load reads them back as -1.
    */
   readonly persistProducerIds: boolean;
   /**
@@ -68,7 +88,7 @@ export interface Rules {
    */
   readonly persistLastEpoch: boolean;
   /**
-   * KAFKA-20090 (2026, after the generations): under transaction version 2 a fence at an exhausted
+   * KAFKA-20090 (4.3.0, PRs #21469 and #21506): under transaction version 2 a fence at an exhausted
    * epoch rotates the producer id too, and a fence or abort at the maximum epoch stays there
    * instead of failing; before, the fence's abort leaves the producer at the maximum epoch.
    */

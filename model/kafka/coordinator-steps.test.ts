@@ -6,7 +6,7 @@
 // grant, and what a failover does to the messages on their way.
 import { describe, expect, it } from 'vitest';
 import type { KafkaConfig } from './config.ts';
-import { transactionTimeout } from './coordinator.ts';
+import { pendingAppend, transactionTimeout } from './coordinator.ts';
 import { send } from './network.ts';
 import {
   type Message,
@@ -297,6 +297,36 @@ describe('TransactionCoordinator.endTransaction: only a failed fence is remember
   it('a fence whose append fails is remembered', () => {
     const s = failed(v1, handle(v1, ongoing(v1), 1, TC, request(Api.InitProducerId, { txnId: 0 })));
     expect(remembered(s)).toBe(true);
+  });
+
+  // KAFKA-19367 (4.0.1, 4.1.0; TransactionCoordinatorTest.testTV2AllowsEpochReBumpingAfterFailedWrite):
+  // a version-2 fence bumps only in prepareAbortOrCommit, so a failed one leaves the old epoch.
+  it('tv2FenceKeepsEpoch: a version-2 fence leaves memory at the old epoch, and a failed one is not remembered', () => {
+    const fence = (cfg: KafkaConfig): State => take(cfg, ongoing(cfg), 'TC: transactionTimeout(t0)');
+    const keeps = config('kafka-4.1', faults, { coordinatorAppends: 'async' });
+    const pending = fence(keeps);
+    expect(txn(pending, 0)).toMatchObject({ epoch: EPOCH, pendingState: TxnState.PrepareAbort });
+    expect(pendingAppend(pending, 0)!.transit).toMatchObject({
+      epoch: EPOCH + 1,
+      lastEpoch: EPOCH,
+      state: TxnState.PrepareAbort,
+    });
+    const kept = failed(keeps, pending);
+    expect(txn(kept, 0)).toMatchObject({ epoch: EPOCH, pendingState: NO_STATE, hasFailedEpochFence: false });
+    // The next fence bumps from the old epoch again: PrepareAbort at epoch + 1, not + 2.
+    const again = handle(keeps, kept, 0, TC, request(Api.InitProducerId, { txnId: 0 }));
+    expect(pendingAppend(again, 0)!.transit).toMatchObject({
+      epoch: EPOCH + 1,
+      state: TxnState.PrepareAbort,
+    });
+    // 4.0.0 (the switch off): memory is bumped during the append, and the failure is remembered.
+    const bumps = fence(v2);
+    expect(txn(bumps, 0)).toMatchObject({ epoch: EPOCH + 1 });
+    expect(pendingAppend(bumps, 0)!.transit).toMatchObject({ epoch: EPOCH + 1, lastEpoch: NO_EPOCH });
+    expect(txn(failed(v2, bumps), 0)).toMatchObject({ epoch: EPOCH + 1, hasFailedEpochFence: true });
+    // A fence at the brokers' transaction version 1 keeps the old rule under the switch.
+    const tv1 = config('kafka-4.1', faults, { coordinatorAppends: 'async', transactionVersion: 1 });
+    expect(txn(failed(tv1, fence(tv1)), 0)).toMatchObject({ epoch: EPOCH + 1, hasFailedEpochFence: true });
   });
 
   it('the metadata a failed first InitProducerId leaves is Empty, with no epoch, no transaction and no failed fence', () => {

@@ -224,12 +224,16 @@ export function completeAppend(cfg: KafkaConfig, s: State, txnId: number): State
  * The append fails with NOT_ENOUGH_REPLICAS, which the coordinator answers as
  * COORDINATOR_NOT_AVAILABLE (TransactionStateManager.appendTransactionToLog, 3.9): the pending
  * transition is dropped. A failed fence keeps the epoch it bumped in memory and, from 2.6, is
- * remembered so the next fence does not bump again (KAFKA-9666; TransactionCoordinator.scala@2.6).
+ * remembered so the next fence does not bump again (KAFKA-9666; TransactionCoordinator.scala@2.6);
+ * a version-2 fence that bumped nothing in memory is not (KAFKA-19367, 4.0.1 and 4.1.0).
  */
 export function failAppend(rules: Rules, s: State, txnId: number): State {
   const append = pendingAppend(s, txnId)!;
   const md = s.coordinator.metadata[txnId]!;
-  const failedFence = append.epochFence && rules.rememberFailedFence;
+  const failedFence =
+    append.epochFence &&
+    rules.rememberFailedFence &&
+    !fenceKeepsEpoch(rules, append.transit.transactionVersion);
   const next = setMetadata(withoutAppend(s, txnId), txnId, {
     ...md,
     pendingState: NO_STATE,
@@ -389,7 +393,10 @@ export function handleInitProducerId(cfg: KafkaConfig, s: State, channel: Connec
  * `channel` is the InitProducerId that fences, or null for a timeout abort. At the maximum epoch
  * Kafka throws instead (the InitProducerId gets UNKNOWN_SERVER_ERROR, the timeout does nothing),
  * until KAFKA-20090 keeps the epoch there and, under transaction version 2, also rotates the
- * producer id on completion when the epoch is exhausted.
+ * producer id on completion when the epoch is exhausted. From KAFKA-19367 (4.0.1, 4.1.0) a fence at
+ * the brokers' transaction version 2 leaves memory at the old epoch: prepareAbortOrCommit alone
+ * bumps, so the PrepareAbort carries epoch + 1 with the old epoch as lastProducerEpoch
+ * (TransactionCoordinator.scala@4.1.0 endTransaction, TransactionMetadata.scala@4.1.0).
  */
 function fenceProducerEpoch(
   cfg: KafkaConfig,
@@ -405,22 +412,25 @@ function fenceProducerEpoch(
     return req === null
       ? s
       : reply(s, channel!, response(Api.InitProducerId, { txnId: t, error: Err.UNKNOWN_SERVER_ERROR }));
-  const epoch = md.hasFailedEpochFence || atMax ? md.epoch : md.epoch + 1;
+  // Not from a client: the brokers' transaction version (TransactionCoordinator, 4.0).
+  const version = serverTransactionVersion(cfg, s);
+  const keepsEpoch = fenceKeepsEpoch(rules, version);
+  const epoch = (md.hasFailedEpochFence && !keepsEpoch) || atMax ? md.epoch : md.epoch + 1;
+  const lastEpoch = keepsEpoch ? md.epoch : fenceLastEpoch;
   let c = s.coordinator;
   let nextPid = NO_PID;
   if (rules.tv2 && rules.fenceRotatesProducerId && isEpochExhausted(cfg, md.epoch))
     [c, nextPid] = generateProducerId(c);
-  // Not from a client: the brokers' transaction version (TransactionCoordinator, 4.0).
   const fenced: TxnMetadata = {
     ...md,
-    epoch,
-    lastEpoch: fenceLastEpoch,
+    epoch: keepsEpoch ? md.epoch : epoch,
+    lastEpoch: keepsEpoch ? md.lastEpoch : lastEpoch,
     prevPid: sincePreviousTransition(rules, md),
-    transactionVersion: serverTransactionVersion(cfg, s),
+    transactionVersion: version,
   };
   const error = rules.mutantFenceAnswersNone ? Err.NONE : Err.CONCURRENT_TRANSACTIONS;
   const answer = req === null ? null : response(Api.InitProducerId, { txnId: t, error });
-  const transit = { ...prepareAbortOrCommit(fenced, false, epoch, fenceLastEpoch), nextPid };
+  const transit = { ...prepareAbortOrCommit(fenced, false, epoch, lastEpoch), nextPid };
   return appendTransactionToLog(
     cfg,
     { ...s, coordinator: c },
@@ -434,9 +444,15 @@ function fenceProducerEpoch(
   );
 }
 
+/** KAFKA-19367 (4.0.1, 4.1.0): a fence at transaction version 2 leaves the epoch in memory as it was. */
+function fenceKeepsEpoch(rules: Rules, serverVersion: number): boolean {
+  return rules.tv2FenceKeepsEpoch && serverVersion === 2;
+}
+
 /**
- * The fence forgets the last epoch, so InitProducerId with the pre-fence epoch is fenced, not a
- * retry (prepareFenceProducerEpoch, TransactionMetadata.scala@2.5; no lastProducerEpoch before 2.5).
+ * The fence forgets the last epoch (but a version-2 fence under tv2FenceKeepsEpoch), so
+ * InitProducerId with the pre-fence epoch is fenced, not a retry (prepareFenceProducerEpoch,
+ * TransactionMetadata.scala@2.5; no lastProducerEpoch before 2.5).
  */
 const fenceLastEpoch = NO_EPOCH;
 
@@ -570,9 +586,12 @@ export function handleEndTxn(cfg: KafkaConfig, s: State, channel: Connection, re
  *
  * "epoch bump" writes an empty PrepareAbort at epoch + 1 (the client cannot know whether its
  * transaction was already ended). In Prepare* the same result is CONCURRENT_TRANSACTIONS and the
- * other INVALID_TXN_STATE (TransactionCoordinator.scala bb126f2d, 4.0 era). From 4.0.0 a pending transition is answered before the epoch check
- * (KAFKA-18464, PR #18467), so an empty abort racing the end of the previous transaction waits
- * instead of fencing its own producer; before, the order was pid, epoch, pending.
+ * other INVALID_TXN_STATE (TransactionCoordinator.scala bb126f2d, 4.0 era). From 4.0.0 a pending
+ * transition is answered first, before the producer id and the epoch (KAFKA-18464, PR #18467,
+ * moved it above the epoch check; KAFKA-18660, PRs #18730 and #18758, above the producer-id check;
+ * TransactionCoordinator.scala@4.0.0 endTransaction): an EndTxn with the id a rotation answered
+ * ahead of its completion, or an empty abort racing the end of the previous transaction, waits
+ * instead of failing. Before, the order was pid, epoch, pending.
  */
 function handleEndTxnV2(cfg: KafkaConfig, s: State, channel: Connection, req: Request): State {
   const rules = cfg.rules;
@@ -589,8 +608,10 @@ function handleEndTxnV2(cfg: KafkaConfig, s: State, channel: Connection, req: Re
   // A retry of an EndTxn whose completion rotated the producer id (retryOnOverflow, KAFKA-18660).
   const retryOnOverflow =
     md !== null && md.prevPid === req.pid && req.epoch === cfg.maxEpoch - 1 && md.epoch === 0;
-  if (md === null || (md.pid !== req.pid && !retryOnOverflow))
-    return answer(s, Err.INVALID_PRODUCER_ID_MAPPING);
+  if (md === null) return answer(s, Err.INVALID_PRODUCER_ID_MAPPING);
+  const pending = md.pendingState !== NO_STATE;
+  if (pending && rules.pendingCheckFirst) return answer(s, Err.CONCURRENT_TRANSACTIONS);
+  if (md.pid !== req.pid && !retryOnOverflow) return answer(s, Err.INVALID_PRODUCER_ID_MAPPING);
   const retry = md.epoch === req.epoch + 1 || retryOnOverflow;
   const current = md.epoch === req.epoch && !retryOnOverflow;
   const validEpoch =
@@ -599,8 +620,6 @@ function handleEndTxnV2(cfg: KafkaConfig, s: State, channel: Connection, req: Re
       : isPrepare(md.state)
         ? retry
         : retry || current;
-  const pending = md.pendingState !== NO_STATE;
-  if (pending && rules.pendingCheckFirst) return answer(s, Err.CONCURRENT_TRANSACTIONS);
   if (!validEpoch && !rules.mutantNoCoordinatorEpochCheck) return answer(s, Err.PRODUCER_FENCED);
   if (pending) return answer(s, Err.CONCURRENT_TRANSACTIONS);
   // prepareAbortOrCommit with epoch bump: the new epoch, the old one as the last epoch, and a next

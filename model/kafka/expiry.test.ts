@@ -168,16 +168,9 @@ describe('transactional.id expiry', () => {
   it.each(['kafka-0.11', 'kafka-4.0', 'kafka-latest'])('%s: the client goes fatal', (generation) => {
     const c = config(generation, { transactionalIdExpiries: 1 });
     const s = nextTransaction(c);
-    // Under transaction version 2 the leader's add meets the expiry first, and the client aborts.
-    const tail = c.rules.tv2
-      ? [
-          ...produceP0(c),
-          'P0.0: abortTransaction',
-          'P0.0: sendTxnRequest',
-          'deliver P0.0→TC: EndTxn',
-          'deliver TC→P0.0: EndTxn response',
-        ]
-      : addP0;
+    // Under transaction version 2 the leader's add meets the expiry first, and its Produce answer
+    // is fatal too (maybeTransitionToErrorState@4.0.0, KAFKA-18019).
+    const tail = c.rules.tv2 ? produceP0(c) : addP0;
     const after = run(c, s, tail);
     expect(after.producers[0]!.tm).toBe(Tm.FATAL_ERROR);
     expect(after.history[1]).toMatchObject({ expired: true });
@@ -201,6 +194,29 @@ describe('transactional.id expiry', () => {
       expect(txn(s, 0)).toMatchObject({ pid: 1, epoch: 0, state: TxnState.Empty });
     },
   );
+
+  it('kafka-4.0 without invalidPidMappingFatal: the Produce answer that meets the expiry is abortable', () => {
+    const c = config('kafka-4.0', { transactionalIdExpiries: 1 }, {}, ['invalidPidMappingFatal']);
+    expect(run(c, nextTransaction(c), produceP0(c)).producers[0]!.tm).toBe(Tm.ABORTABLE_ERROR);
+  });
+
+  // KAFKA-18019 is a rule of the 4.0 client alone: on a cluster finalized at transaction.version 1
+  // its transactions run at version 1 (AddPartitionsToTxn, verified Produce) and the error is
+  // still fatal (TransactionsExpirationTest.testFatalErrorAfterInvalidProducerIdMapping, TV1 and TV2).
+  it('invalidPidMappingFatal (KAFKA-18019, 4.0.0): fatal at transaction version 1 too; without it the client aborts and bumps', () => {
+    const tv1 = (disable: string[]) =>
+      config('kafka-4.0', { transactionalIdExpiries: 1 }, { transactionVersion: 1 }, disable);
+    const produced = [...addP0, 'P0.0: sendProduce(p0)', 'deliver P0.0→L0: Produce', ...verify];
+    const meetExpiry = (c: KafkaConfig): State =>
+      run(c, run(c, initial(c), [...init, ...produced, 'deliver L0→P0.0: Produce response', ...commit]), [
+        'TC: transactionalIdExpiry(t0)',
+        ...addP0,
+      ]);
+    const on = tv1([]);
+    expect(meetExpiry(on).producers[0]!.tm).toBe(Tm.FATAL_ERROR);
+    const off = tv1(['invalidPidMappingFatal']);
+    expect(meetExpiry(off).producers[0]).toMatchObject({ tm: Tm.ABORTABLE_ERROR, bumpRequired: true });
+  });
 
   it('kafka-3.5: an older instance that meets the expiry comes back with a new producer id and fences the newer one', () => {
     const c = config(
@@ -331,7 +347,7 @@ describe('producer state expiry', () => {
       partitions: [
         {
           ...initial(c).partitions[0]!,
-          verifications: [{ pid: PID, epoch: 0, guard: 0, lowestSeq: 0 }],
+          verifications: [{ pid: PID, epoch: 0, guard: 0, lowestSeq: 0, supportsEpochBump: false }],
           nextGuard: 1,
         },
       ],

@@ -230,7 +230,7 @@ function putLogBatch(b: LogBatch): void {
 }
 
 function putPartition(part: Partition): void {
-  room(8 + 8 * part.log.length + 4 * part.verifications.length);
+  room(8 + 8 * part.log.length + 5 * part.verifications.length);
   put(part.log.length);
   for (const b of part.log) putLogBatch(b);
   put(part.producers.length);
@@ -248,6 +248,7 @@ function putPartition(part: Partition): void {
     put(v.epoch);
     put(v.guard);
     put(v.lowestSeq);
+    put(v.supportsEpochBump);
   }
   put(part.held.length);
   for (const h of part.held) {
@@ -561,6 +562,7 @@ function readPartition(): Partition {
     epoch: num(),
     guard: num(),
     lowestSeq: num(),
+    supportsEpochBump: bool(),
   }));
   const held = list<HeldProduce>(() => ({ guard: num(), from: num(), conn: num(), request: readRequest() }));
   return { log, producers, verifications, held, nextGuard: num() };

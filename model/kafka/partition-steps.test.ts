@@ -142,8 +142,8 @@ describe('ProducerStateManager.removeExpiredProducers: which producer id may exp
   it("the expiry drops that producer id's entry and verification entry, nobody else's", () => {
     const s = withPartition(idle, 0, {
       verifications: [
-        { pid: 7, epoch: 0, guard: 0, lowestSeq: 0 },
-        { pid: 9, epoch: 0, guard: 1, lowestSeq: 0 },
+        { pid: 7, epoch: 0, guard: 0, lowestSeq: 0, supportsEpochBump: false },
+        { pid: 9, epoch: 0, guard: 1, lowestSeq: 0, supportsEpochBump: false },
       ],
     });
     const before = s.partitions[0]!;
@@ -154,7 +154,7 @@ describe('ProducerStateManager.removeExpiredProducers: which producer id may exp
 
   it('a lingering verification entry of a producer id with no entry takes its place in the order', () => {
     const s = withPartition(withProducerEntry(initial(cfg), 0, { pid: 8, lastSeqs: [0] }), 0, {
-      verifications: [{ pid: 7, epoch: 0, guard: 0, lowestSeq: 0 }],
+      verifications: [{ pid: 7, epoch: 0, guard: 0, lowestSeq: 0, supportsEpochBump: false }],
     });
     expect(expiries(cfg, s)).toEqual(['L0: producerStateExpiry(pid 7)', 'L0: producerStateExpiry(pid 8)']);
   });
@@ -246,8 +246,8 @@ describe('ProducerStateManager: the entries of several producers at one leader',
       seq: 0,
     });
     expect(s.partitions[0]!.verifications).toEqual([
-      { pid: 7, epoch: 0, guard: 1, lowestSeq: 0 },
-      { pid: 9, epoch: 0, guard: 0, lowestSeq: 0 },
+      { pid: 7, epoch: 0, guard: 1, lowestSeq: 0, supportsEpochBump: false },
+      { pid: 9, epoch: 0, guard: 0, lowestSeq: 0, supportsEpochBump: false },
     ]);
   });
 

@@ -145,11 +145,11 @@ export function asksCoordinator(rules: Rules): boolean {
 function verificationEntry(
   existing: Verification | undefined,
   guard: number,
-  pid: number,
-  epoch: number,
-  seq: number,
+  req: Request,
+  supportsEpochBump: boolean,
 ): Verification {
-  if (existing === undefined) return { pid, epoch, guard, lowestSeq: seq };
+  const { pid, epoch, seq } = req;
+  if (existing === undefined) return { pid, epoch, guard, lowestSeq: seq, supportsEpochBump };
   if (epoch > existing.epoch) return { ...existing, epoch, lowestSeq: seq };
   if (epoch === existing.epoch && seq < existing.lowestSeq) return { ...existing, lowestSeq: seq };
   return existing;
@@ -169,7 +169,8 @@ export function startVerification(rules: Rules, s: State, connection: Connection
   if (rules.earlyEpochCheck && known !== undefined && req.epoch < known.epoch)
     return answerClient(s, connection, req, Err.INVALID_PRODUCER_EPOCH);
   const existing = part.verifications.find((v) => v.pid === req.pid);
-  const entry = verificationEntry(existing, part.nextGuard, req.pid, req.epoch, req.seq);
+  // supportsEpochBump is set when the entry is made (ProducerStateManager.maybeCreateVerificationStateEntry@4.0.0).
+  const entry = verificationEntry(existing, part.nextGuard, req, rules.tv2);
   const guard = entry.guard;
   const next: Partition = {
     ...part,
@@ -352,12 +353,18 @@ export function appendDataBatch(s: State, p: number, entry: ProducerEntry, batch
   return { ...s, partitions: setAt(s.partitions, p, appendWithEntry(part, batch, updated)) };
 }
 
-function appendWithEntry(part: Partition, batch: LogBatch, entry: ProducerEntry): Partition {
+/** The append clears the producer's verification entry unless `keep` says otherwise (UnifiedLog.updateProducers). */
+function appendWithEntry(
+  part: Partition,
+  batch: LogBatch,
+  entry: ProducerEntry,
+  keep: (v: Verification) => boolean = () => false,
+): Partition {
   return {
     ...part,
     log: [...part.log, batch],
     producers: putEntry(part, entry),
-    verifications: part.verifications.filter((v) => v.pid !== entry.pid),
+    verifications: part.verifications.filter((v) => v.pid !== entry.pid || keep(v)),
   };
 }
 
@@ -418,8 +425,12 @@ export function handleWriteTxnMarkers(brokers: Rules, s: State, channel: Connect
     coordinatorEpoch: req.coordinatorEpoch,
     txnFirstOffset: NO_OFFSET,
   };
+  // KAFKA-18654 [1/2] (4.0.0; UnifiedLog.updateProducers): a marker keeps a transaction-version-2
+  // entry at its own epoch, which under version 2 is the next transaction's.
+  const keepsGuard = (v: Verification): boolean =>
+    rules.keepGuardAcrossV2Marker && v.supportsEpochBump && v.epoch === req.epoch;
   return answer(
-    { ...s, partitions: setAt(s.partitions, p, appendWithEntry(part, marker, updated)) },
+    { ...s, partitions: setAt(s.partitions, p, appendWithEntry(part, marker, updated, keepsGuard)) },
     Err.NONE,
   );
 }

@@ -504,7 +504,8 @@ function batchFailed(rules: Rules, p: Producer): Producer {
 /**
  * INVALID_PRODUCER_ID_MAPPING on AddPartitionsToTxn, AddOffsetsToTxn or EndTxn:
  * abortableErrorIfPossible (2.5+) requires a bump, even while completing, or is fatal without
- * KIP-360 (0.11.0 handlers: fatal); 4.0 makes it fatal (KAFKA-18019).
+ * KIP-360 (0.11.0 handlers: fatal); the 4.0.0 client makes it fatal under every transaction
+ * version (KAFKA-18019, invalidPidMappingFatal; TransactionsExpirationTest runs it under both).
  *
  * While aborting, the error is the EndTxn's: beginAbort has cleared lastError, so
  * beginCompletingTransaction's skip to InitProducerId never fires (KAFKA-10504) and the EndTxn is
@@ -514,7 +515,7 @@ function batchFailed(rules: Rules, p: Producer): Producer {
  * (TransactionManager.java@3.9).
  */
 function invalidProducerIdMapping(cfg: KafkaConfig, rules: Rules, s: State, i: number): State {
-  if (!rules.kip360 || rules.tv2) return fatal(cfg, s, i);
+  if (!rules.kip360 || rules.invalidPidMappingFatal) return fatal(cfg, s, i);
   const p = s.producers[i]!;
   if (p.tm === Tm.ABORTING_TRANSACTION)
     return p.bumpRequired ? completeTransaction(cfg, s, i) : fatal(cfg, s, i);
@@ -667,6 +668,9 @@ function handleProduceResponse(cfg: KafkaConfig, rules: Rules, s: State, i: numb
   const batches = p.batches.filter((_, k) => k !== index);
   if (resp.error === Err.NONE) return put(s, i, { ...p, batches });
   if (resp.error === Err.PRODUCER_FENCED) return fatal(cfg, put(s, i, { ...p, batches }), i);
+  // maybeTransitionToErrorState@4.0.0 (KAFKA-18019): InvalidPidMappingException is fatal on Produce too.
+  if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING && rules.invalidPidMappingFatal)
+    return fatal(cfg, put(s, i, { ...p, batches }), i);
   // Before KIP-588 (2.7) INVALID_PRODUCER_EPOCH was ProducerFencedException (Errors.java@2.6): fatal.
   if (resp.error === Err.INVALID_PRODUCER_EPOCH && !rules.kip588)
     return fatal(cfg, put(s, i, { ...p, batches }), i);

@@ -388,6 +388,8 @@ export interface Verification {
   readonly guard: number;
   /** lowestSequence: the lowest sequence seen at `epoch` while verifying. */
   readonly lowestSeq: number;
+  /** supportsEpochBump: made by a transaction-version-2 request (Produce v12, TxnOffsetCommit v5; 4.0). */
+  readonly supportsEpochBump: boolean;
 }
 
 /** A Produce held by the leader until the coordinator answers its verification. */

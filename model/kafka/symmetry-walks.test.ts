@@ -838,7 +838,7 @@ describe('candidate orders: the fields that tell partitions and transactional.id
   const alikePartition = {
     log: [batch({ pid: 0, epoch: 0 })],
     producers: [{ pid: 0, epoch: 0, lastSeqs: [0], coordinatorEpoch: -1, txnFirstOffset: 0 }],
-    verifications: [{ pid: 0, epoch: 0, guard: 0, lowestSeq: 0 }],
+    verifications: [{ pid: 0, epoch: 0, guard: 0, lowestSeq: 0, supportsEpochBump: false }],
     held: [{ guard: 0, from: 0, conn: 0, request: produceTo(0) }],
     nextGuard: 1,
   };
@@ -1106,7 +1106,7 @@ describe('canonical on partitions that tie', () => {
   const s0 = initial(cfg);
   const idem = s0.idempotentProducers[0]!;
   const all = permutations([0, 1, 2]);
-  const verification = (pid: number) => ({ pid, epoch: 0, guard: 0, lowestSeq: 0 });
+  const verification = (pid: number) => ({ pid, epoch: 0, guard: 0, lowestSeq: 0, supportsEpochBump: false });
   // Partitions 0 and 1 hold verification entries of two producer ids (the signature counts them);
   // partition 2 is named in every other place a partition is marked touched.
   const tiedByVerifications = withPartition(withPartition(s0, 0, { verifications: [verification(0)] }), 1, {

@@ -8,6 +8,8 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
     'KIP-360 (2.5): the client bumps its epoch with InitProducerId(pid, epoch) after an abortable error',
   kip588:
     'KIP-588 (2.7): INVALID_PRODUCER_EPOCH on Produce is an abortable error for the client; before 2.7 it meant ProducerFencedException, fatal',
+  invalidPidMappingFatal:
+    'KAFKA-18019 (4.0.0 client): INVALID_PRODUCER_ID_MAPPING is fatal for the client under every transaction version; 2.5-3.9 aborted and bumped the epoch',
   timeoutFence:
     'KAFKA-6119 (1.0): a transaction-timeout abort bumps the producer epoch, fencing the producer',
   kip447:
@@ -20,21 +22,25 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
     'KAFKA-16314 (3.8): verification answers TRANSACTION_ABORTABLE (not INVALID_TXN_STATE) for a partition outside the transaction; the client aborts, a TxnOffsetCommit no longer fails fatally',
   tv2: 'KIP-890 part 2, transaction version 2 (4.0): epoch bump at every EndTxn, markers at the bumped epoch, implicit partition add on Produce and TxnOffsetCommit',
   strictMarkerEpoch:
-    "KIP-1228 with KAFKA-19999 (4.2, release uncertain): a marker must carry an epoch above the producer state's, except an idempotent retry",
+    "KIP-1228 with KAFKA-19999 (4.2.0): a marker must carry an epoch above the producer state's, except an idempotent retry",
   pendingCheckFirst:
-    'KAFKA-18464 / KAFKA-18660 (4.0): EndTxn v5 and AddPartitionsToTxn answer CONCURRENT_TRANSACTIONS for a pending transition before the epoch check',
+    'KAFKA-18464 / KAFKA-18660 (4.0.0): EndTxn v5 and AddPartitionsToTxn answer CONCURRENT_TRANSACTIONS for a pending transition before the producer-id and epoch checks',
   tv2SequenceZero:
-    'KAFKA-18202 (4.1, release uncertain): a transaction-version-2 batch verified with no batch of its producer at the leader must start at sequence 0',
+    'KAFKA-18202 (4.1.0): a transaction-version-2 batch verified with no batch of its producer at the leader must start at sequence 0',
   earlyEpochCheck:
-    "KAFKA-18042 (4.1, release uncertain): a leader refuses a batch of an epoch below its producer's before verifying it, so no verification entry is made",
+    "KAFKA-18042 (4.1.0): a leader refuses a batch of an epoch below its producer's before verifying it, so no verification entry is made",
+  keepGuardAcrossV2Marker:
+    "KAFKA-18654 (4.0.0): a marker at the epoch of a transaction-version-2 verification entry keeps it, so the next transaction's verified Produce or TxnOffsetCommit still holds its guard",
   rememberFailedFence:
     'KAFKA-9666 (2.6): a fence whose PrepareAbort append failed is remembered (hasFailedEpochFence), so a retried InitProducerId or timeout abort does not bump the epoch again',
+  tv2FenceKeepsEpoch:
+    'KAFKA-19367 (4.0.1, 4.1.0): a transaction-version-2 fence keeps the old epoch in memory while its PrepareAbort at epoch + 1 is appended, and a failed one is not remembered (hasFailedEpochFence)',
   persistProducerIds:
-    'KIP-890 part 2 (4.0): __transaction_state records keep PreviousProducerId and NextProducerId, so a failover does not lose them',
+    'KAFKA-20310 (4.3.0): __transaction_state records keep PreviousProducerId and NextProducerId, so a failover does not lose them; 4.0.0-4.2.1 read the fields but never write them',
   persistLastEpoch:
     'KAFKA-20357 (2026, after the generations): __transaction_state records keep lastProducerEpoch, so an InitProducerId retried across a failover is still a retry',
   fenceRotatesProducerId:
-    'KAFKA-20090 (2026, after the generations): a transaction-version-2 fence at an exhausted epoch rotates the producer id, and an abort at the maximum epoch stays there instead of failing',
+    'KAFKA-20090 (4.3.0): a transaction-version-2 fence at an exhausted epoch rotates the producer id, and an abort at the maximum epoch stays there instead of failing',
   markerTimestamp:
     "KAFKA-9144 (2.5, as in 0.11.0): a transaction marker refreshes the producer's idle time at the leader; from 1.0 to 2.4.0 an entry left with no batch at its epoch expired at the next check",
   unknownProducerAnySequence:
@@ -82,6 +88,7 @@ const noMutants = {
 const kafka011: Rules = {
   kip360: false,
   kip588: false,
+  invalidPidMappingFatal: false,
   timeoutFence: false,
   kip447: false,
   verification: false,
@@ -93,6 +100,8 @@ const kafka011: Rules = {
   tv2SequenceZero: false,
   earlyEpochCheck: false,
   rememberFailedFence: false,
+  keepGuardAcrossV2Marker: false,
+  tv2FenceKeepsEpoch: false,
   persistProducerIds: false,
   persistLastEpoch: false,
   fenceRotatesProducerId: false,
@@ -111,9 +120,27 @@ const kafka35: Rules = {
 };
 const kafka36: Rules = { ...kafka35, verification: true };
 const kafka38: Rules = { ...kafka36, verifyOffsetCommit: true, transactionAbortable: true };
-const kafka40: Rules = { ...kafka38, tv2: true, pendingCheckFirst: true, persistProducerIds: true };
-const kafka41: Rules = { ...kafka40, tv2SequenceZero: true, earlyEpochCheck: true };
-const kafkaLatest: Rules = { ...kafka41, strictMarkerEpoch: true };
+// 4.0.0 to 4.2.1 read PreviousProducerId/NextProducerId back but never write them
+// (TransactionLog.valueToBytes@4.0.0-4.2.1): persistProducerIds waits for 4.3.0.
+const kafka40: Rules = {
+  ...kafka38,
+  tv2: true,
+  pendingCheckFirst: true,
+  invalidPidMappingFatal: true,
+  keepGuardAcrossV2Marker: true,
+};
+// kafka-4.0 stands for 4.0.0; 4.0.1 and 4.0.2 also have tv2FenceKeepsEpoch (KAFKA-19367, PR #19958, #19991).
+const kafka41: Rules = { ...kafka40, tv2SequenceZero: true, earlyEpochCheck: true, tv2FenceKeepsEpoch: true };
+// 4.2.0 adds KIP-1228's marker rule (no generation of its own); 4.3.0 writes the producer ids
+// (KAFKA-20310, PR #21828) and rotates them at a fence of an exhausted epoch (KAFKA-20090).
+const kafka43: Rules = {
+  ...kafka41,
+  strictMarkerEpoch: true,
+  persistProducerIds: true,
+  fenceRotatesProducerId: true,
+};
+// Trunk as read (d79bd502ec, 2026-08) adds no rule the model has beyond 4.3.0.
+const kafkaLatest: Rules = { ...kafka43 };
 
 export const generations: Readonly<Record<string, { readonly description: string; readonly rules: Rules }>> =
   {
@@ -139,17 +166,21 @@ export const generations: Readonly<Record<string, { readonly description: string
     },
     'kafka-4.0': {
       description:
-        'Kafka 4.0: kafka-3.8 plus KIP-890 part 2 (transaction version 2) and the pending-state check first (KAFKA-18464, KAFKA-18660)',
+        'Kafka 4.0.0: kafka-3.8 plus KIP-890 part 2 (transaction version 2), the pending-state check first (KAFKA-18464, KAFKA-18660), a client fatal on INVALID_PRODUCER_ID_MAPPING (KAFKA-18019) and the guard kept across a version-2 marker (KAFKA-18654); producer ids are not kept in __transaction_state until 4.3',
       rules: kafka40,
     },
     'kafka-4.1': {
       description:
-        'Kafka 4.1: kafka-4.0 plus sequence 0 first for a verified transaction-version-2 batch (KAFKA-18202) and no verification for a lower epoch (KAFKA-18042)',
+        'Kafka 4.1: kafka-4.0 plus sequence 0 first for a verified transaction-version-2 batch (KAFKA-18202), no verification for a lower epoch (KAFKA-18042) and a version-2 fence that keeps the old epoch in memory (KAFKA-19367)',
       rules: kafka41,
     },
-    'kafka-latest': {
+    'kafka-4.3': {
       description:
-        'kafka-4.1 plus the marker-epoch rule of KIP-1228 with its KAFKA-19999 retry exception (4.2, release uncertain)',
+        'Kafka 4.3: kafka-4.1 plus the marker-epoch rule of KIP-1228 with its KAFKA-19999 retry exception (4.2.0), producer ids kept in __transaction_state (KAFKA-20310) and the producer-id rotation at a fence of an exhausted epoch (KAFKA-20090)',
+      rules: kafka43,
+    },
+    'kafka-latest': {
+      description: 'the newest code read (trunk d79bd502ec, 2026-08): kafka-4.3, no later rule modelled',
       rules: kafkaLatest,
     },
   };
@@ -160,7 +191,7 @@ export const generationNames = Object.keys(generations);
 export const mutantNames = switchNames.filter((n) => n.startsWith('mutant'));
 
 /** Rules of the client alone: how the Java client of its generation reacts, whatever the brokers. */
-const clientSwitches: readonly SwitchName[] = ['kip588'];
+const clientSwitches: readonly SwitchName[] = ['kip588', 'invalidPidMappingFatal'];
 
 /**
  * Rules that need both halves: the client uses a feature only when the brokers have the request

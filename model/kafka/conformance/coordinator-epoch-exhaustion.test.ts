@@ -193,36 +193,51 @@ describe('TransactionCoordinatorTest, epoch exhaustion under transaction version
     expect(reply).toMatchObject({ error: Err.NONE, pid: producerId, epoch: KAFKA_MAX_EPOCH });
   });
 
-  it('TransactionCoordinator.endTransaction (source): the new id while the old one is still completing is INVALID_PRODUCER_ID_MAPPING', () => {
-    const prepared = askAndClear(cfg, ongoing, Api.EndTxn, {
-      pid: producerId,
-      epoch: exhausted,
-      commit: true,
-    }).s;
-    expect(ask(cfg, prepared, Api.EndTxn, { pid: producerId + 1, epoch: 0, commit: false }).reply.error).toBe(
+  it('TransactionCoordinator.endTransaction@4.0.0 (source, KAFKA-18660): the new id while the old one is still completing waits (CONCURRENT_TRANSACTIONS)', () => {
+    const newIdWhileCompleting = (c: typeof cfg) => {
+      const prepared = askAndClear(
+        c,
+        at(initial(c), { pid: producerId, epoch: exhausted, state: TxnState.Ongoing }),
+        Api.EndTxn,
+        { pid: producerId, epoch: exhausted, commit: true },
+      ).s;
+      return ask(c, prepared, Api.EndTxn, { pid: producerId + 1, epoch: 0, commit: false }).reply.error;
+    };
+    expect(newIdWhileCompleting(cfg)).toBe(Err.CONCURRENT_TRANSACTIONS);
+    // Without pendingCheckFirst (the 3.x order) the producer id is checked first.
+    expect(newIdWhileCompleting(timeouts('kafka-4.0', { pendingCheckFirst: false }))).toBe(
       Err.INVALID_PRODUCER_ID_MAPPING,
     );
   });
 
-  it('persistProducerIds (4.0): a failover keeps the next producer id, so the completion still rotates', () => {
+  it('TransactionLog.valueToBytes@4.0.0-4.2.1 (source): a failover loses the next producer id, so the completion keeps the old one', () => {
     const prepared = askAndClear(cfg, ongoing, Api.EndTxn, {
       pid: producerId,
       epoch: exhausted,
       commit: true,
     }).s;
     const failedOver = take(cfg, prepared, 'TC: coordinatorFailover');
-    expect(txn(failedOver, 0)).toMatchObject({ nextPid: producerId + 1 });
-    const lost = timeouts('kafka-4.0', { persistProducerIds: false });
-    const lostPrepared = askAndClear(
-      lost,
-      at(initial(lost), { pid: producerId, epoch: exhausted, state: TxnState.Ongoing }),
+    expect(txn(failedOver, 0)).toMatchObject({ nextPid: NO_PID });
+    expect(txn(take(cfg, failedOver, 'TC: completeTransaction(t0)'), 0)).toMatchObject({
+      pid: producerId,
+      epoch: KAFKA_MAX_EPOCH,
+    });
+  });
+
+  it('KAFKA-20310 (switch persistProducerIds, 4.3.0): a failover keeps the next producer id, so the completion still rotates', () => {
+    const kept = timeouts('kafka-4.0', { persistProducerIds: true });
+    const keptPrepared = askAndClear(
+      kept,
+      at(initial(kept), { pid: producerId, epoch: exhausted, state: TxnState.Ongoing }),
       Api.EndTxn,
       { pid: producerId, epoch: exhausted, commit: true },
     ).s;
-    const lostFailover = take(lost, lostPrepared, 'TC: coordinatorFailover');
-    expect(txn(take(lost, lostFailover, 'TC: completeTransaction(t0)'), 0)).toMatchObject({
-      pid: producerId,
-      epoch: KAFKA_MAX_EPOCH,
+    const failedOver = take(kept, keptPrepared, 'TC: coordinatorFailover');
+    expect(txn(failedOver, 0)).toMatchObject({ nextPid: producerId + 1 });
+    expect(txn(take(kept, failedOver, 'TC: completeTransaction(t0)'), 0)).toMatchObject({
+      pid: producerId + 1,
+      prevPid: producerId,
+      epoch: 0,
     });
   });
 

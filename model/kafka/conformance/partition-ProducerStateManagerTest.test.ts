@@ -365,13 +365,19 @@ describe('ProducerStateManagerTest (apache/kafka 3.6 and trunk 1eb7644): verific
     expect(s.partitions[P]!.verifications[0]).toMatchObject({ epoch: 0, lowestSeq: 1 });
     // A lower sequence at the same epoch lowers it.
     s = produce(cfg, s, P, { pid: PID, epoch: 0, seq: 0 });
-    expect(s.partitions[P]!.verifications).toEqual([{ pid: PID, guard, epoch: 0, lowestSeq: 0 }]);
+    expect(s.partitions[P]!.verifications).toEqual([
+      { pid: PID, guard, epoch: 0, lowestSeq: 0, supportsEpochBump: false },
+    ]);
     // A higher epoch replaces epoch and sequence, under the same guard.
     s = produce(cfg, s, P, { pid: PID, epoch: 1, seq: 2 });
-    expect(s.partitions[P]!.verifications).toEqual([{ pid: PID, guard, epoch: 1, lowestSeq: 2 }]);
+    expect(s.partitions[P]!.verifications).toEqual([
+      { pid: PID, guard, epoch: 1, lowestSeq: 2, supportsEpochBump: false },
+    ]);
     // A lower epoch changes nothing.
     s = produce(cfg, s, P, { pid: PID, epoch: 0, seq: 0 });
-    expect(s.partitions[P]!.verifications).toEqual([{ pid: PID, guard, epoch: 1, lowestSeq: 2 }]);
+    expect(s.partitions[P]!.verifications).toEqual([
+      { pid: PID, guard, epoch: 1, lowestSeq: 2, supportsEpochBump: false },
+    ]);
   });
 
   it.each([
@@ -380,7 +386,7 @@ describe('ProducerStateManagerTest (apache/kafka 3.6 and trunk 1eb7644): verific
     ['verification off', { verification: false }],
   ] as const)('testThrowOutOfOrderSequenceWithVerificationSequenceCheck (%s)', (_, rules) => {
     const c = kafkaConfig('kafka-3.6', {}, rules);
-    const entry = { pid: PID, epoch: 0, guard: 0, lowestSeq: 0 };
+    const entry = { pid: PID, epoch: 0, guard: 0, lowestSeq: 0, supportsEpochBump: false };
     const s = withPartition(initial(c), P, { verifications: [entry], nextGuard: 1 });
     const r = producedVerified(c, s, P, { pid: PID, epoch: 0, seq: 4 });
     expect(r.error).toBe(Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
@@ -548,7 +554,7 @@ describe('ProducerStateManagerTest (apache/kafka 3.6 and trunk 1eb7644): verific
   it('testVerificationStateEntryExpiration (part: removed once expired)', () => {
     const cfg = expiring('kafka-3.6');
     const s = withPartition(initial(cfg), P, {
-      verifications: [{ pid: PID, epoch: 0, guard: 0, lowestSeq: 0 }],
+      verifications: [{ pid: PID, epoch: 0, guard: 0, lowestSeq: 0, supportsEpochBump: false }],
       nextGuard: 1,
     });
     expect(take(cfg, s, expiry).partitions[P]!.verifications).toEqual([]);

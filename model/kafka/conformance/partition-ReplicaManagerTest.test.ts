@@ -231,7 +231,10 @@ describe('ReplicaManagerTest (apache/kafka 4.1+, read_file id 2394612251): KAFKA
     const c = kafkaConfig('kafka-4.0');
     const s = produce(c, ongoingAtFive('kafka-4.0'), P, { pid: PID, epoch: 4, seq: 1 });
     expect(verificationsSent(s, P)).toHaveLength(1);
-    expect(s.partitions[P]!.verifications).toEqual([{ pid: PID, epoch: 4, guard: 1, lowestSeq: 1 }]);
+    expect(s.partitions[P]!.verifications).toEqual([
+      // A transaction-version-2 Produce makes the entry (supportsEpochBump, 4.0).
+      { pid: PID, epoch: 4, guard: 1, lowestSeq: 1, supportsEpochBump: true },
+    ]);
   });
 });
 

@@ -5,7 +5,7 @@
 // model's high watermark is the log end: Kafka's steps that hold the HW back are left out.
 import { describe, expect, it } from 'vitest';
 import { batchOutcome, lastStableOffset } from '../partition.ts';
-import { type State, Api, BatchKind, Err, NO_OFFSET, Outcome } from '../state.ts';
+import { type State, Api, BatchKind, Err, NO_OFFSET, Outcome, SUPPORTS_ALL, Supports } from '../state.ts';
 import {
   batch,
   handle,
@@ -309,7 +309,7 @@ describe('UnifiedLogTest (apache/kafka 3.9): verification guard, kafka-3.8', () 
     // Kafka switches verification off at run time with the entry in place; a switch stands in.
     const c = kafkaConfig('kafka-3.8', {}, { verification: false });
     const s = withPartition(initial(c), P, {
-      verifications: [{ pid: 23, epoch: 1, guard: 0, lowestSeq: 0 }],
+      verifications: [{ pid: 23, epoch: 1, guard: 0, lowestSeq: 0, supportsEpochBump: false }],
       nextGuard: 1,
     });
     const r = produced(c, s, P, { pid: 23, epoch: 1, seq: 0 });
@@ -322,6 +322,58 @@ describe('UnifiedLogTest (apache/kafka 3.9): verification guard, kafka-3.8', () 
     const c = kafkaConfig(gen);
     const r = producedVerified(c, initial(c), P, { pid: 23, epoch: 1, seq: 3 });
     expect(r.error).toBe(Err.NONE);
+  });
+});
+
+// KAFKA-18654 [1/2] (PR #18720, 4.0.0): UnifiedLog.updateProducers keeps the verification entry of
+// a transaction-version-2 request when a marker at its epoch is appended, since under version 2 that
+// epoch is the next transaction's; switch keepGuardAcrossV2Marker.
+describe('UnifiedLogTest (apache/kafka 4.0.0): the verification guard across a version-2 marker, kafka-4.0', () => {
+  const cfg = kafkaConfig('kafka-4.0');
+  const started = produce(cfg, initial(cfg), P, { pid: 23, epoch: 1, seq: 0 });
+
+  it('testNextTransactionVerificationGuardNotCleared', () => {
+    const entry = started.partitions[P]!.verifications[0]!;
+    expect(entry).toMatchObject({ epoch: 1, supportsEpochBump: true });
+    const m = marker(cfg, started, P, { pid: 23, epoch: 1, commit: true });
+    expect(m.error).toBe(Err.NONE);
+    expect(m.state.partitions[P]!.verifications).toEqual([entry]);
+    // The held Produce is verified and appended under its guard.
+    expect(produceAnswer(verified(cfg, m.state, P), P).response.error).toBe(Err.NONE);
+  });
+
+  it('testNextTransactionVerificationGuardNotCleared (the switch off: the marker clears it, as before KAFKA-18654)', () => {
+    const c = kafkaConfig('kafka-4.0', {}, { keepGuardAcrossV2Marker: false });
+    const m = marker(c, produce(c, initial(c), P, { pid: 23, epoch: 1, seq: 0 }), P, {
+      pid: 23,
+      epoch: 1,
+      commit: true,
+    });
+    expect(m.state.partitions[P]!.verifications).toEqual([]);
+    expect(produceAnswer(verified(c, m.state, P), P).response.error).toBe(Err.INVALID_TXN_STATE);
+  });
+
+  it('testEmptyTransactionStillClearsVerificationGuard (supportsEpochBump: a marker at the next epoch)', () => {
+    const m = marker(cfg, started, P, { pid: 23, epoch: 2, commit: true });
+    expect(m.error).toBe(Err.NONE);
+    expect(m.state.partitions[P]!.verifications).toEqual([]);
+  });
+
+  it('a version-1 entry is cleared by a marker at its epoch (supportsEpochBump false)', () => {
+    // A Produce below v12 (no transaction version 2) makes the entry.
+    const v1Produce = request(Api.Produce, {
+      txnId: 0,
+      pid: 23,
+      epoch: 1,
+      partitions: P,
+      seq: 0,
+      supports: SUPPORTS_ALL & ~Supports.TransactionVersion2,
+    });
+    const s = handle(cfg, initial(cfg), 0, leader(P), v1Produce);
+    expect(s.partitions[P]!.verifications).toEqual([expect.objectContaining({ supportsEpochBump: false })]);
+    expect(marker(cfg, s, P, { pid: 23, epoch: 1, commit: true }).state.partitions[P]!.verifications).toEqual(
+      [],
+    );
   });
 });
 
