@@ -33,7 +33,7 @@ Usage:
                                         step through the model in the browser (127.0.0.1 only)
   txcheck worker --redis URL [--workers N] [--lock-seconds N]
                                         take the jobs of check --redis runs from a queue
-  txcheck list                          models, generations, switches, properties, mutants, specs
+  txcheck list [--json]                 models, generations, switches, properties, mutants, specs
   txcheck --help                        this text (also -h)
 
 Options of check (they override the spec's own defaults):
@@ -133,6 +133,7 @@ export const commandFlags = {
   compare: ['variants', 'markdown', 'json', 'max-states', 'max-seconds'],
   mutants: ['markdown', 'json', 'max-states', 'max-seconds'],
   worker: ['redis', 'workers', 'lock-seconds'],
+  list: ['json'],
 } as const satisfies Record<string, readonly Flag[]>;
 
 export type CommandName = keyof typeof commandFlags;
