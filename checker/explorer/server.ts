@@ -6,7 +6,7 @@
 // Origin gets 403, a POST must carry JSON (which a foreign page cannot send without the
 // browser asking first), and a body past the limit is not read on.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Model } from '../engine/model.ts';
 import { type TraceMeta, writeTraceFile } from '../engine/trace.ts';
@@ -133,6 +133,7 @@ export function startExplorer(source: ExplorerSource, port = 0): Promise<Running
         throw new BadRequest(
           'save: no property is violated at the end of this path, so replay would have nothing to reproduce',
         );
+      mkdirSync(source.outDir, { recursive: true });
       const file = freshName(source.outDir);
       const meta: TraceMeta = {
         tool: TOOL,

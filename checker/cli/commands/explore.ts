@@ -1,12 +1,12 @@
 // `txcheck explore`: serves the explorer page for a spec or a trace until the process is
 // interrupted; the traces it saves go to out/.
-import { mkdirSync } from 'node:fs';
 import { Fields, InputError } from '../../engine/input.ts';
 import { type RunningExplorer, startExplorer } from '../../explorer/server.ts';
 import { explorerSource } from '../../explorer/source.ts';
 import { TOOL } from '../../version.ts';
 import { COMMAND_LINE, type Flags, fileArgument, flagValue, rejectOtherFlags } from '../args.ts';
 import { ExitCode, type Io } from '../io.ts';
+import { checkOutputFolder } from '../output.ts';
 
 const DEFAULT_EXPLORER_PORT = 8421;
 
@@ -18,7 +18,7 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
   });
   const port = fields.int('--port', 1, 65535);
   const source = explorerSource(file, 'out');
-  mkdirSync('out', { recursive: true });
+  checkOutputFolder('out/explore-1.itf.json', 'out', true);
   let running: RunningExplorer;
   try {
     running = await startExplorer(source, port);
