@@ -226,7 +226,7 @@ describe('the commit-early mutant', () => {
   });
 });
 
-/** PROTOCOL.md B1 at its smallest: one partition, one producer, one request timeout. */
+/** model/kafka/PROTOCOL.md B1 at its smallest: one partition, one producer, one request timeout. */
 function hanging(): string {
   const fairness = [
     'deliver',
