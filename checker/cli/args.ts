@@ -29,8 +29,9 @@ Usage:
                                         the spec under each variant: a verdict per property
   txcheck mutants <spec.json>... [--markdown|--json] [--max-states N] [--max-seconds N]
                                         every mutant of the model against the specs: kill matrix
-  txcheck explore <spec.json | trace.itf.json> [--port N]
-                                        step through the model in the browser (127.0.0.1 only)
+  txcheck explore <spec.json | trace.itf.json> [--port N] [--max-seconds N]
+                                        step through the model in the browser (127.0.0.1 only);
+                                        --max-seconds bounds each answer (default 30)
   txcheck worker --redis URL [--workers N] [--lock-seconds N]
                                         take the jobs of check --redis runs from a queue
   txcheck list [--json]                 models, generations, switches, properties, mutants, specs
@@ -129,7 +130,7 @@ export const commandFlags = {
   show: ['format'],
   report: ['out'],
   shrink: ['out', 'json'],
-  explore: ['port'],
+  explore: ['port', 'max-seconds'],
   compare: ['variants', 'markdown', 'json', 'max-states', 'max-seconds'],
   mutants: ['markdown', 'json', 'max-states', 'max-seconds'],
   worker: ['redis', 'workers', 'lock-seconds'],
