@@ -1,5 +1,13 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -108,6 +116,47 @@ describe('txcheck check', () => {
   });
 });
 
+describe('the out folder', () => {
+  const tsx = join(process.cwd(), 'node_modules/.bin/tsx');
+  const cli = join(process.cwd(), 'checker/cli.ts');
+  /** txcheck run from an empty folder of its own, as a new user runs it anywhere. */
+  const elsewhere = (...argv: string[]) => {
+    const cwd = mkdtempSync(join(tmpdir(), 'txcheck-cwd-'));
+    const run = spawnSync(tsx, [cli, ...argv], { cwd, encoding: 'utf8' });
+    return { ...run, cwd, entries: readdirSync(cwd, { recursive: true, encoding: 'utf8' }).sort() };
+  };
+
+  it('is not made by a run that writes nothing', () => {
+    const run = elsewhere('check', join(process.cwd(), tp3), '--workers', '1');
+    expect(run.status).toBe(0);
+    expect(run.entries).toEqual([]);
+  });
+
+  it('is made when a counterexample or a report is written there', () => {
+    const check = elsewhere('check', join(process.cwd(), mutant), '--workers', '1');
+    expect(check.status).toBe(1);
+    expect(check.entries).toEqual(['out', 'out/tp3-commit-early.TCConsistent.itf.json']);
+    const trace = join(process.cwd(), 'traces/kafka-3.5-hanging-transaction.itf.json');
+    const report = elsewhere('report', trace);
+    expect(report.status).toBe(0);
+    expect(report.entries).toEqual(['out', 'out/kafka-3.5-hanging-transaction.html']);
+  });
+
+  it('is refused before the search when out is a file', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'txcheck-cwd-'));
+    writeFileSync(join(cwd, 'out'), '');
+    const run = spawnSync(tsx, [cli, 'check', join(process.cwd(), mutant), '--workers', '1'], {
+      cwd,
+      encoding: 'utf8',
+    });
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe(
+      'out/tp3-commit-early.*.itf.json: --out: expected a new name in an existing folder, got out, which is a file\n',
+    );
+  });
+});
+
 describe('the commit-early mutant', () => {
   const traceFile = join(dir, 'mutant.itf.json');
   beforeAll(async () => {
@@ -177,7 +226,7 @@ describe('the commit-early mutant', () => {
   });
 });
 
-/** PROTOCOL.md B1 at its smallest: one partition, one producer, one request timeout. */
+/** model/kafka/PROTOCOL.md B1 at its smallest: one partition, one producer, one request timeout. */
 function hanging(): string {
   const fairness = [
     'deliver',

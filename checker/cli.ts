@@ -22,7 +22,7 @@ export { type Io, internalErrorLine } from './cli/io.ts';
 
 type Run = (args: readonly string[], flags: Flags, io: Io) => number | Promise<number>;
 
-/** Each command but list, which takes no argument, by name, in the order a wrong name is told them. */
+/** Each command by name, in the order a wrong name is told them. */
 const commands: ReadonlyMap<string, Run> = new Map<string, Run>([
   ['check', check.run],
   ['replay', replay.run],
@@ -34,6 +34,7 @@ const commands: ReadonlyMap<string, Run> = new Map<string, Run>([
   ['conform', conform.run],
   ['mutants', mutants.run],
   ['worker', worker.run],
+  ['list', list.run],
 ]);
 
 export async function main(argv: readonly string[], io: Io): Promise<number> {
@@ -45,13 +46,12 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       return ExitCode.Ok;
     }
     const [name, ...args] = positionals;
-    if (name === 'list') return list.run(io);
     const run = name === undefined ? undefined : commands.get(name);
     if (run === undefined)
       throw new InputError(
         COMMAND_LINE,
         'command',
-        `${[...commands.keys()].join(', ')} or list (see txcheck --help)`,
+        `${[...commands.keys()].join(', ')} (see txcheck --help)`,
         name === undefined ? 'nothing' : JSON.stringify(name),
       );
     return await run(args, flags, io);

@@ -38,6 +38,12 @@ describe('compare', () => {
       /command line: --variants: expected a comma-separated list/,
     ],
     [
+      ['compare', 'specs/kafka/hanging-transaction.json', '--variants', 'kafka-3.5,kafka-3.6,kafka-3.5'],
+      /^command line: --variants: expected each variant once, got "kafka-3\.5" 2 times$/m,
+    ],
+    [['list', 'foo'], /^command line: foo: expected nothing after list but --json/],
+    [['list', '--markdown'], /^command line: --markdown: expected no such option for list \(only --json\)/],
+    [
       ['compare', 'specs/two-phase/tp3.json', '--variants', 'x'],
       /specs\/two-phase\/tp3\.json: model: expected a model with variants/,
     ],
@@ -45,8 +51,11 @@ describe('compare', () => {
       ['mutants', 'specs/kafka/commit-abort.json', 'specs/two-phase/tp3.json'],
       /specs\/two-phase\/tp3\.json: model: expected the model of the first spec/,
     ],
-  ])('bad input %j gives one line and exit 2', async (args, message) => {
-    const { code, err } = await run(args);
+  ])('bad input %j gives one line and exit 2, before any search', async (args, message) => {
+    const started = performance.now();
+    const { code, err, out } = await run(args);
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(out).toBe('');
     expect(code).toBe(2);
     expect(err.trim().split('\n')).toHaveLength(1);
     expect(err).toMatch(message);
@@ -88,5 +97,32 @@ describe('list', () => {
     ]) {
       expect(out).toContain(name);
     }
+  });
+
+  it('--json gives what the text shows, as one object', async () => {
+    const text = (await run(['list'])).out;
+    const { code, out } = await run(['list', '--json']);
+    expect(code).toBe(0);
+    expect(out.trim().split('\n')).toHaveLength(1);
+    const listed = JSON.parse(out) as {
+      models: { name: string; [section: string]: unknown }[];
+      specs: { file: string; description: string; expect?: string }[];
+    };
+    expect(listed.models.map((m) => m.name)).toEqual(['kafka', 'two-phase']);
+    const kafka = listed.models[0]!;
+    for (const section of ['variants', 'switches', 'properties', 'liveness', 'mutants'])
+      for (const { name, description } of kafka[section] as { name: string; description: string }[])
+        expect(text).toMatch(
+          new RegExp(`^  ${name} +${description.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'),
+        );
+    expect(listed.specs.map((s) => s.file)).toEqual(
+      [...text.split('Shipped specs:\n')[1]!.matchAll(/^ {2}(\S+)/gm)].map((m) => m[1]),
+    );
+    expect(listed.specs).toContainEqual(
+      expect.objectContaining({
+        file: 'specs/kafka/hanging-transaction.json',
+        expect: 'NoHangingTransaction',
+      }),
+    );
   });
 });

@@ -1,31 +1,70 @@
-// `txcheck list`: what a new user can name in a spec, one line each.
+// `txcheck list`: what a new user can name in a spec, one line each, or the same as JSON.
 import { join, relative } from 'node:path';
 import { isPlainObject, readJsonFile } from './engine/input.ts';
 import { models } from '../specs/models.ts';
 import type { PropertyInfo } from '../specs/registry.ts';
 import { projectRoot, shippedSpecFiles } from '../specs/shipped.ts';
 
-function section(title: string, items: readonly PropertyInfo[] | undefined): string[] {
-  if (items === undefined || items.length === 0) return [];
+type Named = { readonly name: string; readonly description: string };
+
+/** One model's names, as list shows them; a section the model lacks is an empty list. */
+export interface ListedModel extends Named {
+  readonly variants: readonly Named[];
+  readonly switches: readonly Named[];
+  readonly properties: readonly Named[];
+  readonly liveness: readonly Named[];
+  readonly mutants: readonly Named[];
+}
+
+export interface ListedSpec {
+  /** The path as given to check from the working directory. */
+  readonly file: string;
+  /** The first sentence of the spec's description. */
+  readonly description: string;
+  readonly expect?: string;
+}
+
+const named = (items: readonly PropertyInfo[] | undefined): Named[] =>
+  (items ?? []).map(({ name, description }) => ({ name, description }));
+
+function shippedSpecs(): ListedSpec[] {
+  return shippedSpecFiles().map((f) => {
+    const spec = readJsonFile(join(projectRoot, f));
+    const text = isPlainObject(spec) && typeof spec.description === 'string' ? spec.description : '';
+    const file = relative(process.cwd(), join(projectRoot, f));
+    const description = text.split('. ')[0]!.replace(/\.$/, '');
+    return isPlainObject(spec) && typeof spec.expect === 'string'
+      ? { file, description, expect: spec.expect }
+      : { file, description };
+  });
+}
+
+/** What list shows, as data: `txcheck list --json` prints it. */
+export function listData(): { models: ListedModel[]; specs: ListedSpec[] } {
+  return {
+    models: models.map((m) => ({
+      name: m.name,
+      description: m.description,
+      variants: named(m.variants),
+      switches: named(m.switches),
+      properties: named(m.properties),
+      liveness: named(m.liveness),
+      mutants: named(m.mutants),
+    })),
+    specs: shippedSpecs(),
+  };
+}
+
+function section(title: string, items: readonly Named[]): string[] {
+  if (items.length === 0) return [];
   const width = Math.max(...items.map((i) => i.name.length));
   return [`${title}:`, ...items.map((i) => `  ${i.name.padEnd(width)}  ${i.description}`)];
 }
 
-function shippedSpecs(): PropertyInfo[] {
-  return shippedSpecFiles().map((f) => {
-    const spec = readJsonFile(join(projectRoot, f));
-    const text = isPlainObject(spec) && typeof spec.description === 'string' ? spec.description : '';
-    const expect = isPlainObject(spec) && typeof spec.expect === 'string' ? ` [expects ${spec.expect}]` : '';
-    return {
-      name: relative(process.cwd(), join(projectRoot, f)),
-      description: `${text.split('. ')[0]!.replace(/\.$/, '')}${expect}`,
-    };
-  });
-}
-
 export function listText(): string {
-  const lines = section('Models', models);
-  for (const m of models) {
+  const { models: listed, specs } = listData();
+  const lines = section('Models', listed);
+  for (const m of listed) {
     lines.push('', ...section(`${m.name}: generations ("variant")`, m.variants));
     lines.push(
       ...section(`${m.name}: switches ("variant": { "enable": [...], "disable": [...] })`, m.switches),
@@ -34,6 +73,10 @@ export function listText(): string {
     lines.push(...section(`${m.name}: liveness properties`, m.liveness));
     lines.push(...section(`${m.name}: mutants`, m.mutants));
   }
-  lines.push('', ...section('Shipped specs', shippedSpecs()));
+  const shipped = specs.map((s) => ({
+    name: s.file,
+    description: `${s.description}${s.expect === undefined ? '' : ` [expects ${s.expect}]`}`,
+  }));
+  lines.push('', ...section('Shipped specs', shipped));
   return `${lines.join('\n')}\n`;
 }

@@ -1,7 +1,16 @@
 // The package as a user gets it: `npm pack` (which builds dist/), installed from the tarball into
 // an empty folder, where `npx txcheck` runs on plain Node, without tsx or any development tool.
 import { type SpawnSyncReturns, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,6 +56,23 @@ describe('the installed package', () => {
     );
     expect(packed.filter((f) => f.endsWith('.ts') || f.includes('.test.'))).toEqual([]);
     expect(existsSync(join(app, 'node_modules/tsx'))).toBe(false);
+  });
+
+  it('lists only specs it can check: none names a variant file, which the package does not hold', () => {
+    const listed = txcheck('list', '--json');
+    expect(listed.status).toBe(0);
+    const specs = (JSON.parse(listed.stdout) as { specs: { file: string }[] }).specs.map((s) => s.file);
+    expect(specs).toContain(join(installed, 'specs/kafka/commit-abort.json'));
+    const withVariantFile = specs.filter(
+      (f) =>
+        (JSON.parse(readFileSync(join(app, f), 'utf8')) as { variant?: { overrides?: string } }).variant
+          ?.overrides !== undefined,
+    );
+    expect(withVariantFile).toEqual([]);
+    // The clone has such specs: the package leaves them out rather than list what cannot run.
+    expect(readFileSync(join(root, 'specs/kafka/franz-go-delayed-produce.json'), 'utf8')).toContain(
+      '"overrides"',
+    );
   });
 
   it('npx txcheck --help lists every command', () => {
@@ -114,7 +140,7 @@ export const overrides = {
 };
 `;
     const example = JSON.parse(
-      readFileSync(join(app, installed, 'specs/kafka/examples/lenient-produce.json'), 'utf8'),
+      readFileSync(join(root, 'specs/kafka/examples/lenient-produce.json'), 'utf8'),
     ) as { variant: object; expect: string };
     const variant = (file: string): string => {
       writeFileSync(join(app, file), lenient);
@@ -133,6 +159,35 @@ export const overrides = {
       /^lenient\.ts\.json: variant\.overrides: expected a variant file that loads, got lenient\.ts: a TypeScript variant file needs tsx .*\n$/,
     );
   });
+});
+
+describe('npx txcheck in a clone', () => {
+  const inClone = (cwd: string, command: string, args: readonly string[]) =>
+    spawnSync(command, args, { cwd, env, encoding: 'utf8' });
+
+  it('runs the build npm ci made, at once: npx installs the clone in its cache without building it again', () => {
+    const built = statSync(join(root, 'dist/checker/cli.js')).mtimeMs;
+    const cache = mkdtempSync(join(tmpdir(), 'txcheck-npx-cache-'));
+    const run = inClone(root, 'npx', ['--offline', '--cache', cache, 'txcheck', 'list', '--json']);
+    expect(run.status).toBe(0);
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout).specs.length).toBeGreaterThan(0);
+    expect(statSync(join(root, 'dist/checker/cli.js')).mtimeMs).toBe(built);
+  });
+
+  it('builds a missing dist/ first, saying so in one line on stderr, and only once', () => {
+    const clone = mkdtempSync(join(tmpdir(), 'txcheck-clone-'));
+    for (const entry of ['checker', 'model', 'specs', 'package.json', 'tsconfig.json', 'tsconfig.build.json'])
+      cpSync(join(root, entry), join(clone, entry), { recursive: true });
+    symlinkSync(join(root, 'node_modules'), join(clone, 'node_modules'));
+    const first = inClone(clone, process.execPath, ['checker/bin.mjs', 'list', '--json']);
+    expect(first.status).toBe(0);
+    expect(first.stderr).toBe('txcheck: building dist/ first (npm run build, about 10 s; once per clone)\n');
+    expect(JSON.parse(first.stdout).models.length).toBeGreaterThan(0);
+    const second = inClone(clone, process.execPath, ['checker/bin.mjs', 'list']);
+    expect(second.status).toBe(0);
+    expect(second.stderr).toBe('');
+  }, 120_000);
 });
 
 describe('npx txcheck when npx goes', () => {

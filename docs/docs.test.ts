@@ -410,3 +410,22 @@ describe('the figures the docs quote', () => {
     expect(checkCountsTable('x.md', markedTables(table(row.distinctStates + 1))[0]!)).toHaveLength(1);
   });
 });
+
+describe('the fault table', () => {
+  const faults = readFileSync(join(root, 'docs/reference/faults.md'), 'utf8');
+
+  it('names test files that exist', () => {
+    const named = [...faults.matchAll(/`([\w./-]+\.test\.ts)`/g)].map((m) => m[1]!);
+    expect(named.length).toBeGreaterThan(10);
+    expect(named.filter((f) => !existsSync(join(root, f)))).toEqual([]);
+  });
+
+  it('gives every fault its test: in the row, or for the whole section', () => {
+    for (const section of faults.split(/^## /m).slice(1)) {
+      if (/\bTest:\s+`[^`]+\.test\.ts`/.test(section)) continue;
+      const rows = section.split('\n').filter((l) => l.startsWith('| ') && !/^\| (injected|---)/.test(l));
+      expect(rows.length, section.split('\n')[0]).toBeGreaterThan(0);
+      for (const row of rows) expect(row.split(' | ').at(-1), row).toMatch(/\.test\.ts`/);
+    }
+  });
+});

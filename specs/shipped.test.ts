@@ -24,6 +24,13 @@ describe('shipped specs', () => {
     expect(benchmarks.filter((f) => !specFiles.includes(f))).toEqual([]);
   });
 
+  it('cite the protocol notes by path, model/kafka/PROTOCOL.md, in their descriptions', () => {
+    const bare = specFiles.filter((f) =>
+      /(?<!model\/kafka\/)PROTOCOL\.md/.test(loadSpecFile(f).description ?? ''),
+    );
+    expect(bare).toEqual([]);
+  });
+
   it.each(withExpectation)(
     '%s gives the result it expects',
     async (file) => {

@@ -51,6 +51,17 @@ describe('saved traces', () => {
   });
 });
 
+/** Mentions of PROTOCOL.md that do not give its folder, which a reader outside model/kafka/ cannot find. */
+const bareProtocolMentions = (text: string): string[] =>
+  [...text.matchAll(/(?<!model\/kafka\/)PROTOCOL\.md \S+/g)].map((m) => m[0]);
+
+describe('saved traces cite the protocol notes by path', () => {
+  it.each(traceFiles)('%s: show names model/kafka/PROTOCOL.md in full', async (file) => {
+    const { out } = await txcheck('show', `${dir}${file}`);
+    expect(bareProtocolMentions(out)).toEqual([]);
+  });
+});
+
 describe('the B1 lasso, shown', () => {
   const lasso = `${dir}kafka-3.5-hanging-transaction-lasso.itf.json`;
 

@@ -43,11 +43,12 @@ Usage:
                                         the spec under each variant: a verdict per property
   txcheck mutants <spec.json>... [--markdown|--json] [--max-states N] [--max-seconds N]
                                         every mutant of the model against the specs: kill matrix
-  txcheck explore <spec.json | trace.itf.json> [--port N]
-                                        step through the model in the browser (127.0.0.1 only)
+  txcheck explore <spec.json | trace.itf.json> [--port N] [--max-seconds N]
+                                        step through the model in the browser (127.0.0.1 only);
+                                        --max-seconds bounds each answer (default 30)
   txcheck worker --redis URL [--workers N] [--lock-seconds N]
                                         take the jobs of check --redis runs from a queue
-  txcheck list                          models, generations, switches, properties, mutants, specs
+  txcheck list [--json]                 models, generations, switches, properties, mutants, specs
   txcheck --help                        this text (also -h)
 
 Options of check (they override the spec's own defaults):
@@ -158,11 +159,12 @@ export const commandFlags = {
   show: ['format'],
   report: ['out'],
   shrink: ['out', 'json'],
-  explore: ['port'],
+  explore: ['port', 'max-seconds'],
   compare: ['variants', 'markdown', 'json', 'max-states', 'max-seconds'],
   mutants: ['markdown', 'json', 'max-states', 'max-seconds'],
   worker: ['redis', 'workers', 'lock-seconds'],
   conform: ['kafka', 'variant', 'walks', 'seed', 'max-depth', 'max-seconds', 'json'],
+  list: ['json'],
 } as const satisfies Record<string, readonly Flag[]>;
 
 export type CommandName = keyof typeof commandFlags;

@@ -22,7 +22,7 @@ function fileKind(stat: Stats): string {
  * an existing folder this user can write: the atomic rename would replace a link, a FIFO or a
  * device with a plain file, and a path that cannot be written would lose the result at the end.
  */
-export function checkOutput(file: string, flag = '--out'): void {
+export function checkOutput(file: string, flag = '--out', folderMade = false): void {
   if (file === '') throw new InputError(COMMAND_LINE, flag, 'a file name', 'an empty string');
   const existing = lstatOrUndefined(file);
   if (existing !== undefined && !existing.isFile()) {
@@ -33,20 +33,21 @@ export function checkOutput(file: string, flag = '--out'): void {
       fileKind(existing),
     );
   }
-  checkOutputFolder(file, dirname(file), false, flag);
+  checkOutputFolder(file, dirname(file), folderMade, flag);
 }
 
-/** Refuses a folder that does not exist (unless `make` creates it) or that this user cannot write in. */
-export function checkOutputFolder(file: string, folder: string, make: boolean, flag = '--out'): void {
+/**
+ * Refuses a folder that does not exist (unless `made`: then the nearest folder that exists must
+ * be one this user can write in, where the folder is made when there is something to write) or
+ * that this user cannot write in. A run that writes nothing leaves no empty folder behind.
+ */
+export function checkOutputFolder(file: string, folder: string, made: boolean, flag = '--out'): void {
   const refuse = (expected: string, got: string): never => {
     throw new InputError(file, flag, expected, got);
   };
-  if (make) {
-    try {
-      mkdirSync(folder, { recursive: true });
-    } catch (e) {
-      refuse('a path whose folder can be created', `${errorCode(e)} for ${folder}`);
-    }
+  if (made && lstatOrUndefined(folder) === undefined) {
+    const above = nearestExisting(folder);
+    if (above !== undefined && above !== folder) return checkOutputFolder(file, above, false, flag);
   }
   let parent: Stats | undefined;
   try {
@@ -85,6 +86,14 @@ function lstatOrUndefined(path: string): Stats | undefined {
   }
 }
 
+/** `folder` or its nearest ancestor that exists, if any. */
+function nearestExisting(folder: string): string | undefined {
+  for (let p = folder; ; p = dirname(p)) {
+    if (lstatOrUndefined(p) !== undefined) return p;
+    if (p === dirname(p)) return undefined;
+  }
+}
+
 /** The nearest ancestor of `folder` that exists as something other than a folder, if any. */
 function ancestorFile(folder: string): string | undefined {
   for (let p = folder; p !== dirname(p); p = dirname(p)) {
@@ -94,8 +103,15 @@ function ancestorFile(folder: string): string | undefined {
   return undefined;
 }
 
-/** Writes `text` to `file` atomically; a failure is bad input naming the file. */
-export function writeOutput(file: string, text: string): void {
+/** Writes `text` to `file` atomically, making its folder first if `makeFolder`; a failure is bad input naming the file. */
+export function writeOutput(file: string, text: string, makeFolder = false): void {
+  if (makeFolder) {
+    try {
+      mkdirSync(dirname(file), { recursive: true });
+    } catch (e) {
+      throw new InputError(file, '--out', 'a path whose folder can be created', errorCode(e));
+    }
+  }
   checkOutput(file);
   try {
     writeFileAtomic(file, text);

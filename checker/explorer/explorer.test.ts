@@ -1,7 +1,8 @@
 // The explorer: its API replays paths of action labels, marks violated properties, saves traces
 // that `replay` accepts, searches from the current state, and answers bad requests with an error
 // while it keeps running; in headless Chromium a person's clicks take the B1 trace's steps.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,6 @@ import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../cli.ts';
 import { type RunningExplorer, startExplorer } from './server.ts';
-import { explorerSource } from './source.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const spec = join(root, 'specs/kafka/hanging-transaction.json');
@@ -22,6 +22,9 @@ const b1: string[] = JSON.parse(readFileSync(traceFile, 'utf8'))
 const io = { out: () => {}, err: () => {}, errIsTTY: false };
 const CHROMIUM = '/usr/bin/chromium';
 const browserAvailable = existsSync(CHROMIUM) || process.env.CI !== undefined;
+const scratch = mkdtempSync(join(tmpdir(), 'txcheck-explore-'));
+/** A folder of this file's own, for saved traces and written specs. */
+const outDirOf = () => scratch;
 
 let explorer: RunningExplorer;
 let outDir: string;
@@ -39,8 +42,8 @@ const violated = (json: Record<string, unknown>) =>
   (json.properties as { name: string; holds: boolean }[]).filter((p) => !p.holds).map((p) => p.name);
 
 beforeAll(async () => {
-  outDir = mkdtempSync(join(tmpdir(), 'txcheck-explore-'));
-  explorer = await startExplorer(explorerSource(spec, outDir));
+  outDir = outDirOf();
+  explorer = await startExplorer(spec, outDir);
 });
 afterAll(async () => {
   await explorer?.close();
@@ -97,7 +100,7 @@ describe('the explorer API', () => {
   });
 
   it("opened on a trace, offers the trace's steps as the way forward", async () => {
-    const onTrace = await startExplorer(explorerSource(traceFile, outDir));
+    const onTrace = await startExplorer(traceFile, outDir);
     try {
       const info = (await (
         await fetch(`${onTrace.url}api/info`, {
@@ -262,6 +265,77 @@ describe('the explorer trusts no other web page', () => {
   });
 });
 
+describe("a variant's handler that never returns", () => {
+  // InitProducerId loops: the first step is the client's, the coordinator's answer never comes.
+  const loops = join(outDirOf(), 'loops.mjs');
+  const loopSpec = join(outDirOf(), 'loops.json');
+  writeFileSync(loops, 'export const overrides = { InitProducerId: () => { for (;;) {} } };\n');
+  writeFileSync(
+    loopSpec,
+    JSON.stringify({ model: 'kafka', variant: { base: 'kafka-3.5', overrides: loops }, deadlock: true }),
+  );
+  const ask = async (url: string, name: string, body: unknown) => {
+    const res = await fetch(`${url}api/${name}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+  };
+
+  it('costs one answer (503 at --max-seconds, one line), and the explorer goes on with a new model thread', async () => {
+    const stuck = await startExplorer(loopSpec, outDirOf(), { maxSeconds: 1 });
+    try {
+      expect((await ask(stuck.url, 'state', { path: [] })).status).toBe(200);
+      for (const name of ['state', 'search']) {
+        const started = performance.now();
+        const { status, json } = await ask(stuck.url, name, { path: ['P0.0: initTransactions'] });
+        expect(performance.now() - started).toBeLessThan(10_000);
+        expect(status).toBe(503);
+        expect(json.error).toMatch(
+          /^the model did not answer within 1 s \(explore --max-seconds\), so its thread was ended and a new one started/,
+        );
+        const after = await ask(stuck.url, 'state', { path: [] });
+        expect(after.status).toBe(200);
+        expect(after.json.actions).toContainEqual(
+          expect.objectContaining({ label: 'P0.0: initTransactions' }),
+        );
+      }
+    } finally {
+      await stuck.close();
+    }
+  }, 40_000);
+
+  it('does not hold the process: SIGINT stops txcheck explore at once, its model thread stuck', async () => {
+    const port = 20000 + ((process.pid + 7) % 20000);
+    const child = spawn(
+      join(root, 'node_modules/.bin/tsx'),
+      [join(root, 'checker/cli.ts'), 'explore', loopSpec, '--port', String(port), '--max-seconds', '600'],
+      // A group of its own, so that a failure can end tsx and the process it started together.
+      { cwd: outDirOf(), stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+    );
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        const m = /at (http:\S+)/.exec(d.toString());
+        if (m !== null) resolve(m[1]!);
+      });
+      child.on('exit', () => reject(new Error('explore exited before it listened')));
+    });
+    void ask(url, 'state', { path: ['P0.0: initTransactions'] }).catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const signalled = performance.now();
+    child.kill('SIGINT');
+    const code = await Promise.race([
+      exited,
+      new Promise((resolve) => setTimeout(() => resolve('running'), 2000)),
+    ]);
+    if (code === 'running') process.kill(-child.pid!, 'SIGKILL');
+    expect(code).toBe(0);
+    expect(performance.now() - signalled).toBeLessThan(2000);
+  }, 40_000);
+});
+
 describe('txcheck explore on the command line', () => {
   const run = async (...argv: string[]) => {
     let err = '';
@@ -277,6 +351,14 @@ describe('txcheck explore on the command line', () => {
     expect(await run('explore', spec, '--port', '70000')).toEqual({
       code: 2,
       err: 'command line: --port: expected an integer from 1 to 65535, got 70000\n',
+    });
+    expect(await run('explore', join(outDir, 'missing.json'))).toEqual({
+      code: 2,
+      err: expect.stringMatching(/^\S*missing\.json: .*\n$/),
+    });
+    expect(await run('explore', spec, '--max-seconds', '0')).toEqual({
+      code: 2,
+      err: 'command line: --max-seconds: expected an integer from 1 to 86400, got 0\n',
     });
     const busy = new URL(explorer.url).port;
     expect(await run('explore', spec, '--port', busy)).toEqual({

@@ -103,7 +103,7 @@ $('search').addEventListener('click', async () => {
   $('notice').textContent = 'Searching…';
   try {
     const r = await api('search', { path });
-    if (!r.found) { $('notice').textContent = 'No violation within ' + r.bound + ' states from here.'; return; }
+    if (!r.found) { $('notice').textContent = r.exhausted ? 'No violation is reachable from here.' : r.stoppedBy === 'maxSeconds' ? 'No violation found from here before the time limit (explore --max-seconds).' : 'No violation within ' + r.bound + ' states from here.'; return; }
     $('notice').textContent = r.property + ' is violated ' + (r.path.length - path.length) + ' steps from here.';
     await go(r.path, false);
   } catch (e) { showError(e.message); }

@@ -1,40 +1,32 @@
 // `txcheck explore`: a local HTTP server (127.0.0.1 only) that lets a person walk through a model
 // in the browser. The page asks the server for the state at the end of a path of action labels;
 // the server replays the path, so every answer is the model's own. Bad requests get a JSON error
-// and the server keeps running. Any page open in the browser can send requests to 127.0.0.1, so
-// only its own page is answered: a request for another Host (DNS rebinding) or from another
-// Origin gets 403, a POST must carry JSON (which a foreign page cannot send without the
-// browser asking first), and a body past the limit is not read on.
+// and the server keeps running. The model runs on a thread of its own, each answer bounded in
+// time (model-thread.ts), so a variant's handler that never returns costs one answer, not the
+// server. Any page open in the browser can send requests to 127.0.0.1, so only its own page is
+// answered: a request for another Host (DNS rebinding) or from another Origin gets 403, a POST
+// must carry JSON (which a foreign page cannot send without the browser asking first), and a
+// body past the limit is not read on.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import type { Model } from '../engine/model.ts';
-import { type TraceMeta, writeTraceFile } from '../engine/trace.ts';
-import type { TraceRenderer } from '../report/renderer.ts';
-import { TOOL } from '../version.ts';
+import { type ApiAnswer, API_ROUTES } from './answers.ts';
+import { ModelThread } from './model-thread.ts';
 import { explorerPage } from './page.ts';
-import { PathError, describeState, searchFrom, walk } from './session.ts';
-
-export interface ExplorerSource {
-  readonly model: Model<unknown, unknown>;
-  readonly renderer?: TraceRenderer;
-  readonly title: string;
-  /** What a saved trace records of its origin (spec object, spec file, description). */
-  readonly spec: Readonly<Record<string, unknown>>;
-  readonly specFile: string;
-  /** A trace's labels, when the explorer was opened on one: the page offers them as the way forward. */
-  readonly suggested: readonly string[];
-  /** Where saved traces go. */
-  readonly outDir: string;
-}
 
 export interface RunningExplorer {
   readonly url: string;
   close(): Promise<void>;
 }
 
+export interface ExplorerOptions {
+  /** 0 (the default) takes any free port. */
+  readonly port?: number;
+  /** The most seconds one answer may take: a step, a state, a search (explore --max-seconds). */
+  readonly maxSeconds?: number;
+}
+
+/** explore's --max-seconds when not given. */
+export const DEFAULT_ANSWER_SECONDS = 30;
 const MAX_BODY = 1 << 20;
-const SEARCH_STATES = 200_000;
 
 class BadRequest extends Error {}
 class TooLarge extends Error {}
@@ -65,14 +57,6 @@ function readBody(req: IncomingMessage): Promise<unknown> {
   });
 }
 
-/** The "path" field of a request: a list of action labels. */
-function pathOf(body: unknown): string[] {
-  const path = (body as { path?: unknown } | null)?.path;
-  if (!Array.isArray(path) || !path.every((x) => typeof x === 'string'))
-    throw new BadRequest('path: expected a list of action labels');
-  return path;
-}
-
 function send(
   res: ServerResponse,
   status: number,
@@ -98,54 +82,25 @@ const refuse = (res: ServerResponse, status: number, error: string, headers: Rec
 /** The media type of a content-type header, without its parameters. */
 const mediaType = (header: string | undefined): string => (header ?? '').split(';')[0]!.trim().toLowerCase();
 
-/** A file name under `dir` that does not exist yet. */
-function freshName(dir: string): string {
-  for (let n = 1; ; n++) {
-    const file = join(dir, `explore-${n}.itf.json`);
-    if (!existsSync(file)) return file;
+/**
+ * Serves the explorer for the spec or trace `file` on 127.0.0.1, saving traces under `outDir`.
+ * Rejects with the file's bad input before listening, and with the listen error (EADDRINUSE...).
+ */
+export async function startExplorer(
+  file: string,
+  outDir: string,
+  { port = 0, maxSeconds = DEFAULT_ANSWER_SECONDS }: ExplorerOptions = {},
+): Promise<RunningExplorer> {
+  const thread = new ModelThread({ file, outDir }, maxSeconds);
+  let title: string;
+  try {
+    const info = await thread.ask('/api/info', {});
+    if (info.status !== 200) throw new Error(`explore: ${(info.json as { error: string }).error}`);
+    title = (info.json as { title: string }).title;
+  } catch (e) {
+    await thread.close();
+    throw e;
   }
-}
-
-export function startExplorer(source: ExplorerSource, port = 0): Promise<RunningExplorer> {
-  const { model, renderer } = source;
-  const handlers: Record<string, (body: unknown) => unknown> = {
-    '/api/info': () => ({
-      title: source.title,
-      tool: TOOL,
-      suggested: source.suggested,
-      properties: model.invariants.map((p) => p.name),
-    }),
-    '/api/state': (body) => describeState(model, renderer, walk(model, pathOf(body))),
-    '/api/search': (body) => {
-      const path = pathOf(body);
-      const explored = walk(model, path);
-      const found = searchFrom(model, explored.states[explored.states.length - 1], SEARCH_STATES);
-      return found === null
-        ? { found: false, bound: SEARCH_STATES }
-        : { found: true, property: found.property, path: [...path, ...found.labels] };
-    },
-    '/api/save': (body) => {
-      const path = pathOf(body);
-      const explored = walk(model, path);
-      const last = explored.states[explored.states.length - 1];
-      const broken = model.invariants.find((p) => !p.holds(last));
-      if (broken === undefined)
-        throw new BadRequest(
-          'save: no property is violated at the end of this path, so replay would have nothing to reproduce',
-        );
-      const file = freshName(source.outDir);
-      const meta: TraceMeta = {
-        tool: TOOL,
-        spec: source.spec,
-        specFile: source.specFile,
-        strategy: 'explore',
-        property: broken.name,
-        description: `${broken.name} violated after ${path.length} steps, found by hand in the explorer (${source.specFile})`,
-      };
-      writeTraceFile(file, model, { states: explored.states, actions: path }, meta);
-      return { saved: file, property: broken.name };
-    },
-  };
 
   const server: Server = createServer((req, res) => {
     const address = server.address();
@@ -161,32 +116,38 @@ export function startExplorer(source: ExplorerSource, port = 0): Promise<Running
       return refuse(res, 403, `forbidden: Origin ${JSON.stringify(origin)} is not this explorer's page`);
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const page = url.pathname === '/';
-    const handler = handlers[url.pathname];
-    if (!page && handler === undefined) return refuse(res, 404, `no such page: ${url.pathname}`);
+    if (!page && !API_ROUTES.includes(url.pathname)) return refuse(res, 404, `no such page: ${url.pathname}`);
     const allowed = page ? 'GET' : 'POST';
     if (req.method !== allowed)
       return refuse(res, 405, `${req.method} not allowed: ${url.pathname} takes ${allowed}`, {
         allow: allowed,
       });
-    if (page) return send(res, 200, 'text/html; charset=utf-8', explorerPage(source.title));
+    if (page) return send(res, 200, 'text/html; charset=utf-8', explorerPage(title));
     if (mediaType(req.headers['content-type']) !== 'application/json')
       return refuse(res, 415, 'a POST takes a JSON body: content-type application/json');
     readBody(req)
-      .then((body) => send(res, 200, 'application/json', JSON.stringify(handler!(body))))
+      .then((body) => thread.ask(url.pathname, body))
+      .then(({ status, json }: ApiAnswer) => send(res, status, 'application/json', JSON.stringify(json)))
       .catch((e: unknown) => {
         if (e instanceof TooLarge) return refuse(res, 413, `request body larger than ${MAX_BODY} bytes`);
-        const known = e instanceof BadRequest || e instanceof PathError;
+        const known = e instanceof BadRequest;
         sendError(res, known ? 400 : 500, known ? e.message : `internal error: ${(e as Error).message}`);
       });
   });
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (e) => void thread.close().then(() => reject(e)));
     server.listen(port, '127.0.0.1', () => {
       const address = server.address();
       const actual = typeof address === 'object' && address !== null ? address.port : port;
       resolve({
         url: `http://127.0.0.1:${actual}/`,
-        close: () => new Promise((done) => server.close(() => done())),
+        // The model's thread first: an answer it holds then goes out, and the connection closes.
+        close: async () => {
+          await thread.close();
+          const closed = new Promise<void>((done) => server.close(() => done()));
+          server.closeAllConnections();
+          await closed;
+        },
       });
     });
   });

@@ -4,6 +4,7 @@
 // URL and saved as a trace that `replay` accepts.
 import { bfs } from '../engine/bfs.ts';
 import type { Model } from '../engine/model.ts';
+import type { Limit } from '../engine/search.ts';
 import { stateView } from '../engine/trace.ts';
 import type { Table, TraceRenderer, View } from '../report/renderer.ts';
 
@@ -80,15 +81,20 @@ export function describeState<S>(
 }
 
 /**
- * Breadth-first search from the end of a path (at most `maxStates` states): the labels that lead
- * from there to the nearest state violating a property, or null when none is found within the bound.
+ * Breadth-first search from the end of a path (at most `maxStates` states and `maxSeconds`
+ * seconds): the labels that lead from there to the nearest state violating a property; or, when
+ * none is found, whether the search covered every state reachable from there or what stopped it.
  */
 export function searchFrom<S>(
   model: Model<S, unknown>,
   from: S,
   maxStates: number,
-): { labels: readonly string[]; property: string } | null {
-  const result = bfs({ ...model, init: () => [from] }, { deadlockAllowed: true, maxStates });
-  if (result.status !== 'violation') return null;
-  return { labels: result.violation!.trace.actions, property: result.violation!.property };
+  maxSeconds?: number,
+):
+  | { readonly labels: readonly string[]; readonly property: string }
+  | { readonly exhausted: boolean; readonly stoppedBy?: Limit } {
+  const result = bfs({ ...model, init: () => [from] }, { deadlockAllowed: true, maxStates, maxSeconds });
+  if (result.status === 'violation')
+    return { labels: result.violation!.trace.actions, property: result.violation!.property };
+  return result.status === 'ok' ? { exhausted: true } : { exhausted: false, stoppedBy: result.stoppedBy };
 }

@@ -3,7 +3,21 @@
 import { isPlainObject, readJsonFile } from '../engine/input.ts';
 import { parseTrace } from '../engine/trace.ts';
 import { parseSpec } from '../../specs/load.ts';
-import type { ExplorerSource } from './server.ts';
+import type { Model } from '../engine/model.ts';
+import type { TraceRenderer } from '../report/renderer.ts';
+
+export interface ExplorerSource {
+  readonly model: Model<unknown, unknown>;
+  readonly renderer?: TraceRenderer;
+  readonly title: string;
+  /** What a saved trace records of its origin (spec object, spec file, description). */
+  readonly spec: Readonly<Record<string, unknown>>;
+  readonly specFile: string;
+  /** A trace's labels, when the explorer was opened on one: the page offers them as the way forward. */
+  readonly suggested: readonly string[];
+  /** Where saved traces go. */
+  readonly outDir: string;
+}
 
 export function explorerSource(file: string, outDir: string): ExplorerSource {
   const value = readJsonFile(file);

@@ -1,8 +1,18 @@
-import { readdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { UsageError, groups, mutates, scores, selection, table } from './run.ts';
+import {
+  UsageError,
+  groups,
+  ignorePatterns,
+  mutates,
+  scores,
+  selection,
+  table,
+  unresolvedLinks,
+} from './run.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const sources = (dir: string): string[] =>
@@ -60,5 +70,22 @@ describe('mutation groups', () => {
       '| `model/kafka/b.ts` | 50.0 % | 2 / 4 | 1 | 1 |',
       '| together | 60.0 % | 3 / 5 | 1 | 1 |',
     ]);
+  });
+
+  it('find the links Stryker would stop at (dangling, or in a loop) and skip exactly those', () => {
+    const project = mkdtempSync(join(tmpdir(), 'txcheck-mutation-'));
+    mkdirSync(join(project, 'src/deep'), { recursive: true });
+    writeFileSync(join(project, 'src/a.ts'), '');
+    symlinkSync('a.ts', join(project, 'src/good-link'));
+    symlinkSync('/nowhere/at/all', join(project, 'src/deep/gone [1].ts'));
+    symlinkSync('loop', join(project, 'loop'));
+    // Stryker never copies these, so a broken link there does not matter.
+    mkdirSync(join(project, 'node_modules'));
+    symlinkSync('/nowhere', join(project, 'node_modules/gone'));
+    expect(unresolvedLinks(project)).toEqual([
+      { path: 'loop', target: 'loop' },
+      { path: 'src/deep/gone [1].ts', target: '/nowhere/at/all' },
+    ]);
+    expect(ignorePatterns(['loop', 'src/deep/gone [1].ts'])).toBe('/loop,/src/deep/gone \\[1\\].ts');
   });
 });

@@ -8,8 +8,8 @@
 //
 // Each group writes out/mutation/<group>/ (mutation.json, index.html, incremental.json).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -62,6 +62,37 @@ export function selection(words: readonly string[], all: Groups = groups): Map<s
   }
   return chosen;
 }
+
+/** What Stryker never copies into its sandbox, so need not resolve. */
+const NOT_COPIED = /^(node_modules|\.git|\.stryker-tmp.*)$/;
+
+/**
+ * The symbolic links under `dir` that do not resolve (dangling, or in a loop), as paths from
+ * `dir` with their targets. Stryker copies the project into a sandbox and stops at such a link.
+ */
+export function unresolvedLinks(dir: string = root): { path: string; target: string }[] {
+  const found: { path: string; target: string }[] = [];
+  const visit = (folder: string): void => {
+    for (const entry of readdirSync(folder, { withFileTypes: true })) {
+      if (NOT_COPIED.test(entry.name)) continue;
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) visit(path);
+      else if (entry.isSymbolicLink()) {
+        try {
+          statSync(path);
+        } catch {
+          found.push({ path: relative(dir, path), target: readlinkSync(path) });
+        }
+      }
+    }
+  };
+  visit(dir);
+  return found.sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/** Stryker's patterns for exactly these paths from the project's root, glob characters escaped. */
+export const ignorePatterns = (paths: readonly string[]): string =>
+  paths.map((p) => `/${p.replace(/[\\*?[\]{}()!#]/g, '\\$&')}`).join(',');
 
 export interface FileScore {
   readonly file: string;
@@ -129,12 +160,16 @@ function main(): number {
       `npm run mutation: --concurrency ${values.concurrency}: expected a whole number from 1`,
     );
   const chosen = selection(positionals);
+  const links = unresolvedLinks();
+  for (const { path, target } of links)
+    console.error(`npm run mutation: skipping ${path}, a symbolic link to ${target}, which does not resolve`);
   const rows: FileScore[] = [];
   for (const [name, files] of chosen) {
     const args = ['run', 'checker/mutation/stryker.config.mjs'];
     if (files.length > 0) args.push('--mutate', files.join(','));
     if (values.concurrency !== undefined) args.push('--concurrency', values.concurrency);
     if (values.incremental) args.push('--incremental');
+    if (links.length > 0) args.push('--ignorePatterns', ignorePatterns(links.map((l) => l.path)));
     console.log(`\n# mutation group ${name}${files.length > 0 ? `: ${files.join(', ')}` : ''}`);
     const started = performance.now();
     const stryker = spawnSync(

@@ -203,7 +203,11 @@ function writeTraces(
         : written.length === 0
           ? out
           : out.replace(/(\.itf)?\.json$/, '') + `.${property}.itf.json`;
-    writeOutput(path, traceText(model, trace, { ...baseMeta, ...extra, property, description }));
+    writeOutput(
+      path,
+      traceText(model, trace, { ...baseMeta, ...extra, property, description }),
+      out === undefined,
+    );
     written.push(path);
     return path;
   };

@@ -14,5 +14,15 @@ export function run(files: readonly string[], flags: Flags, io: Io): number {
   const limits = verdictLimits(file, flags);
   if (flags.variants === undefined)
     throw new InputError(COMMAND_LINE, '--variants', 'a comma-separated list of variants (see txcheck list)');
-  return compareCommand(file, raw, flags.variants.split(','), limits, tableFormat(flags), io);
+  const variants = flags.variants.split(',');
+  // Twice the same search would only print the same row twice: a slip, said before any work.
+  const repeated = variants.find((v, i) => variants.indexOf(v) !== i);
+  if (repeated !== undefined)
+    throw new InputError(
+      COMMAND_LINE,
+      '--variants',
+      'each variant once',
+      `${JSON.stringify(repeated)} ${variants.filter((v) => v === repeated).length} times`,
+    );
+  return compareCommand(file, raw, variants, limits, tableFormat(flags), io);
 }

@@ -4,18 +4,17 @@ import { renderHtml } from '../../report/html.ts';
 import { TOOL } from '../../version.ts';
 import { type Flags, fileArgument, rejectOtherFlags } from '../args.ts';
 import { ExitCode, type Io } from '../io.ts';
-import { checkOutput, checkOutputFolder, writeOutput } from '../output.ts';
+import { checkOutput, writeOutput } from '../output.ts';
 import { reportOf } from '../saved-trace.ts';
 
 export function run(args: readonly string[], flags: Flags, io: Io): number {
   const file = fileArgument('report', args, 'a trace file');
   rejectOtherFlags('report', flags);
   const out = flags.out ?? `out/${basename(file).replace(/(\.itf)?\.json$/, '')}.html`;
-  if (flags.out === undefined) checkOutputFolder(out, 'out', true);
-  checkOutput(out);
+  checkOutput(out, '--out', flags.out === undefined);
   const report = reportOf(file, io);
   if (report === undefined) return ExitCode.Violation;
-  writeOutput(out, renderHtml(report));
+  writeOutput(out, renderHtml(report), flags.out === undefined);
   io.out(
     `${TOOL}: report of ${file} (${report.steps.length - 1} steps, ${report.property}) written to ${out}\n`,
   );
