@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { loadSpecFile, parseSpec } from '../specs/load.ts';
 import { BrokerSetupError, type Broker, fetchRelease, startBroker } from './broker.ts';
 import { type WalkResult, conform } from './conform.ts';
-import { SERVED_RELEASES, generationOf } from './releases.ts';
+import { SERVED_RELEASES, atRelease, variantName, variantOf } from './releases.ts';
 import { atTransactionVersion } from './replay/index.ts';
 
 /** Shipped specs whose faults one broker can be driven through. */
@@ -47,7 +47,7 @@ async function main(): Promise<void> {
       console.error(e.message);
       continue;
     }
-    const generation = generationOf(release);
+    const generation = variantName(variantOf(release));
     for (const tv of [1, 2]) {
       let broker: Broker;
       try {
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
       try {
         for (const file of SPECS) {
           const spec = loadSpecFile(file);
-          const raw = atTransactionVersion(spec.entry.withVariant!(spec.raw, generation), tv);
+          const raw = atTransactionVersion(atRelease(spec.raw, release), tv);
           const params = parseSpec(file, raw, '').params;
           const result = await conform({ target: broker.address, params, seed, walks, maxDepth: 40 });
           rows.push({ release, tv, generation, spec: file, walks: result.walks });

@@ -16,7 +16,7 @@ import { type KafkaReplayResult, atTransactionVersion, replayOnKafka } from './r
 /** The releases served from Maven Central (docs/guides/real-kafka.md), one or two per line. */
 const RELEASES = ['4.0.0', '4.0.2', '4.1.0', '4.1.2', '4.2.0', '4.3.0', '4.4.0'];
 /** The generations a 4.x broker is matched against: the brokers' rules of 3.8 (TV1) and the 4.x ones. */
-const GENERATIONS = ['kafka-3.8', 'kafka-4.0', 'kafka-4.1', 'kafka-latest'];
+const GENERATIONS = ['kafka-3.8', 'kafka-4.0', 'kafka-4.1', 'kafka-4.3', 'kafka-latest'];
 
 interface Cell {
   readonly trace: string;
