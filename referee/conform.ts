@@ -5,7 +5,7 @@ import { walkRandom } from '../checker/engine/random.ts';
 import type { KafkaConfig } from '../model/kafka/config.ts';
 import { startBroker } from './broker.ts';
 import { traceTransactionVersion } from './replay/index.ts';
-import { BrokerUnusableError, type ReplayOutcome, replayOnBroker } from './replay/replay.ts';
+import { BrokerUnusableError, type ReplayOutcome, type StepResult, replayOnBroker } from './replay/replay.ts';
 import { randomLabels, walkTrace } from './replay/walk.ts';
 
 export interface ConformOptions {
@@ -30,6 +30,8 @@ export interface WalkResult {
   /** A walk that differs: the first difference's field, and the shortest walk found that shows it. */
   readonly difference?: string;
   readonly shrunk?: readonly string[];
+  /** The broker's side of the shortest walk, step by step. */
+  readonly observed?: readonly StepResult[];
 }
 
 export interface ConformResult {
@@ -51,19 +53,24 @@ async function replayLabels(
 const kindOf = (outcome: ReplayOutcome): string | undefined =>
   outcome.steps.find((s) => s.difference !== undefined)?.difference?.what;
 
-/** Drops one step at a time, from the last, while the replay still differs in the same field. */
+/**
+ * Drops one step at a time, from the last, while the replay still differs in the same field;
+ * the steps after the first difference go first, as they cannot matter to it.
+ */
 async function shrink(
   address: string,
   cfg: KafkaConfig,
   labels: readonly string[],
-  what: string,
-): Promise<string[]> {
-  let best = [...labels];
-  for (let i = best.length - 1; i >= 0; i--) {
-    const candidate = [...best.slice(0, i), ...best.slice(i + 1)];
+  found: ReplayOutcome,
+): Promise<{ labels: string[]; outcome: ReplayOutcome }> {
+  const what = kindOf(found)!;
+  const differsAt = found.steps.find((st) => st.difference !== undefined)!.index;
+  let best = { labels: labels.slice(0, differsAt), outcome: found };
+  for (let i = best.labels.length - 1; i >= 0; i--) {
+    const candidate = [...best.labels.slice(0, i), ...best.labels.slice(i + 1)];
     if (walkTrace(cfg, candidate).stop !== undefined) continue;
     const outcome = await replayLabels(address, cfg, candidate);
-    if (outcome.status === 'diverges' && kindOf(outcome) === what) best = candidate;
+    if (outcome.status === 'diverges' && kindOf(outcome) === what) best = { labels: candidate, outcome };
   }
   return best;
 }
@@ -96,12 +103,15 @@ async function conformOn(
     }
     transactionVersion = outcome.transactionVersion;
     const what = kindOf(outcome);
+    const shrunk = what === undefined ? undefined : await shrink(address, cfg, labels, outcome);
     const result: WalkResult = {
       walk,
       status: outcome.status,
       steps: outcome.steps.length,
       message: outcome.message,
-      ...(what === undefined ? {} : { difference: what, shrunk: await shrink(address, cfg, labels, what) }),
+      ...(shrunk === undefined
+        ? {}
+        : { difference: what, shrunk: shrunk.labels, observed: shrunk.outcome.steps }),
     };
     walks.push(result);
     options.onWalk?.(result);

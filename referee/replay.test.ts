@@ -1,7 +1,7 @@
 // Saved traces replayed against a real Kafka broker (referee/replay/): a run the broker takes
 // step for step, a generation the broker contradicts, a step one broker cannot take, a broker
 // that dies mid-replay, and the command line's refusals.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -138,6 +138,33 @@ describe.skipIf(skipWithoutKafka('referee/replay.test.ts'))(`replay against Kafk
       label: 'deliver P0.0→TC#1: AddPartitionsToTxn',
       did: 'sent AddPartitionsToTxn (Kafka answered PRODUCER_FENCED)',
     });
+  });
+
+  it('conform: a walk the broker takes otherwise is shrunk, saved, shown, and replayed again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'txcheck-conform-'));
+    const specFile = join(dir, 'mutant.json');
+    const raw = loadSpecFile('specs/kafka/zombie-fencing.json').raw;
+    const variant = { base: 'kafka-3.8', enable: ['mutantNoCoordinatorEpochCheck'] };
+    writeFileSync(specFile, JSON.stringify({ ...raw, variant }));
+    const out = join(dir, 'walk.itf.json');
+    const argv = ['--kafka', broker.address, '--seed', '4', '--walks', '1', '-o', out, '--json'];
+    const run = await txcheck('conform', specFile, ...argv);
+    expect(run.code).toBe(1);
+    const summary = JSON.parse(run.out);
+    const [what] = Object.keys(summary.divergences);
+    expect(summary).toMatchObject({ divergences: { [what!]: 1 }, traceFiles: [out] });
+    const trace = readTraceFile(out);
+    expect(trace.meta).toMatchObject({
+      property: 'RefereeAgreement',
+      referee: `the broker at ${broker.address}`,
+      difference: { step: trace.states.length - 1, what },
+    });
+    const shown = await txcheck('show', out);
+    expect(shown.out).toContain(`Why: At step ${trace.meta.difference!.step} they differ in ${what}`);
+    expect(shown.out).toContain(`· the broker at ${broker.address}: sent InitProducerId`);
+    expect((await txcheck('replay', out)).code).toBe(0);
+    const again = await txcheck('replay', '--kafka', broker.address, '--json', out);
+    expect(JSON.parse(again.out)).toMatchObject({ status: 'diverges' });
   });
 
   it('conform: random runs of a spec agree with the broker, and the same seed gives the same runs', async () => {

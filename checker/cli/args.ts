@@ -36,9 +36,9 @@ Usage:
   txcheck shrink <trace.itf.json> [-o out.itf.json] [--json]
                                         a shorter trace that still violates the same property
   txcheck conform <spec.json> --kafka HOST:PORT|VERSION [--variant V] [--walks N] [--seed N]
-                  [--max-depth N] [--max-seconds N] [--json]
+                  [--max-depth N] [--max-seconds N] [-o FILE] [--json]
                                         random runs of a Kafka spec against a real broker,
-                                        step by step; a run that differs is shrunk
+                                        step by step; a run that differs is shrunk and saved
   txcheck compare <spec.json> --variants a,b,c [--markdown|--json] [--max-states N] [--max-seconds N]
                                         the spec under each variant: a verdict per property
   txcheck mutants <spec.json>... [--markdown|--json] [--max-states N] [--max-seconds N]
@@ -163,7 +163,7 @@ export const commandFlags = {
   compare: ['variants', 'markdown', 'json', 'max-states', 'max-seconds'],
   mutants: ['markdown', 'json', 'max-states', 'max-seconds'],
   worker: ['redis', 'workers', 'lock-seconds'],
-  conform: ['kafka', 'variant', 'walks', 'seed', 'max-depth', 'max-seconds', 'json'],
+  conform: ['kafka', 'variant', 'walks', 'seed', 'max-depth', 'max-seconds', 'out', 'json'],
   list: ['json'],
 } as const satisfies Record<string, readonly Flag[]>;
 

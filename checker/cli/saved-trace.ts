@@ -2,7 +2,7 @@
 // report print.
 import { parseSpec, temporalProperties, type Spec } from '../../specs/load.ts';
 import type { Model } from '../engine/model.ts';
-import { type TraceFile, readTraceFile, replay } from '../engine/trace.ts';
+import { REFEREE_AGREEMENT, type TraceFile, readTraceFile, replay } from '../engine/trace.ts';
 import { type Report, buildReport } from '../report/report.ts';
 import type { Io } from './io.ts';
 
@@ -44,10 +44,22 @@ export function reportOf(file: string, io: Io): Report | undefined {
     model: spec.entry.name,
     specDescription: spec.description ?? '',
     property: meta.property,
-    propertyDescription: known?.description ?? 'some action is enabled in every reachable state',
+    propertyDescription:
+      meta.referee !== undefined
+        ? `the model and ${meta.referee} agree on every step`
+        : (known?.description ?? 'some action is enabled in every reachable state'),
     states: views ?? trace.states,
     labels: trace.actions,
     renderer: spec.entry.render,
     ...(cycle === undefined ? {} : { cycle }),
+    ...(meta.property === REFEREE_AGREEMENT && meta.referee !== undefined && meta.difference !== undefined
+      ? {
+          referee: {
+            name: meta.referee,
+            observed: trace.observed ?? [],
+            explanation: `At step ${meta.difference.step} they differ in ${meta.difference.what}: the model has ${meta.difference.model}, ${meta.referee} has ${meta.difference.referee}.`,
+          },
+        }
+      : {}),
   });
 }

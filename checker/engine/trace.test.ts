@@ -4,6 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type Model, asMap, asSet } from './model.ts';
 import {
+  REFEREE_AGREEMENT,
   firstDifference,
   initialStateOf,
   parseTrace,
@@ -158,6 +159,31 @@ describe('replay and parsing on a counter', () => {
   };
   const fails = (edit: (t: Record<string, any>) => void) => () => written(edit);
   /* eslint-enable @typescript-eslint/no-explicit-any */
+
+  it('a trace run on a referee replays its steps alone, and keeps what the referee did at each', () => {
+    const refereeMeta = {
+      ...meta,
+      property: REFEREE_AGREEMENT,
+      referee: 'R 1.0',
+      difference: { step: 1, what: 'x', model: '1', referee: '0' },
+    };
+    const path = join(dir, 'referee.itf.json');
+    const trace = { states: [{ x: 0 }, { x: 1 }], actions: ['inc'] };
+    writeTraceFile(path, counter, trace, refereeMeta, [undefined, 'answered 0']);
+    const read = readTraceFile(path);
+    expect(read.meta).toMatchObject({ referee: 'R 1.0', difference: refereeMeta.difference });
+    expect(read.observed).toEqual([undefined, 'answered 0']);
+    expect(replay(counter, read)).toMatchObject({
+      reproduced: true,
+      message:
+        'all 1 steps replay as recorded; R 1.0 differed at step 1 (x), which only a run on it re-checks',
+    });
+    const raw = JSON.parse(readFileSync(path, 'utf8'));
+    delete raw['#meta'].difference;
+    expect(() => parseTrace(path, raw)).toThrow(
+      /#meta\.difference: expected the step and field where the referee differs/,
+    );
+  });
 
   it('reproduces a violating trace from the initial state it starts at, with the model views', () => {
     const result = replay(counter, written());

@@ -26,6 +26,26 @@ export interface TraceMeta {
   readonly loopAction?: string;
   /** Set on a shrunk trace: the length of the trace it was shrunk from. */
   readonly shrunkFrom?: number;
+  /** A trace of REFEREE_AGREEMENT: the implementation its steps were run on (say, "Kafka 4.1.1"). */
+  readonly referee?: string;
+  /** Where and how the referee first answered otherwise than the model. */
+  readonly difference?: RefereeDifference;
+}
+
+/**
+ * The property of a trace whose steps were also run on another implementation (the referee) and
+ * whose last step the referee took otherwise than the model. The model alone cannot re-check it:
+ * replaying such a trace checks its steps, and the referee's own replay checks the difference.
+ */
+export const REFEREE_AGREEMENT = 'RefereeAgreement';
+
+export interface RefereeDifference {
+  /** The state index of the step where they first differ. */
+  readonly step: number;
+  /** What differs, in the referee's terms (a field of its answer or of its observed state). */
+  readonly what: string;
+  readonly model: string;
+  readonly referee: string;
 }
 
 /** A trace as read from a file: states in their ITF form, without their `#meta`. */
@@ -38,6 +58,8 @@ export interface TraceFile {
   readonly actions: readonly string[];
   /** Lasso traces: the index of the state the last state loops back to. */
   readonly loop?: number;
+  /** A trace of REFEREE_AGREEMENT: what the referee did at a state's step, by state index. */
+  readonly observed?: readonly (string | undefined)[];
 }
 
 /**
@@ -80,7 +102,12 @@ export function stateView<S>(model: Model<S, unknown>, s: S): Readonly<Record<st
 }
 
 /** A trace, or a lasso whose `loop`, goal, trigger and closing action go into the ITF file. */
-export function toItf<S>(model: Model<S, unknown>, trace: Trace | Lasso, meta: TraceMeta): unknown {
+export function toItf<S>(
+  model: Model<S, unknown>,
+  trace: Trace | Lasso,
+  meta: TraceMeta,
+  observed: readonly (string | undefined)[] = [],
+): unknown {
   const lasso =
     'loop' in trace
       ? {
@@ -90,7 +117,8 @@ export function toItf<S>(model: Model<S, unknown>, trace: Trace | Lasso, meta: T
         }
       : {};
   const states = trace.states.map((s, i) => {
-    const stateMeta = i === 0 ? { index: 0 } : { index: i, action: trace.actions[i - 1] };
+    const seen = observed[i] === undefined ? {} : { observed: observed[i] };
+    const stateMeta = i === 0 ? { index: 0 } : { index: i, action: trace.actions[i - 1], ...seen };
     return { '#meta': stateMeta, ...(toItfValue(viewOf(model, s as S)) as Record<string, unknown>) };
   });
   return {
@@ -123,8 +151,13 @@ export function writeFileAtomic(path: string, text: string): void {
 }
 
 /** The trace file's text: ITF, two-space indented. */
-export function traceText<S>(model: Model<S, unknown>, trace: Trace | Lasso, meta: TraceMeta): string {
-  return `${JSON.stringify(toItf(model, trace, meta), null, 2)}\n`;
+export function traceText<S>(
+  model: Model<S, unknown>,
+  trace: Trace | Lasso,
+  meta: TraceMeta,
+  observed: readonly (string | undefined)[] = [],
+): string {
+  return `${JSON.stringify(toItf(model, trace, meta, observed), null, 2)}\n`;
 }
 
 export function writeTraceFile<S>(
@@ -132,8 +165,9 @@ export function writeTraceFile<S>(
   model: Model<S, unknown>,
   trace: Trace | Lasso,
   meta: TraceMeta,
+  observed: readonly (string | undefined)[] = [],
 ): void {
-  writeFileAtomic(path, traceText(model, trace, meta));
+  writeFileAtomic(path, traceText(model, trace, meta, observed));
 }
 
 /** Checks the structure of a parsed trace file; the spec inside is read by the caller. */
@@ -163,6 +197,10 @@ export function parseTrace(file: string, value: unknown): TraceFile {
     property: metaFields.string('property'),
     description: metaFields.string('description', ''),
   };
+  const refereeMeta =
+    meta.property !== REFEREE_AGREEMENT
+      ? {}
+      : { referee: metaFields.string('referee'), difference: refereeDifference(metaFields) };
   const vars = top.stringList('vars');
   const rawStates = top.raw('states');
   if (!Array.isArray(rawStates) || rawStates.length === 0)
@@ -180,6 +218,7 @@ export function parseTrace(file: string, value: unknown): TraceFile {
   top.done();
 
   const actions: string[] = [];
+  const observed: (string | undefined)[] = [];
   const states = rawStates.map((raw, i) => {
     const state: Fields = new Fields(
       file,
@@ -190,6 +229,7 @@ export function parseTrace(file: string, value: unknown): TraceFile {
     if (i > 0) {
       if (stateMeta === undefined) state.fail('#meta', 'a JSON object with the action label', undefined);
       actions.push(stateMeta.string('action'));
+      if (stateMeta.has('observed')) observed[i] = stateMeta.string('observed');
     }
     const vals: Record<string, unknown> = {};
     for (const name of vars) {
@@ -202,11 +242,24 @@ export function parseTrace(file: string, value: unknown): TraceFile {
   });
   return {
     file,
-    meta: { ...meta, ...lassoMeta },
+    meta: { ...meta, ...lassoMeta, ...refereeMeta },
     vars,
     states,
     actions,
     ...(loop === undefined ? {} : { loop }),
+    ...(observed.length === 0 ? {} : { observed }),
+  };
+}
+
+function refereeDifference(metaFields: Fields): RefereeDifference {
+  const d: Fields =
+    metaFields.object('difference') ??
+    metaFields.fail('difference', 'the step and field where the referee differs', undefined);
+  return {
+    step: d.int('step', 1, 2 ** 31 - 1),
+    what: d.string('what'),
+    model: d.string('model'),
+    referee: d.string('referee'),
   };
 }
 
@@ -304,7 +357,8 @@ export function replay<S, A>(
       describeValue(meta.property),
     );
   }
-  if (trace.loop === undefined && property === undefined && meta.property !== DEADLOCK) {
+  const refereeTrace = meta.property === REFEREE_AGREEMENT && trace.loop === undefined;
+  if (trace.loop === undefined && property === undefined && meta.property !== DEADLOCK && !refereeTrace) {
     const known = [...model.invariants.map((p) => p.name), DEADLOCK].join(', ');
     throw new InputError(file, '#meta.property', `one of ${known}`, describeValue(meta.property));
   }
@@ -358,6 +412,12 @@ export function replay<S, A>(
     const result = replayLoop(model, trace, goal, temporal.fairness, replayed, taken, take);
     return result.reproduced ? { ...result, views } : result;
   }
+  if (refereeTrace)
+    return {
+      reproduced: true,
+      message: `all ${last} steps replay as recorded; ${meta.referee} differed at step ${meta.difference!.step} (${meta.difference!.what}), which only a run on it re-checks`,
+      views,
+    };
   const stillViolated = property === undefined ? model.actions(s).length === 0 : !property.holds(s);
   if (!stillViolated)
     return diverged(

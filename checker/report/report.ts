@@ -50,6 +50,12 @@ export interface ReportInput {
   readonly labels: readonly string[];
   readonly renderer?: TraceRenderer;
   readonly cycle?: string;
+  /** A trace run on a referee: its name, what it did at each state's step, and why they differ. */
+  readonly referee?: {
+    readonly name: string;
+    readonly observed: readonly (string | undefined)[];
+    readonly explanation: string;
+  };
 }
 
 const MAX_VALUE = 160;
@@ -110,10 +116,14 @@ export function buildReport(input: ReportInput): Report {
       i === 0
         ? { actor: '', action: '(initial state)', changes: [], events: [] }
         : (meanings?.[i - 1] ?? genericMeaning(labels[i - 1]!, diff));
+    const observed = input.referee?.observed[i];
     return {
       step: i,
       label: i === 0 ? '' : labels[i - 1]!,
       ...meaning,
+      ...(observed === undefined
+        ? {}
+        : { changes: [...meaning.changes, `${input.referee!.name}: ${observed}`] }),
       diff,
       tables: renderer?.tables(state) ?? [],
     };
@@ -121,7 +131,10 @@ export function buildReport(input: ReportInput): Report {
   const named = new Set(
     steps.flatMap((s) => s.events.flatMap((e) => (e.kind === 'note' ? [e.over] : [e.from, e.to]))),
   );
-  const explained = renderer?.explain(property, states, labels);
+  const explained =
+    input.referee === undefined
+      ? renderer?.explain(property, states, labels)
+      : { text: input.referee.explanation, over: [] };
   const participants =
     renderer === undefined
       ? [GENERIC_LIFELINE]

@@ -2,6 +2,7 @@
 import { loadSpecFile, parseSpec } from '../../../specs/load.ts';
 import type { WalkResult } from '../../../referee/conform.ts';
 import { InputError } from '../../engine/input.ts';
+import { REFEREE_AGREEMENT, traceText } from '../../engine/trace.ts';
 import { TOOL } from '../../version.ts';
 import {
   COMMAND_LINE,
@@ -12,6 +13,7 @@ import {
   runOptions,
 } from '../args.ts';
 import { ExitCode, type Io } from '../io.ts';
+import { checkOutput, checkOutputFolder, writeOutput } from '../output.ts';
 
 const DEFAULT_WALKS = 20;
 const DEFAULT_DEPTH = 40;
@@ -47,6 +49,8 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
   }
   const spec = parseSpec(file, raw, '');
   const options = runOptions(spec, flags);
+  if (flags.out === undefined) checkOutputFolder(`out/${spec.name}.conform-walk*.itf.json`, 'out', true);
+  else checkOutput(flags.out);
   const json = flags.json === true;
   const { conform } = await import('../../../referee/conform.ts');
   const { isSetupError } = await import('../../../referee/replay/index.ts');
@@ -67,6 +71,31 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
     throw e;
   }
   const differ = result.walks.filter((w) => w.status === 'diverges');
+  const { conformTrace } = await import('../../../referee/conform-trace.ts');
+  const model = spec.entry.build(spec.params, spec.properties);
+  const traceFiles = differ.map((w, k) => {
+    const { trace, observed, difference } = conformTrace(spec.params as never, w.shrunk!, w.observed!);
+    const path =
+      flags.out === undefined
+        ? `out/${spec.name}.conform-walk${w.walk}.itf.json`
+        : k === 0
+          ? flags.out
+          : `${flags.out.replace(/(\.itf)?\.json$/, '')}.walk${w.walk}.itf.json`;
+    const meta = {
+      tool: TOOL,
+      spec: raw,
+      specFile: file,
+      strategy: 'conform',
+      seed: options.seed,
+      walk: w.walk,
+      property: REFEREE_AGREEMENT,
+      description: `${result.broker} (transaction.version ${result.transactionVersion}) differs from the model at step ${difference.step} in ${difference.what} (walk ${w.walk} of seed ${options.seed}, shrunk from ${w.steps} steps)`,
+      referee: result.broker,
+      difference,
+    };
+    writeOutput(path, traceText(model, trace, meta, observed), flags.out === undefined);
+    return path;
+  });
   const steps = result.walks.reduce((n, w) => n + w.steps, 0);
   const byKind = new Map<string, number>();
   for (const w of differ) byKind.set(w.difference!, (byKind.get(w.difference!) ?? 0) + 1);
@@ -79,15 +108,16 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
     divergences: Object.fromEntries(byKind),
     ...(result.stoppedBy === undefined ? {} : { stoppedBy: result.stoppedBy }),
   };
-  if (json) io.out(`${JSON.stringify({ ...summary, runs: result.walks })}\n`);
+  const runs = result.walks.map(({ observed: _, ...w }) => w);
+  if (json) io.out(`${JSON.stringify({ ...summary, traceFiles, runs })}\n`);
   else {
     const kinds = [...byKind].map(([k, n]) => `${n} at ${k}`).join(', ');
     io.out(
       `${summary.walks} walks on ${result.broker} (transaction.version ${result.transactionVersion}), ${steps} steps compared: ${summary.agreements} agree, ${differ.length} differ${kinds === '' ? '' : ` (${kinds})`}${result.stoppedBy === undefined ? '' : `; stopped by ${result.stoppedBy}`}\n`,
     );
-    for (const w of differ)
+    for (const [k, w] of differ.entries())
       io.out(
-        `walk ${w.walk}, shortest found (${w.shrunk!.length} steps):\n${w.shrunk!.map((l) => `  ${l}\n`).join('')}`,
+        `walk ${w.walk}, shortest found (${w.shrunk!.length} steps), saved to ${traceFiles[k]}:\n${w.shrunk!.map((l) => `  ${l}\n`).join('')}`,
       );
   }
   if (result.stoppedBy === 'broker-died' || result.walks.some((w) => w.status === 'error'))
