@@ -17,8 +17,9 @@ describe('release to model', () => {
     expect(() => rulesAt(release)).not.toThrow();
   });
 
-  it('4.0.0 lacks the KAFKA-19367 fix that 4.0.1 has', () => {
+  it('4.0.0 bumps twice on a fence, and lacks the KAFKA-19367 fix that 4.0.1 has', () => {
     expect(rulesAt('4.0.0').tv2FenceKeepsEpoch).toBe(false);
+    expect(rulesAt('4.0.0').tv2FenceBumpsTwice).toBe(true);
     expect(rulesAt('4.0.1').tv2FenceKeepsEpoch).toBe(true);
     expect(variantName(variantOf('4.0.2'))).toBe('kafka-4.0 + tv2FenceKeepsEpoch');
   });

@@ -31,7 +31,7 @@ export function variantOf(release: string): ReleaseVariant {
   if (major === 4 && minor === 2) return { base: 'kafka-4.1', enable: ['strictMarkerEpoch'] };
   if (major === 4 && minor === 1) return { base: 'kafka-4.1', enable: [] };
   if (major === 4 && minor === 0)
-    return { base: 'kafka-4.0', enable: patch >= 1 ? ['tv2FenceKeepsEpoch'] : [] };
+    return { base: 'kafka-4.0', enable: [patch >= 1 ? 'tv2FenceKeepsEpoch' : 'tv2FenceBumpsTwice'] };
   return { base: 'kafka-3.8', enable: [] };
 }
 

@@ -66,6 +66,12 @@ export interface Rules {
    */
   readonly tv2FenceKeepsEpoch: boolean;
   /**
+   * Kafka 4.0.0 alone (KAFKA-19367): a fence under transaction version 2 bumps memory first, then
+   * prepareAbortOrCommit bumps again, so the PrepareAbort and its markers carry epoch + 2 and the
+   * fencing InitProducerId is granted epoch + 3. tv2FenceKeepsEpoch, the fix, supersedes it.
+   */
+  readonly tv2FenceBumpsTwice: boolean;
+  /**
    * KAFKA-18654 [1/2] (4.0.0, PR #18720): a marker keeps the producer's verification entry when the
    * entry was made by a transaction-version-2 request at the marker's epoch (the next transaction's,
    * since the marker carries the bumped epoch); any other transactional append clears it.

@@ -329,6 +329,34 @@ describe('TransactionCoordinator.endTransaction: only a failed fence is remember
     expect(txn(failed(tv1, fence(tv1)), 0)).toMatchObject({ epoch: EPOCH + 1, hasFailedEpochFence: true });
   });
 
+  // Kafka 4.0.0 (question 3 of docs/guides/real-kafka.md: its ABORT marker at epoch 2, the new
+  // instance at 3): the fence bumps memory, then prepareAbortOrCommit bumps again.
+  it('tv2FenceBumpsTwice: a version-2 fence (here a timeout abort) of 4.0.0 appends its PrepareAbort at epoch + 2', () => {
+    const fence = (cfg: KafkaConfig): State => take(cfg, ongoing(cfg), 'TC: transactionTimeout(t0)');
+    const twice = config('kafka-4.0', faults, { coordinatorAppends: 'async' }, { tv2FenceBumpsTwice: true });
+    const pending = fence(twice);
+    expect(txn(pending, 0)).toMatchObject({ epoch: EPOCH + 1, pendingState: TxnState.PrepareAbort });
+    expect(pendingAppend(pending, 0)!.transit).toMatchObject({ epoch: EPOCH + 2, lastEpoch: EPOCH + 1 });
+    // The fix supersedes it; at transaction version 1 the fence bumps once.
+    const fixed = config(
+      'kafka-4.0',
+      faults,
+      { coordinatorAppends: 'async' },
+      {
+        tv2FenceBumpsTwice: true,
+        tv2FenceKeepsEpoch: true,
+      },
+    );
+    expect(pendingAppend(fence(fixed), 0)!.transit).toMatchObject({ epoch: EPOCH + 1 });
+    const tv1 = config(
+      'kafka-4.0',
+      faults,
+      { coordinatorAppends: 'async', transactionVersion: 1 },
+      { tv2FenceBumpsTwice: true },
+    );
+    expect(pendingAppend(fence(tv1), 0)!.transit).toMatchObject({ epoch: EPOCH + 1 });
+  });
+
   it('the metadata a failed first InitProducerId leaves is Empty, with no epoch, no transaction and no failed fence', () => {
     const s = failed(v1, handle(v1, initial(v1), 0, TC, request(Api.InitProducerId, { txnId: 0 })));
     // initTransactionError: the failed grant names no producer id or epoch.

@@ -430,7 +430,15 @@ function fenceProducerEpoch(
   };
   const error = rules.mutantFenceAnswersNone ? Err.NONE : Err.CONCURRENT_TRANSACTIONS;
   const answer = req === null ? null : response(Api.InitProducerId, { txnId: t, error });
-  const transit = { ...prepareAbortOrCommit(fenced, false, epoch, lastEpoch), nextPid };
+  // 4.0.0's second bump, in prepareAbortOrCommit (TransactionMetadata.scala@4.0.0); not past the
+  // largest epoch, where the model has no record of what 4.0.0 did.
+  const twice = rules.tv2FenceBumpsTwice && version === 2 && !keepsEpoch && epoch < cfg.maxEpoch;
+  const transit = {
+    ...(twice
+      ? prepareAbortOrCommit(fenced, false, epoch + 1, epoch)
+      : prepareAbortOrCommit(fenced, false, epoch, lastEpoch)),
+    nextPid,
+  };
   return appendTransactionToLog(
     cfg,
     { ...s, coordinator: c },

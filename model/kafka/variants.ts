@@ -35,6 +35,8 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
     'KAFKA-9666 (2.6): a fence whose PrepareAbort append failed is remembered (hasFailedEpochFence), so a retried InitProducerId or timeout abort does not bump the epoch again',
   tv2FenceKeepsEpoch:
     'KAFKA-19367 (4.0.1, 4.1.0): a transaction-version-2 fence keeps the old epoch in memory while its PrepareAbort at epoch + 1 is appended, and a failed one is not remembered (hasFailedEpochFence)',
+  tv2FenceBumpsTwice:
+    'Kafka 4.0.0 alone (KAFKA-19367): a transaction-version-2 fence bumps the epoch in memory and again in prepareAbortOrCommit, so its PrepareAbort and markers carry epoch + 2; tv2FenceKeepsEpoch supersedes it',
   persistProducerIds:
     'KAFKA-20310 (4.3.0): __transaction_state records keep PreviousProducerId and NextProducerId, so a failover does not lose them; 4.0.0-4.2.1 read the fields but never write them',
   persistLastEpoch:
@@ -102,6 +104,7 @@ const kafka011: Rules = {
   rememberFailedFence: false,
   keepGuardAcrossV2Marker: false,
   tv2FenceKeepsEpoch: false,
+  tv2FenceBumpsTwice: false,
   persistProducerIds: false,
   persistLastEpoch: false,
   fenceRotatesProducerId: false,
@@ -129,7 +132,9 @@ const kafka40: Rules = {
   invalidPidMappingFatal: true,
   keepGuardAcrossV2Marker: true,
 };
-// kafka-4.0 stands for 4.0.0; 4.0.1 and 4.0.2 also have tv2FenceKeepsEpoch (KAFKA-19367, PR #19958, #19991).
+// kafka-4.0 stands for 4.0.0 but its double bump (tv2FenceBumpsTwice, a switch so that the
+// generation's counts stay those of one bump); 4.0.1 and 4.0.2 also have tv2FenceKeepsEpoch
+// (KAFKA-19367, PR #19958, #19991).
 const kafka41: Rules = { ...kafka40, tv2SequenceZero: true, earlyEpochCheck: true, tv2FenceKeepsEpoch: true };
 // 4.2.0 adds KIP-1228's marker rule (no generation of its own); 4.3.0 writes the producer ids
 // (KAFKA-20310, PR #21828) and rotates them at a fence of an exhausted epoch (KAFKA-20090).
