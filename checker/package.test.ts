@@ -177,7 +177,15 @@ describe('npx txcheck in a clone', () => {
 
   it('builds a missing dist/ first, saying so in one line on stderr, and only once', () => {
     const clone = mkdtempSync(join(tmpdir(), 'txcheck-clone-'));
-    for (const entry of ['checker', 'model', 'specs', 'package.json', 'tsconfig.json', 'tsconfig.build.json'])
+    for (const entry of [
+      'checker',
+      'model',
+      'referee',
+      'specs',
+      'package.json',
+      'tsconfig.json',
+      'tsconfig.build.json',
+    ])
       cpSync(join(root, entry), join(clone, entry), { recursive: true });
     symlinkSync(join(root, 'node_modules'), join(clone, 'node_modules'));
     const first = inClone(clone, process.execPath, ['checker/bin.mjs', 'list', '--json']);
