@@ -291,11 +291,11 @@ async function waitUntilServing(
 /** Formats and starts one broker+controller; resolves once it serves. */
 export async function startBroker(options: BrokerOptions): Promise<Broker> {
   const version = checkVersion(options.version);
+  if (options.tv !== undefined && ![0, 1, 2].includes(options.tv))
+    throw new BrokerSetupError(`transaction.version must be 0, 1 or 2, not ${options.tv}`);
   const classpath = cachedClasspath(version);
   if (classpath === undefined)
     throw new BrokerSetupError(`Kafka ${version} is not fetched: run \`npm run kafka -- fetch ${version}\``);
-  if (options.tv !== undefined && ![0, 1, 2].includes(options.tv))
-    throw new BrokerSetupError(`transaction.version must be 0, 1 or 2, not ${options.tv}`);
   const dir = mkdtempSync(join(tmpdir(), 'txcheck-broker-'));
   const logFile = join(dir, 'broker.log');
   try {

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { deepEqual } from '../../checker/engine/fingerprint.ts';
 import { kafkaConfig, walkStates } from './conformance/harness.ts';
 import type { KafkaConfig } from './config.ts';
+import { enabledActions, step } from './next.ts';
 import { packState, unpackState } from './pack.ts';
 import type { State } from './state.ts';
 
@@ -113,6 +114,24 @@ describe('packed Kafka states', () => {
       { numRuns: 30 },
     );
   });
+
+  it.each(configs)(
+    'a successor of an unpacked state packs as its copy does, whatever it shares (%s)',
+    (_, cfg) => {
+      let copied = 0;
+      for (const s of walkStates(cfg, 4, 40, seedrandom('shared'))) {
+        const parent = unpackState(words.slice(0, packState(s, words)));
+        for (const a of enabledActions(cfg, parent)) {
+          const t = step(cfg, parent, a);
+          copied += t.producers.filter((p, i) => p === parent.producers[i]).length;
+          copied += t.partitions.filter((p, i) => p === parent.partitions[i]).length;
+          // A structured clone shares nothing with the parent, so it is packed field by field.
+          expect(packed(t)).toEqual(packed(structuredClone(t)));
+        }
+      }
+      expect(copied).toBeGreaterThan(100);
+    },
+  );
 
   it('a state that needs more words than given is refused, never cut short', () => {
     const cfg = configs[0]![1];

@@ -45,6 +45,44 @@ import type {
 let w: Int32Array = new Int32Array(0);
 let n = 0;
 
+// The last state unpacked: its words, and for each actor the object unpackState built and where
+// its words start and end, by kind. A step returns most actors of its state as they were (the
+// model never mutates a state), so packing a successor copies their words instead of writing
+// them field by field.
+const enum Kind {
+  Producers,
+  IdempotentProducers,
+  Coordinator,
+  Partitions,
+  Consumers,
+  Network,
+  History,
+  End,
+}
+let source = new Int32Array(0);
+const sourceActors: unknown[] = [];
+const sourceStarts: number[] = [];
+const sourceEnds: number[] = [];
+/** Where each kind's actors start in `sourceActors`; a kind ends where the next starts. */
+const kindFirst = new Int32Array(Kind.End + 1);
+
+/** Writes `x`, the `i`-th actor of its kind, or copies its words when it is one unpacked last. */
+function putActor<T>(x: T, kind: Kind, i: number, write: (x: T) => void): void {
+  const first = kindFirst[kind]!;
+  const end = kindFirst[kind + 1]!;
+  let j = first + i;
+  if (j >= end || sourceActors[j] !== x) {
+    for (j = first; j < end && sourceActors[j] !== x; j++);
+    if (j === end) return write(x);
+  }
+  copy(sourceStarts[j]!, sourceEnds[j]!);
+}
+
+function putActors<T>(items: readonly T[], kind: Kind, write: (x: T) => void): void {
+  put(items.length);
+  for (let i = 0; i < items.length; i++) putActor(items[i]!, kind, i, write);
+}
+
 function put(v: number | boolean): void {
   w[n++] = +v;
 }
@@ -54,9 +92,12 @@ function putList(items: readonly number[]): void {
   for (const v of items) w[n++] = v;
 }
 
-/** Stops before a list could run past the words the engine gave; a cut state would collide. */
-function room(words: number): void {
-  if (n + words > w.length) throw new RangeError(`a Kafka state needs more than ${w.length} packed words`);
+/**
+ * Copies words `from .. to` of the last state unpacked: an actor a step left alone is packed as it
+ * was unpacked. Writes past the end of `w` are dropped; packState refuses the state then.
+ */
+function copy(from: number, to: number): void {
+  for (let i = from; i < to; i++) w[n++] = source[i]!;
 }
 
 function putMessage(m: Message): void {
@@ -95,7 +136,6 @@ function putBatch(b: ClientBatch): void {
 }
 
 function putProducer(p: Producer): void {
-  room(32 + p.nextSeq.length + p.conns.length + 6 * p.batches.length);
   put(p.txnId);
   put(p.instance);
   put(p.status);
@@ -128,7 +168,6 @@ function putProducer(p: Producer): void {
 }
 
 function putIdempotentProducer(p: IdempotentProducer): void {
-  room(8 + 4 * p.sequences.length + 7 * p.batches.length + p.conns.length);
   put(p.pid);
   put(p.epoch);
   put(p.fatal);
@@ -193,7 +232,6 @@ function putLogRecord(r: TxnLogRecord | null): void {
 }
 
 function putAppend(a: TxnAppend): void {
-  room(60);
   put(a.txnId);
   putMetadata(a.transit);
   put(a.epochFence);
@@ -206,7 +244,6 @@ function putAppend(a: TxnAppend): void {
 }
 
 function putCoordinator(c: Coordinator): void {
-  room(8 + 26 * c.metadata.length + c.markerConns.length);
   put(c.epoch);
   put(c.loading);
   put(c.nextPid);
@@ -230,12 +267,10 @@ function putLogBatch(b: LogBatch): void {
 }
 
 function putPartition(part: Partition): void {
-  room(8 + 8 * part.log.length + 5 * part.verifications.length);
   put(part.log.length);
   for (const b of part.log) putLogBatch(b);
   put(part.producers.length);
   for (const e of part.producers) {
-    room(5 + e.lastSeqs.length);
     put(e.pid);
     put(e.epoch);
     putList(e.lastSeqs);
@@ -252,7 +287,6 @@ function putPartition(part: Partition): void {
   }
   put(part.held.length);
   for (const h of part.held) {
-    room(24);
     put(h.guard);
     put(h.from);
     put(h.conn);
@@ -262,7 +296,6 @@ function putPartition(part: Partition): void {
 }
 
 function putConsumer(c: Consumer): void {
-  room(3 + c.position.length + 4 * c.delivered.length);
   put(c.readCommitted);
   putList(c.position);
   put(c.delivered.length);
@@ -275,7 +308,6 @@ function putConsumer(c: Consumer): void {
 }
 
 function putChannel(ch: Channel): void {
-  room(5 + 20 * ch.messages.length);
   put(ch.from);
   put(ch.to);
   put(ch.conn);
@@ -287,7 +319,6 @@ function putChannel(ch: Channel): void {
 export function packState(s: State, words: Int32Array): number {
   w = words;
   n = 0;
-  room(16);
   put(s.transactionVersion);
   put(s.group === null ? -1 : s.group.generation);
   const f = s.faults;
@@ -303,23 +334,20 @@ export function packState(s: State, words: Int32Array): number {
   put(f.transactionalIdExpiries);
   put(f.producerStateExpiries);
   put(f.transactionVersionChanges);
-  put(s.producers.length);
-  for (const p of s.producers) putProducer(p);
-  put(s.idempotentProducers.length);
-  for (const p of s.idempotentProducers) putIdempotentProducer(p);
-  putCoordinator(s.coordinator);
-  room(1);
-  put(s.partitions.length);
-  for (const part of s.partitions) putPartition(part);
-  room(1);
-  put(s.consumers.length);
-  for (const c of s.consumers) putConsumer(c);
-  room(1);
-  put(s.network.length);
-  for (const ch of s.network) putChannel(ch);
-  room(1 + 6 * s.history.length);
-  put(s.history.length);
-  for (const h of s.history) {
+  putActors(s.producers, Kind.Producers, putProducer);
+  putActors(s.idempotentProducers, Kind.IdempotentProducers, putIdempotentProducer);
+  putActor(s.coordinator, Kind.Coordinator, 0, putCoordinator);
+  putActors(s.partitions, Kind.Partitions, putPartition);
+  putActors(s.consumers, Kind.Consumers, putConsumer);
+  putActors(s.network, Kind.Network, putChannel);
+  putActor(s.history, Kind.History, 0, putHistory);
+  if (n > w.length) throw new RangeError(`a Kafka state needs more than ${w.length} packed words`);
+  return n;
+}
+
+function putHistory(history: readonly ClientTxnHistory[]): void {
+  put(history.length);
+  for (const h of history) {
     put(h.decision);
     put(h.told);
     put(h.recordsSent);
@@ -327,7 +355,6 @@ export function packState(s: State, words: Int32Array): number {
     put(h.fenced);
     put(h.expired);
   }
-  return n;
 }
 
 // ---- Back from words (Model.unpack): states cross worker threads as integers ----------------------
@@ -356,6 +383,26 @@ function list<T>(read: () => T): T[] {
   const length = num();
   const out = new Array<T>(length);
   for (let i = 0; i < length; i++) out[i] = read();
+  return out;
+}
+
+let sourceCount = 0;
+
+/** Reads one actor of `kind` and remembers where its words are, for putActor. */
+function actor<T>(read: () => T): T {
+  const start = at;
+  const x = read();
+  sourceActors[sourceCount] = x;
+  sourceStarts[sourceCount] = start;
+  sourceEnds[sourceCount++] = at;
+  return x;
+}
+
+function actors<T>(kind: Kind, read: () => T): T[] {
+  kindFirst[kind] = sourceCount;
+  const length = num();
+  const out = new Array<T>(length);
+  for (let i = 0; i < length; i++) out[i] = actor(read);
   return out;
 }
 
@@ -534,8 +581,10 @@ function readCoordinator(): Coordinator {
   const loading = bool();
   const nextPid = num();
   const ids = num();
-  const metadata = Array.from({ length: ids }, readMetadata);
-  const log = Array.from({ length: ids }, readLogRecord);
+  const metadata = new Array<TxnMetadata | null>(ids);
+  for (let i = 0; i < ids; i++) metadata[i] = readMetadata();
+  const log = new Array<TxnLogRecord | null>(ids);
+  for (let i = 0; i < ids; i++) log[i] = readLogRecord();
   return { epoch, loading, nextPid, metadata, log, appends: list(readAppend), markerConns: numList() };
 }
 
@@ -583,14 +632,29 @@ function readConsumer(): Consumer {
   };
 }
 
+function readHistory(): ClientTxnHistory[] {
+  return list<ClientTxnHistory>(() => ({
+    decision: num() as Decision,
+    told: num() as Told,
+    recordsSent: num(),
+    prepared: bool(),
+    fenced: bool(),
+    expired: bool(),
+  }));
+}
+
 function readChannel(): Channel {
   return { from: num(), to: num(), conn: num(), messages: list(readMessage) };
 }
 
 /** The state `packState` wrote as `words`. */
 export function unpackState(words: Int32Array): State {
-  r = words;
+  // A copy: the caller may reuse its words while successors of this state are packed.
+  if (source.length < words.length) source = new Int32Array(Math.max(words.length, 2 * source.length));
+  source.set(words);
+  r = source;
   at = 0;
+  sourceCount = 0;
   const transactionVersion = num();
   const generation = num();
   const faults: FaultBudget = {
@@ -607,20 +671,16 @@ export function unpackState(words: Int32Array): State {
     producerStateExpiries: num(),
     transactionVersionChanges: num(),
   };
-  const producers = list(readProducer);
-  const idempotentProducers = list(readIdempotentProducer);
-  const coordinator = readCoordinator();
-  const partitions = list(readPartition);
-  const consumers = list(readConsumer);
-  const network = list(readChannel);
-  const history = list<ClientTxnHistory>(() => ({
-    decision: num() as Decision,
-    told: num() as Told,
-    recordsSent: num(),
-    prepared: bool(),
-    fenced: bool(),
-    expired: bool(),
-  }));
+  const producers = actors(Kind.Producers, readProducer);
+  const idempotentProducers = actors(Kind.IdempotentProducers, readIdempotentProducer);
+  kindFirst[Kind.Coordinator] = sourceCount;
+  const coordinator = actor(readCoordinator);
+  const partitions = actors(Kind.Partitions, readPartition);
+  const consumers = actors(Kind.Consumers, readConsumer);
+  const network = actors(Kind.Network, readChannel);
+  kindFirst[Kind.History] = sourceCount;
+  const history = actor(readHistory);
+  kindFirst[Kind.End] = sourceCount;
   return {
     transactionVersion,
     producers,
