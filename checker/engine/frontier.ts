@@ -17,10 +17,14 @@ export class Spill {
   private files = 0;
   private readonly open = new Set<SpillFile>();
 
-  constructor(readonly bytes: number) {}
+  /** `under`: the folder to make this spill's own in (the system's temporary folder by default). */
+  constructor(
+    readonly bytes: number,
+    private readonly under = tmpdir(),
+  ) {}
 
   newFile(): SpillFile {
-    this.folder ??= mkdtempSync(join(tmpdir(), 'txcheck-frontier-'));
+    this.folder ??= mkdtempSync(join(this.under, 'txcheck-frontier-'));
     const path = join(this.folder, `level-${this.files++}.bin`);
     const file = { path, fd: openSync(path, 'w+') };
     this.open.add(file);
