@@ -6,7 +6,7 @@ import type { KafkaConfig } from '../model/kafka/config.ts';
 import { startBroker } from './broker.ts';
 import { traceTransactionVersion } from './replay/index.ts';
 import { BrokerUnusableError, type ReplayOutcome, type StepResult, replayOnBroker } from './replay/replay.ts';
-import { randomLabels, walkTrace } from './replay/walk.ts';
+import { type Timings, noTimings, randomLabels, walkTrace } from './replay/walk.ts';
 
 export interface ConformOptions {
   /** HOST:PORT of a running broker, or a release to start at the model's transaction version. */
@@ -40,6 +40,8 @@ export interface ConformResult {
   readonly walks: readonly WalkResult[];
   /** Why the run ended before its walks: the time bound, or a broker that died. */
   readonly stoppedBy?: 'maxSeconds' | 'broker-died';
+  /** The broker's timings the walks did not choose: its own work, and its own moments passed over. */
+  readonly timings: Timings;
 }
 
 async function replayLabels(
@@ -81,11 +83,12 @@ async function conformOn(
   options: ConformOptions,
 ): Promise<Omit<ConformResult, 'broker'>> {
   const walks: WalkResult[] = [];
+  const timings = noTimings();
   const deadline = options.maxSeconds === undefined ? Infinity : Date.now() + options.maxSeconds * 1000;
   let transactionVersion = 0;
   for (let walk = 0; walk < options.walks; walk++) {
-    if (Date.now() > deadline) return { transactionVersion, walks, stoppedBy: 'maxSeconds' };
-    const labels = randomLabels(cfg, walkRandom(options.seed, walk), options.maxDepth);
+    if (Date.now() > deadline) return { transactionVersion, walks, stoppedBy: 'maxSeconds', timings };
+    const labels = randomLabels(cfg, walkRandom(options.seed, walk), options.maxDepth, timings);
     let outcome: ReplayOutcome;
     try {
       outcome = await replayLabels(address, cfg, labels);
@@ -115,9 +118,10 @@ async function conformOn(
     };
     walks.push(result);
     options.onWalk?.(result);
-    if (outcome.status === 'broker-died') return { transactionVersion, walks, stoppedBy: 'broker-died' };
+    if (outcome.status === 'broker-died')
+      return { transactionVersion, walks, stoppedBy: 'broker-died', timings };
   }
-  return { transactionVersion, walks };
+  return { transactionVersion, walks, timings };
 }
 
 export async function conform(options: ConformOptions): Promise<ConformResult> {
