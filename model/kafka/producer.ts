@@ -600,6 +600,22 @@ function retriedOr(cfg: KafkaConfig, s: State, i: number, resp: Response, handle
   return isRetriable(resp.error) ? transmit(cfg, s, i, s.producers[i]!.request!) : handle();
 }
 
+/**
+ * TRANSACTION_ABORTABLE on InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn or EndTxn: from the
+ * 3.8 client on, every handler calls abortableError (KAFKA-16314; TransactionManager's handlers in
+ * the kafka-clients 3.9.1 and 4.0.0 jars). An EndTxn(abort) answered so is fatal from 4.1
+ * (KAFKA-19250); in 3.8-4.0 the abort fails and the producer stays ABORTING_TRANSACTION, from
+ * which abortTransaction cannot be called again (no transition to itself), so it can only be
+ * closed: fatal here for every release, as for INVALID_PRODUCER_ID_MAPPING there. No Apache
+ * broker answers these requests with it; a variant's handlers can. Undefined for another error.
+ */
+function transactionAbortable(cfg: KafkaConfig, s: State, i: number, resp: Response): State | undefined {
+  const p = s.producers[i]!;
+  if (resp.error !== Err.TRANSACTION_ABORTABLE || !clientRules(cfg, p).transactionAbortable) return undefined;
+  if (p.tm === Tm.ABORTING_TRANSACTION) return fatal(cfg, s, i);
+  return put(s, i, transitionToAbortableError({ ...p, request: null }));
+}
+
 function handleAddPartitionsToTxnResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
   const p = s.producers[i]!;
   if (resp.error === Err.NONE)
@@ -612,7 +628,7 @@ function handleAddPartitionsToTxnResponse(cfg: KafkaConfig, s: State, i: number,
     });
   if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING)
     return invalidProducerIdMapping(cfg, clientRules(cfg, s.producers[i]!), s, i);
-  return fatal(cfg, s, i);
+  return transactionAbortable(cfg, s, i, resp) ?? fatal(cfg, s, i);
 }
 
 function handleAddOffsetsToTxnResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
@@ -621,7 +637,7 @@ function handleAddOffsetsToTxnResponse(cfg: KafkaConfig, s: State, i: number, re
     return put(s, i, { ...p, request: null, offsetsAdded: true, txnStarted: true });
   if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING)
     return invalidProducerIdMapping(cfg, clientRules(cfg, s.producers[i]!), s, i);
-  return fatal(cfg, s, i);
+  return transactionAbortable(cfg, s, i, resp) ?? fatal(cfg, s, i);
 }
 
 function handleTxnOffsetCommitResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
@@ -641,12 +657,15 @@ function handleEndTxnResponse(cfg: KafkaConfig, s: State, i: number, resp: Respo
     return completeTransaction(cfg, s, i, clientRules(cfg, s.producers[i]!).tv2 ? resp : undefined);
   if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING)
     return invalidProducerIdMapping(cfg, clientRules(cfg, s.producers[i]!), s, i);
-  return fatal(cfg, s, i);
+  return transactionAbortable(cfg, s, i, resp) ?? fatal(cfg, s, i);
 }
 
 function handleInitProducerIdResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
   const p = s.producers[i]!;
-  if (resp.error !== Err.NONE) return fatal(cfg, s, i);
+  // A first InitProducerId, with no producer id yet, stays fatal here: what the Java client does
+  // next with an abortable error and no producer id is not modelled (a known difference).
+  if (resp.error !== Err.NONE)
+    return (p.pid === NO_PID ? undefined : transactionAbortable(cfg, s, i, resp)) ?? fatal(cfg, s, i);
   const ready: Producer = {
     ...p,
     tm: Tm.READY,
