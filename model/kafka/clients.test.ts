@@ -101,4 +101,10 @@ describe('the finalized transaction.version changing at run time (transactionVer
     expect(JSON.stringify(trace)).toContain('TC: finalizeTransactionVersion(1)');
     expect(await verdict('steady', { ...spec, faults: { batchExpiries: 1 } })).toBe('holds');
   });
+
+  it('transaction-version-upgrade.json: an upgrade from 1 to 2 mixes no two transactions, as the client bumps its epoch first (KAFKA-18227)', async () => {
+    const { result } = await check('upgrade', shipped('transaction-version-upgrade'));
+    expect(result.status).toBe('ok');
+    expect(result.coverage.fired.finalizeTransactionVersion).toBeGreaterThan(0);
+  });
 });

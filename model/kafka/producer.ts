@@ -153,10 +153,9 @@ export function canBegin(cfg: KafkaConfig, p: Producer): boolean {
   );
 }
 
-/** beginTransaction: the client reads the finalized transaction.version it last learned and keeps that version for the whole transaction. */
+/** beginTransaction: the transaction runs at the version the client last read (see endingTransaction). */
 export function beginTransaction(cfg: KafkaConfig, s: State, i: number): State {
   const p = s.producers[i]!;
-  const transactionV2 = takesTransactionV2(cfg, p.instance, s.transactionVersion);
   return put(s, i, {
     ...p,
     tm: Tm.IN_TRANSACTION,
@@ -165,8 +164,30 @@ export function beginTransaction(cfg: KafkaConfig, s: State, i: number): State {
     txnStarted: false,
     added: 0,
     pendingAdd: 0,
-    transactionV2,
   });
+}
+
+/**
+ * The client reads the finalized transaction.version once after initTransactions and as each
+ * transaction ends, not at its begin (KAFKA-18227, 4.0.0: maybeUpdateTransactionV2Enabled in
+ * beginCompletingTransaction; TransactionManagerTest testTransactionManagerEnablesV2). The ending
+ * transaction keeps its own version for its EndTxn; an upgrade from 1 to 2 requires an epoch bump
+ * first, so that no partition of the version-1 transaction is taken as added to the next one.
+ */
+function endingTransaction(cfg: KafkaConfig, s: State, p: Producer): Producer {
+  const upgrade = !p.transactionV2 && takesTransactionV2(cfg, p.instance, s.transactionVersion);
+  return upgrade ? { ...p, bumpRequired: true } : p;
+}
+
+/**
+ * The version the next transaction runs at, once this one is complete: what the cluster has
+ * finalized now, but an upgrade only with the bump its end asked for. The end's read and this one
+ * may see different versions; the client learns a version late in any case (ApiVersions, on new
+ * connections), and with a bump or a version-2 EndTxn behind it either order is safe.
+ */
+function nextTransactionV2(cfg: KafkaConfig, s: State, p: Producer): boolean {
+  const finalized = takesTransactionV2(cfg, p.instance, s.transactionVersion);
+  return p.transactionV2 ? finalized : finalized && p.bumpRequired;
 }
 
 /** The transform app writes one output per input record, before it sends its offsets. */
@@ -227,7 +248,8 @@ export function canCommit(cfg: KafkaConfig, p: Producer): boolean {
 
 export function commitTransaction(cfg: KafkaConfig, s: State, i: number): State {
   const p = s.producers[i]!;
-  return noteTxn(put(s, i, { ...p, tm: Tm.COMMITTING_TRANSACTION }), currentTxn(cfg, i, p), {
+  const committing = endingTransaction(cfg, s, { ...p, tm: Tm.COMMITTING_TRANSACTION });
+  return noteTxn(put(s, i, committing), currentTxn(cfg, i, p), {
     decision: Decision.Commit,
   });
 }
@@ -239,12 +261,12 @@ export function canAbort(p: Producer): boolean {
 /** abortTransaction(): undrained batches are dropped (abortUndrainedBatches). */
 export function abortTransaction(cfg: KafkaConfig, s: State, i: number): State {
   const p = s.producers[i]!;
-  const next: Producer = {
+  const next = endingTransaction(cfg, s, {
     ...p,
     tm: Tm.ABORTING_TRANSACTION,
     batches: p.batches.filter((b) => b.status !== BatchStatus.Queued),
     pendingAdd: 0,
-  };
+  });
   return noteTxn(put(s, i, next), currentTxn(cfg, i, p), { decision: Decision.Abort });
 }
 
@@ -327,6 +349,7 @@ function completeTransaction(
   const next: Producer = {
     ...p,
     ...epoch,
+    transactionV2: nextTransactionV2(cfg, s, p),
     tm: p.bumpRequired ? Tm.INITIALIZING : Tm.READY,
     request: null,
     txnStarted: false,
@@ -668,6 +691,9 @@ function handleInitProducerIdResponse(cfg: KafkaConfig, s: State, i: number, res
     return (p.pid === NO_PID ? undefined : transactionAbortable(cfg, s, i, resp)) ?? fatal(cfg, s, i);
   const ready: Producer = {
     ...p,
+    // initTransactions reads the finalized version once it has its producer id (KAFKA-18227).
+    transactionV2:
+      p.pid === NO_PID ? takesTransactionV2(cfg, p.instance, s.transactionVersion) : p.transactionV2,
     tm: Tm.READY,
     request: null,
     pid: resp.pid,
