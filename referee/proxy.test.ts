@@ -3,9 +3,9 @@
 // then in front of a real broker that advertises it, whose own markers then pass it too.
 import { type AddressInfo, type Server, type Socket, connect, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Broker, startBroker } from './broker.ts';
+import { type Broker, cachedClasspath, haveJavaAndMaven, startBroker } from './broker.ts';
 import { KafkaProxy } from './proxy.ts';
-import { Lab } from './questions-experiments.ts';
+import { Lab, atLeast } from './questions-experiments.ts';
 import { TEST_RELEASE, skipWithoutKafka } from './testing.ts';
 
 /** A request frame: size, API key, API version, correlation id, a byte of body. */
@@ -113,6 +113,7 @@ describe('the proxy, before a stand-in server', () => {
 });
 
 const WRITE_TXN_MARKERS = 27;
+const javaAndMaven = haveJavaAndMaven();
 const ADD_PARTITIONS_TO_TXN = 24;
 
 describe.skipIf(skipWithoutKafka('referee/proxy.test.ts'))(
@@ -150,6 +151,64 @@ describe.skipIf(skipWithoutKafka('referee/proxy.test.ts'))(
       held.release();
       expect((await lab.completed(id)).transactionState).toBe('CompleteCommit');
       expect(await lab.committedValues(topic)).toEqual(['v']);
+    });
+  },
+);
+
+// The model's marker timeout (marker-timeouts.json) on real brokers: the coordinator's own
+// WriteTxnMarkers is held past its request timeout, the coordinator resends it and completes the
+// transaction, the producer begins the next one at the bumped epoch, and then the first copy
+// arrives. Before KIP-1228's marker rule (4.2.0) the leader takes it and commits the next
+// transaction's open record: read_committed reads a record of an ongoing transaction.
+describe.each([TEST_RELEASE, '4.2.0'].map((version) => ({ version })))(
+  'Kafka $version: a marker that times out and arrives late',
+  ({ version }) => {
+    const skipped =
+      version === TEST_RELEASE
+        ? skipWithoutKafka('referee/proxy.test.ts')
+        : !javaAndMaven || cachedClasspath(version) === undefined;
+    let proxy: KafkaProxy;
+    let broker: Broker;
+    let lab: Lab;
+
+    beforeAll(async () => {
+      if (skipped) return;
+      proxy = await KafkaProxy.start();
+      broker = await startBroker({
+        version,
+        tv: 2,
+        advertise: proxy.address,
+        config: { 'request.timeout.ms': '3000' },
+      });
+      proxy.setUpstream(broker.address);
+      lab = await Lab.open(proxy.address);
+    });
+    afterAll(async () => {
+      lab?.close();
+      await broker?.stop();
+      await proxy?.close();
+    });
+
+    it.skipIf(skipped)("commits the next transaction's record before 4.2.0", async () => {
+      const id = lab.fresh('late-marker');
+      const topic = await lab.topic('late-marker');
+      const producer = await lab.init(id);
+      expect(await lab.produce(id, topic, producer, 0, 'first')).toBe('NONE');
+      proxy.hold({ apiKey: WRITE_TXN_MARKERS });
+      const end = await lab.endTxn(id, producer, true);
+      expect(end.error).toBe('NONE');
+      const late = await proxy.nextHeld(WRITE_TXN_MARKERS, 10_000);
+      // The coordinator times the copy out, resends it and completes the transaction.
+      expect((await lab.completed(id)).transactionState).toBe('CompleteCommit');
+      expect(proxy.seen.get(WRITE_TXN_MARKERS)).toBe(2);
+      const next = { producerId: end.producerId!, producerEpoch: end.producerEpoch! };
+      expect(await lab.produce(id, topic, next, 0, 'second, not committed')).toBe('NONE');
+      late.release();
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect((await lab.describe(id)).transactionState).toBe('Ongoing');
+      expect(await lab.committedValues(topic)).toEqual(
+        atLeast(version, '4.2.0') ? ['first'] : ['first', 'second, not committed'],
+      );
     });
   },
 );

@@ -6,7 +6,8 @@
 // A Kafka connection answers its requests in order, so a held request holds the requests behind
 // it on the same connection too; the answers flow back untouched. Dropping a request closes its
 // connection as well: a client that never gets an answer, and no later one out of order, sees
-// what a lost request and its timeout give it.
+// what a lost request and its timeout give it. A held request whose sender times it out and
+// closes the connection still reaches the broker when released: a late first copy.
 import { type AddressInfo, type Server, type Socket, connect, createServer } from 'node:net';
 import { parseAddress } from './driver/connection.ts';
 
@@ -41,6 +42,7 @@ class ProxiedConnection {
   private received: Buffer = Buffer.alloc(0);
   private readonly queue: { frame: Buffer; info: RequestInfo }[] = [];
   private held = false;
+  private clientGone = false;
   private readonly upstream: Socket;
 
   constructor(
@@ -51,12 +53,19 @@ class ProxiedConnection {
   ) {
     const { host, port } = parseAddress(upstreamAddress);
     this.upstream = connect({ host, port });
-    for (const socket of [client, this.upstream]) {
-      socket.setNoDelay(true);
-      socket.on('error', () => this.close());
-      socket.on('close', () => this.close());
-    }
-    this.upstream.on('data', (chunk: Buffer) => client.write(chunk));
+    for (const socket of [client, this.upstream]) socket.setNoDelay(true);
+    this.upstream.on('error', () => this.close());
+    this.upstream.on('close', () => this.close());
+    // A sender that gives up on its connection does not take back the bytes already on their
+    // way: while a request is held, the closed client's requests still reach the broker when
+    // released (a late first copy), and their answers go nowhere.
+    const clientGone = () => (this.held ? (this.clientGone = true) : this.close());
+    client.on('error', clientGone);
+    client.on('close', clientGone);
+    this.upstream.on('data', (chunk: Buffer) => {
+      if (this.clientGone) this.upstream.end();
+      else client.write(chunk);
+    });
     client.on('data', (chunk: Buffer) => this.onRequestBytes(chunk));
   }
 
