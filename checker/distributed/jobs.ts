@@ -164,3 +164,95 @@ export const trailKey = (run: string, level: number): string => `txcheck:run:${r
 /** Where the states of a level's job wait, and where its worker puts their successors. */
 export const chunkKey = (run: string, level: number, job: number, part: 'states' | 'successors'): string =>
   `txcheck:run:${run}:level:${level}:${job}:${part}`;
+
+/**
+ * The two kinds of job of an owner-computes breadth-first run. Every fingerprint has an owner,
+ * one of the run's `shards` (shardOf in visited-shards.ts), each shard's keys on one server. An
+ * expand job takes consecutive states of level d and sends its successors not in the visited set
+ * to their owners' inboxes for level d + 1; once every expand job of the level is done, one own
+ * job per shard decides the shard's part of level d + 1.
+ */
+export const EXPAND_JOB = 'expand';
+export const OWN_JOB = 'own';
+
+interface OwnedRunJob {
+  readonly run: string;
+  readonly spec: WalkJob['spec'];
+  readonly digest: RunDigest;
+  /** The servers the shards sit on: shard s on server s modulo their number; the first holds the queue. */
+  readonly servers: readonly RedisAddress[];
+  readonly shards: number;
+}
+
+/**
+ * States of level `level` from position `firstPosition` on: those the shards hold in groups
+ * `groups[0]` to `groups[1] - 1`, where group g holds the states whose parent is in block g of
+ * the level before (see OwnJob.parentsPerBlock); or, at level -1, the initial states.
+ */
+export interface ExpandJob extends OwnedRunJob {
+  readonly deadlockAllowed: boolean;
+  readonly level: number;
+  /** The job's index in its level: its field in each inbox, and its trail key. */
+  readonly job: number;
+  readonly groups: readonly [number, number];
+  readonly firstPosition: number;
+  /** How many states the groups hold. */
+  readonly states: number;
+  /** At the depth bound: the states are only looked at for successors, none is sent. */
+  readonly cut: boolean;
+}
+
+export interface ExpandAnswer {
+  readonly walker: string;
+  /** Successors computed, duplicates included (none at the depth bound); the initial states at level -1. */
+  readonly statesGenerated: number;
+  /** Successors per action kind. */
+  readonly fired: Readonly<Record<string, number>>;
+  /** The least position of a state without successors, or -1. */
+  readonly deadlock: number;
+  /** At the depth bound: some state has successors. */
+  readonly cutOff: boolean;
+  /** Of the successors sent, the first (by key) that breaks an invariant, and the first invariant it breaks. */
+  readonly violation?: { readonly parent: number; readonly action: number; readonly property: string };
+  /** Successors sent to each shard's inbox. */
+  readonly sent: readonly number[];
+}
+
+/** Decides shard `shard`'s part of level `level` from its inbox, its successors' parents in blocks of `parentsPerBlock` positions. */
+export interface OwnJob extends OwnedRunJob {
+  readonly level: number;
+  readonly shard: number;
+  readonly parentsPerBlock: number;
+}
+
+export interface OwnAnswer {
+  readonly walker: string;
+  /** The shard's new states per group: (group, count) pairs, groups ascending. */
+  readonly groups: readonly number[];
+}
+
+/** The group of a state whose parent is at `parent` (-1 for an initial state). */
+export const groupOf = (parent: number, parentsPerBlock: number): number =>
+  parent < 0 ? 0 : Math.floor(parent / parentsPerBlock);
+
+/**
+ * A key of shard `shard` of a run: its hash tag keeps each shard's keys in one slot of a Redis
+ * Cluster, so that a shard's transaction touches one node.
+ */
+const shardKey = (run: string, shard: number, rest: string): string =>
+  `txcheck:run:{${run}.${shard}}:${rest}`;
+
+/** The shard's part of the visited set. */
+export const shardVisitedKey = (run: string, shard: number): string => shardKey(run, shard, 'visited');
+/** The shard's inbox for level `level`: a hash from expand job index to the successors it sent. */
+export const inboxKey = (run: string, shard: number, level: number): string =>
+  shardKey(run, shard, `inbox:${level}`);
+/** The shard's states of level `level`: a hash from group to its states in key order. */
+export const levelKey = (run: string, shard: number, level: number): string =>
+  shardKey(run, shard, `level:${level}`);
+/** The answer of the shard's own job of level `level`, for a retry after its writes. */
+export const ownedKey = (run: string, shard: number, level: number): string =>
+  shardKey(run, shard, `owned:${level}`);
+/** The trail of expand job `job` of level `level` (kept on shard `job` modulo the shards). */
+export const jobTrailKey = (run: string, shards: number, level: number, job: number): string =>
+  shardKey(run, job % shards, `trail:${level}:${job}`);

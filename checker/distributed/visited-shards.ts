@@ -10,9 +10,9 @@
 // workers only test, and the states a job holds enter the set when their own level is expanded.
 // At level d the set holds every state of the levels before d (their jobs are all done) and some
 // of level d; the coordinator drops the rest of level d, and the duplicates between jobs, itself.
-import { Redis } from 'ioredis';
+import { type ChainableCommander, Redis } from 'ioredis';
 import { execMarked } from './epoch.ts';
-import { RUN_KEY_SECONDS, visitedKey } from './jobs.ts';
+import { RUN_KEY_SECONDS, shardVisitedKey, visitedKey } from './jobs.ts';
 import { type RedisAddress, connectionOf } from './redis.ts';
 
 /** Members per command: big enough for one round trip per job, small enough not to hold a server up for long. */
@@ -99,6 +99,51 @@ export async function admit(
       batches.forEach((batch, b) => {
         const isMember = answers[b]![1] as number[];
         batch.forEach((pair, i) => (fresh[pair] = isMember[i] === 1 ? 0 : 1));
+      });
+    }),
+  );
+  return fresh;
+}
+
+/** The server of shard `shard`. */
+export const serverOf = (shard: number, servers: number): number => shard % servers;
+
+/** Adds `fingerprints` (pairs) to the set at `key`, in commands of BATCH members. */
+export function addMembers(pipeline: ChainableCommander, key: string, fingerprints: Int32Array): void {
+  const pairs = Array.from({ length: fingerprints.length / 2 }, (_, pair) => pair);
+  for (let i = 0; i < pairs.length; i += BATCH)
+    pipeline.sadd(key, members(fingerprints, pairs.slice(i, i + BATCH)));
+}
+
+/**
+ * Per pair of `candidates`, 1 when its shard's part of the visited set does not hold it: one
+ * pipelined round trip per server, with a look at the run's mark there (a server that lost the
+ * set would call every state new).
+ */
+export async function unvisited(
+  clients: readonly Redis[],
+  run: string,
+  shards: number,
+  candidates: Int32Array,
+): Promise<Uint8Array> {
+  const fresh = new Uint8Array(candidates.length / 2);
+  const byOwner = byShard(candidates, shards);
+  await Promise.all(
+    clients.map(async (client, server) => {
+      const batches: number[][] = [];
+      const pipeline = client.pipeline();
+      for (let shard = server; shard < shards; shard += clients.length) {
+        const asked = byOwner[shard]!;
+        for (let i = 0; i < asked.length; i += BATCH) {
+          batches.push(asked.slice(i, i + BATCH));
+          pipeline.smismember(shardVisitedKey(run, shard), members(candidates, batches.at(-1)!));
+        }
+      }
+      if (batches.length === 0) return;
+      const replies = await execMarked(client, pipeline, run);
+      replies.forEach(([e, isMember], b) => {
+        if (e !== null) throw e;
+        batches[b]!.forEach((pair, i) => (fresh[pair] = (isMember as number[])[i] === 1 ? 0 : 1));
       });
     }),
   );

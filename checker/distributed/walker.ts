@@ -9,12 +9,16 @@ import { type ModelRecipe, buildModel } from '../engine/parallel/recipe.ts';
 import type { Result } from '../engine/search.ts';
 import { VisitedSet } from '../engine/visited.ts';
 import type { WalkOptions } from './jobs.ts';
+import { ExpandChunk, type ExpandRequest as OwnedExpandRequest, own } from './expand.ts';
 import { type ExpandRequest, LevelChunk } from './level.ts';
 
 export type WalkerRequest =
   | WalkRequest
   | (ExpandRequest & { readonly kind: 'expand'; readonly recipe: ModelRecipe })
-  | { readonly kind: 'settle'; readonly fresh: Uint8Array };
+  | { readonly kind: 'settle'; readonly fresh: Uint8Array }
+  | (OwnedExpandRequest & { readonly kind: 'expand-owned'; readonly recipe: ModelRecipe })
+  | { readonly kind: 'settle-owned'; readonly fresh: Uint8Array; readonly shards: number }
+  | { readonly kind: 'own'; readonly batches: Int32Array[]; readonly parentsPerBlock: number };
 
 export interface WalkRequest {
   readonly kind: 'walks';
@@ -39,13 +43,15 @@ export interface WalkReply {
 const JOB_VISITED_CAPACITY = 1 << 12;
 
 // Jobs of one run come one after another: the model of the last recipe is kept, with its chunk under way.
-let built: { key: string; model: Model<unknown, unknown>; chunk: LevelChunk<unknown> } | undefined;
+let built:
+  | { key: string; model: Model<unknown, unknown>; chunk: LevelChunk<unknown>; owned: ExpandChunk<unknown> }
+  | undefined;
 
 async function modelOf(recipe: ModelRecipe): Promise<NonNullable<typeof built>> {
   const key = JSON.stringify(recipe);
   if (built?.key !== key) {
     const model = await buildModel(recipe);
-    built = { key, model, chunk: new LevelChunk(model) };
+    built = { key, model, chunk: new LevelChunk(model), owned: new ExpandChunk(model) };
   }
   return built;
 }
@@ -58,6 +64,18 @@ answerRequests(async (request: WalkerRequest) => {
   if (request.kind === 'settle') {
     const settled = built!.chunk.settle(request.fresh);
     return { message: settled, transfer: [settled.successors] };
+  }
+  if (request.kind === 'expand-owned') {
+    const expanded = (await modelOf(request.recipe)).owned.expand(request);
+    return { message: expanded, transfer: [expanded.trail, expanded.candidates] };
+  }
+  if (request.kind === 'settle-owned') {
+    const settled = built!.owned.settle(request.fresh, request.shards);
+    return { message: settled, transfer: settled.batches };
+  }
+  if (request.kind === 'own') {
+    const owned = own(request.batches, request.parentsPerBlock);
+    return { message: owned, transfer: [owned.winners, ...owned.pieces.map((p) => p.states)] };
   }
   const { model } = await modelOf(request.recipe);
   const stopAt = new Int32Array(request.stopAt);
