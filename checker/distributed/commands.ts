@@ -6,9 +6,9 @@ import { type RunOptions, type Spec, filesReadBy, parseSpec } from '../../specs/
 import { Fields, InputError } from '../engine/input.ts';
 import type { Model } from '../engine/model.ts';
 import type { Progress } from '../engine/search.ts';
+import { distributedBfs } from './bfs-coordinator.ts';
 import { type DistributedRun, distributedSwarm } from './coordinator.ts';
 import { sourceDigest, specDigest, specFiles } from './digest.ts';
-import { ownerBfs } from './owner-bfs.ts';
 import { RedisLost, checkServer, redisAddress } from './redis.ts';
 import { type WorkerProgress, runWorker } from './worker.ts';
 
@@ -121,7 +121,7 @@ export async function distributedCheck(
       ...(stop === undefined ? {} : { stop }),
     };
     const search = bfs
-      ? ownerBfs(model, job, digest, addresses, {
+      ? distributedBfs(model, job, digest, addresses, {
           ...common,
           ...(maxDepth === undefined ? {} : { maxDepth }),
         })

@@ -16,7 +16,7 @@ import { modelSourceDigest } from './commands.ts';
 import { specDigest } from './digest.ts';
 import { modelOf } from '../../specs/build.ts';
 import { loadSpecFile } from '../../specs/load.ts';
-import { ownerBfs } from './owner-bfs.ts';
+import { distributedBfs } from './bfs-coordinator.ts';
 import { distributedSwarm } from './coordinator.ts';
 import {
   EXPAND_JOB,
@@ -498,7 +498,7 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
         deadlockAllowed: false,
       };
       const runs = [
-        ownerBfs(model, job, digest, [address], waiting),
+        distributedBfs(model, job, digest, [address], waiting),
         distributedSwarm(model, job, digest, address, { ...waiting, seed: 0, walks: 100, maxDepth: 10 }),
       ];
       await new Promise((resolve) => setTimeout(resolve, 2500));
@@ -671,7 +671,7 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
       await until(async () => worker.out.includes('taking jobs'), 'the worker to start');
       const spec = loadSpecFile('specs/kafka/coordinator-failover.json');
       const model = modelOf(spec);
-      const run = ownerBfs(
+      const run = distributedBfs(
         model,
         { file: spec.file, raw: spec.raw },
         { spec: specDigest(spec.raw, []), model: modelSourceDigest() },

@@ -1,4 +1,4 @@
-// The work of an owner-computes breadth-first run's jobs on a walker thread (see owner-bfs.ts).
+// The work of a breadth-first run's jobs on a walker thread (see bfs-coordinator.ts).
 //
 // An expand job, in two steps around the worker's look at the visited set. expand: the job's
 // states, gathered from the shards group by group and put in key order, which is their order on

@@ -1,8 +1,10 @@
 // A worker process of distributed runs: takes jobs from the queue, runs each on one of its walker
 // threads, and answers. A random run's job is a range of walks, answered with the walks' figures
-// and fingerprints; a breadth-first run's is a chunk of a level, answered with the successors its
-// visited set in Redis does not hold (see level.ts and visited-shards.ts). A job whose spec or
-// code digest is not this worker's is refused, not run; one whose run's keys are gone from Redis
+// and fingerprints; a breadth-first run's expands states of a level and sends their successors
+// that the visited set does not hold to the shards that own them, or decides a shard's part of a
+// level (see bfs-coordinator.ts, expand.ts and visited-shards.ts); an own job is made in one
+// transaction, so that a retry of a job whose writes were made returns the answer they saved. A
+// job whose spec or code digest is not this worker's is refused, not run; one whose run's keys are gone from Redis
 // (epoch.ts) is failed as lost, for its coordinator to stop on. On a signal the job under way
 // goes back to the queue for another worker; a worker that dies leaves its job locked until the
 // lock expires, when BullMQ's stalled-job check gives it to another worker.
@@ -26,10 +28,7 @@ import {
   levelKey,
   ownedKey,
   shardVisitedKey,
-  LEVEL_JOB,
   LOST,
-  type LevelJob,
-  type LevelJobAnswer,
   QUEUE,
   REFUSED,
   RUN_KEY_SECONDS,
@@ -40,10 +39,9 @@ import {
   int32sOfBytes,
   stopAtKey,
 } from './jobs.ts';
-import type { Expanded as OwnedExpanded, Owned, Settled as OwnedSettled } from './expand.ts';
-import type { Expanded, Settled } from './level.ts';
+import type { Expanded, Owned, Settled } from './expand.ts';
 import { CONNECT_TIMEOUT_MS, type RedisAddress, RedisLost, connectionOf, settlesWithin } from './redis.ts';
-import { ShardClients, addMembers, admit, serverOf, unvisited } from './visited-shards.ts';
+import { ShardClients, addMembers, serverOf, unvisited } from './visited-shards.ts';
 import type { WalkReply, WalkerRequest } from './walker.ts';
 
 export interface WorkerSetup {
@@ -113,7 +111,7 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
   };
 
   /** Refuses a job whose model or spec digest is not this worker's. */
-  const checkDigests = (job: Job<WalkJob | LevelJob | ExpandJob | OwnJob>): void => {
+  const checkDigests = (job: Job<WalkJob | ExpandJob | OwnJob>): void => {
     const data = job.data;
     if (data.digest.model !== setup.modelDigest) {
       throw refusal(
@@ -135,7 +133,7 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
   };
 
   /** How a walker builds the job's model, once the job's digests are found to be this worker's. */
-  const recipeOf = (job: Job<WalkJob | LevelJob | ExpandJob>): ModelRecipe => {
+  const recipeOf = (job: Job<WalkJob | ExpandJob>): ModelRecipe => {
     checkDigests(job);
     try {
       return setup.recipeOf(job.data.spec.file, job.data.spec.raw);
@@ -219,56 +217,6 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
     };
   };
 
-  const levelJob = async (
-    job: Job<LevelJob>,
-    token: string | undefined,
-    walker: Walker,
-  ): Promise<LevelJobAnswer> => {
-    const data = job.data;
-    const recipe = recipeOf(job);
-    const [[error, bytes]] = (await execMarked(redis, redis.pipeline().getBuffer(data.states), data.run)) as [
-      [Error | null, Buffer | null],
-    ];
-    if (error !== null) throw error;
-    if (bytes === null)
-      throw new Error(`the states of the job are gone from Redis (${data.states}): its run is over`);
-    const states = int32sOfBytes(bytes);
-    const request = {
-      kind: 'expand',
-      recipe,
-      deadlockAllowed: data.deadlockAllowed,
-      firstPosition: data.firstPosition,
-      cut: data.cut,
-      states,
-      stop,
-    } as const;
-    const expanded = await ask<Expanded>(job, walker, request, [states]);
-    if (expanded.stopped) return backToQueue(job, token);
-    const fresh = await admit(
-      data.shards.map((address) => shards.of(address)),
-      data.run,
-      expanded.own,
-      expanded.candidates,
-    );
-    const settled = await ask<Settled>(job, walker, { kind: 'settle', fresh }, [fresh]);
-    const [[stored]] = (await execMarked(
-      redis,
-      redis.pipeline().set(data.successors, bytesOf(settled.successors), 'EX', RUN_KEY_SECONDS),
-      data.run,
-    )) as [[Error | null, unknown]];
-    if (stored !== null) throw stored;
-    done.jobs++;
-    done.statesGenerated += expanded.statesGenerated;
-    return {
-      walker: `${name}/${walker.thread}`,
-      statesGenerated: expanded.statesGenerated,
-      fired: expanded.fired,
-      deadlock: expanded.deadlock,
-      cutOff: expanded.cutOff,
-      ...(settled.violation === undefined ? {} : { violation: settled.violation }),
-    };
-  };
-
   /** Runs `pipeline` on `client` with a look at the run's mark; throws the first command's error. */
   const run = async (client: Redis, pipeline: ChainableCommander, id: string) => {
     const replies = await execMarked(client, pipeline, id);
@@ -307,7 +255,7 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
         }),
       );
     const request = {
-      kind: 'expand-owned',
+      kind: 'expand',
       recipe,
       deadlockAllowed: data.deadlockAllowed,
       init,
@@ -318,7 +266,7 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
       pieces,
       stop,
     } as const;
-    const expanded = await ask<OwnedExpanded>(
+    const expanded = await ask<Expanded>(
       job,
       walker,
       request,
@@ -349,12 +297,7 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
       return { ...answer, sent: [] };
     }
     const fresh = await unvisited(clients, data.run, data.shards, expanded.candidates);
-    const settled = await ask<OwnedSettled>(
-      job,
-      walker,
-      { kind: 'settle-owned', fresh, shards: data.shards },
-      [fresh],
-    );
+    const settled = await ask<Settled>(job, walker, { kind: 'settle', fresh, shards: data.shards }, [fresh]);
     await Promise.all(
       clients.map(async (client, server) => {
         const pipeline = client.pipeline();
@@ -415,16 +358,11 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
     return answer;
   };
 
-  const processor = async (
-    job: Job,
-    token?: string,
-  ): Promise<WalkJobAnswer | LevelJobAnswer | ExpandAnswer | OwnAnswer> => {
+  const processor = async (job: Job, token?: string): Promise<WalkJobAnswer | ExpandAnswer | OwnAnswer> => {
     // The worker's concurrency is the number of walkers, so one is idle.
     const walker = idle.pop()!;
     try {
       switch (job.name) {
-        case LEVEL_JOB:
-          return await levelJob(job, token, walker);
         case EXPAND_JOB:
           return await expandJob(job, token, walker);
         case OWN_JOB:
