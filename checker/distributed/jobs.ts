@@ -1,7 +1,8 @@
 // What travels on the queue between the coordinator of a distributed run and its workers. A
 // random run's job is a range of walk indices; its answer holds the figures of those walks and the
 // fingerprints of the states they met, so that the coordinator can merge them as one machine
-// would have counted them. A breadth-first run's job is a chunk of one level (LevelJob).
+// would have counted them. A breadth-first run's jobs expand a part of a level or decide a
+// shard's part of the next (ExpandJob, OwnJob).
 import type { Limit } from '../engine/search.ts';
 import type { RunDigest } from './digest.ts';
 import type { RedisAddress } from './redis.ts';
@@ -83,39 +84,11 @@ export function int32sOfBytes(bytes: Buffer): Int32Array {
   return new Int32Array(new Uint8Array(bytes).buffer);
 }
 
-/** The name of a breadth-first run's jobs (a random run's are 'walks'). */
-export const LEVEL_JOB = 'level';
-
 /**
- * A job of a distributed breadth-first run: consecutive states of one level, from position
- * `firstPosition` on (a state's position is its index in the level, in the order in which one
- * machine discovers the level). A worker expands them in order, and puts its successors not yet
- * in the visited set under the key `successors` (see LevelSuccessors). The states and their
- * successors are binary Redis values beside the queue: through the job, BullMQ would copy them
- * as JSON into the job, its answer and its event stream.
- */
-export interface LevelJob {
-  readonly run: string;
-  readonly spec: WalkJob['spec'];
-  readonly digest: RunDigest;
-  readonly deadlockAllowed: boolean;
-  /** The Redis servers the visited set is sharded over, by fingerprint (see visited-shards.ts); the first holds the queue. */
-  readonly shards: readonly RedisAddress[];
-  readonly level: number;
-  readonly firstPosition: number;
-  /** At the depth bound: the states are only looked at for successors, none is kept. */
-  readonly cut: boolean;
-  /** The key of the states: their packed words, each state's preceded by its length (bytesOf). */
-  readonly states: string;
-  /** The key to put the successors under. */
-  readonly successors: string;
-}
-
-/**
- * The successors of a level's job not met before by the job and not in the visited set when it
- * looked, one per fingerprint, in the order one machine meets them (by parent position, then
- * action index), as one Int32Array: their count n, their n (high, low) fingerprints, their n
- * (parent position, action index) keys, and their packed words as in LevelJob.states.
+ * States with their fingerprints and keys, as one Int32Array: their count n, their n (high, low)
+ * fingerprints, their n (parent position, action index) keys, and their packed words, each
+ * state's preceded by its length. Binary Redis values beside the queue: through a job, BullMQ
+ * would copy them as JSON into the job, its answer and its event stream.
  */
 export function levelSuccessors(fingerprints: Int32Array, keys: Int32Array, states: Int32Array): Int32Array {
   const n = fingerprints.length / 2;
@@ -141,9 +114,46 @@ export function successorParts(all: Int32Array): {
   };
 }
 
-export interface LevelJobAnswer {
+/**
+ * The two kinds of job of a breadth-first run. Every fingerprint has an owner,
+ * one of the run's `shards` (shardOf in visited-shards.ts), each shard's keys on one server. An
+ * expand job takes consecutive states of level d and sends its successors not in the visited set
+ * to their owners' inboxes for level d + 1; once every expand job of the level is done, one own
+ * job per shard decides the shard's part of level d + 1.
+ */
+export const EXPAND_JOB = 'expand';
+export const OWN_JOB = 'own';
+
+interface OwnedRunJob {
+  readonly run: string;
+  readonly spec: WalkJob['spec'];
+  readonly digest: RunDigest;
+  /** The servers the shards sit on: shard s on server s modulo their number; the first holds the queue. */
+  readonly servers: readonly RedisAddress[];
+  readonly shards: number;
+}
+
+/**
+ * States of level `level` from position `firstPosition` on: those the shards hold in groups
+ * `groups[0]` to `groups[1] - 1`, where group g holds the states whose parent is in block g of
+ * the level before (see OwnJob.parentsPerBlock); or, at level -1, the initial states.
+ */
+export interface ExpandJob extends OwnedRunJob {
+  readonly deadlockAllowed: boolean;
+  readonly level: number;
+  /** The job's index in its level: its field in each inbox, and its trail key. */
+  readonly job: number;
+  readonly groups: readonly [number, number];
+  readonly firstPosition: number;
+  /** How many states the groups hold. */
+  readonly states: number;
+  /** At the depth bound: the states are only looked at for successors, none is sent. */
+  readonly cut: boolean;
+}
+
+export interface ExpandAnswer {
   readonly walker: string;
-  /** Successors computed, duplicates included (none at the depth bound). */
+  /** Successors computed, duplicates included (none at the depth bound); the initial states at level -1. */
   readonly statesGenerated: number;
   /** Successors per action kind. */
   readonly fired: Readonly<Record<string, number>>;
@@ -151,16 +161,47 @@ export interface LevelJobAnswer {
   readonly deadlock: number;
   /** At the depth bound: some state has successors. */
   readonly cutOff: boolean;
-  /** The first of the successors put under LevelJob.successors that breaks an invariant, and the first invariant it breaks. */
-  readonly violation?: { readonly index: number; readonly property: string };
+  /** Of the successors sent, the first (by key) that breaks an invariant, and the first invariant it breaks. */
+  readonly violation?: { readonly parent: number; readonly action: number; readonly property: string };
+  /** Successors sent to each shard's inbox. */
+  readonly sent: readonly number[];
 }
 
-/** Where a distributed breadth-first run keeps the fingerprints of its visited states, on each shard. */
-export const visitedKey = (run: string): string => `txcheck:run:${run}:visited`;
+/** Decides shard `shard`'s part of level `level` from its inbox, its successors' parents in blocks of `parentsPerBlock` positions. */
+export interface OwnJob extends OwnedRunJob {
+  readonly level: number;
+  readonly shard: number;
+  readonly parentsPerBlock: number;
+}
 
-/** Where it keeps, per state of `level` in position order, its parent's position and its action index (two int32, as bytesOf orders their bytes). */
-export const trailKey = (run: string, level: number): string => `txcheck:run:${run}:trail:${level}`;
+export interface OwnAnswer {
+  readonly walker: string;
+  /** The shard's new states per group: (group, count) pairs, groups ascending. */
+  readonly groups: readonly number[];
+}
 
-/** Where the states of a level's job wait, and where its worker puts their successors. */
-export const chunkKey = (run: string, level: number, job: number, part: 'states' | 'successors'): string =>
-  `txcheck:run:${run}:level:${level}:${job}:${part}`;
+/** The group of a state whose parent is at `parent` (-1 for an initial state). */
+export const groupOf = (parent: number, parentsPerBlock: number): number =>
+  parent < 0 ? 0 : Math.floor(parent / parentsPerBlock);
+
+/**
+ * A key of shard `shard` of a run: its hash tag keeps each shard's keys in one slot of a Redis
+ * Cluster, so that a shard's transaction touches one node.
+ */
+const shardKey = (run: string, shard: number, rest: string): string =>
+  `txcheck:run:{${run}.${shard}}:${rest}`;
+
+/** The shard's part of the visited set. */
+export const shardVisitedKey = (run: string, shard: number): string => shardKey(run, shard, 'visited');
+/** The shard's inbox for level `level`: a hash from expand job index to the successors it sent. */
+export const inboxKey = (run: string, shard: number, level: number): string =>
+  shardKey(run, shard, `inbox:${level}`);
+/** The shard's states of level `level`: a hash from group to its states in key order. */
+export const levelKey = (run: string, shard: number, level: number): string =>
+  shardKey(run, shard, `level:${level}`);
+/** The answer of the shard's own job of level `level`, for a retry after its writes. */
+export const ownedKey = (run: string, shard: number, level: number): string =>
+  shardKey(run, shard, `owned:${level}`);
+/** The trail of expand job `job` of level `level` (kept on shard `job` modulo the shards). */
+export const jobTrailKey = (run: string, shards: number, level: number, job: number): string =>
+  shardKey(run, job % shards, `trail:${level}:${job}`);
