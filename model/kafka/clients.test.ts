@@ -102,9 +102,22 @@ describe('the finalized transaction.version changing at run time (transactionVer
     expect(await verdict('steady', { ...spec, faults: { batchExpiries: 1 } })).toBe('holds');
   });
 
-  it('transaction-version-upgrade.json: an upgrade from 1 to 2 mixes no two transactions, as the client bumps its epoch first (KAFKA-18227)', async () => {
-    const { result } = await check('upgrade', shipped('transaction-version-upgrade'));
-    expect(result.status).toBe('ok');
-    expect(result.coverage.fired.finalizeTransactionVersion).toBeGreaterThan(0);
+  // KAFKA-18227 (4.0.0 client): the version is read when a transaction ends, and an upgrade bumps the epoch.
+  it('transaction-version-upgrade.json holds; a client that takes the upgrade at beginTransaction, at the same epoch, breaks ReadCommittedIsolation', async () => {
+    const spec = shipped('transaction-version-upgrade');
+    expect(await verdict('upgrade', spec)).toBe('holds');
+    const atBegin = { ...spec, variant: { base: spec.variant, disable: ['tv2UpgradeBump'] } };
+    expect(await verdict('upgrade-at-begin', atBegin)).toBe('ReadCommittedIsolation');
+  });
+
+  it('transaction-version-downgrade-abort.json: an abort after a commit that read a downgrade ends a version-2 transaction at version 1, fatal; without the expiry it holds', async () => {
+    const spec = shipped('transaction-version-downgrade-abort');
+    expect(await verdict('downgrade-abort', spec)).toBe('NoSpuriousFatal');
+    const trace = JSON.stringify(JSON.parse(readFileSync(join(dir, 'downgrade-abort.itf.json'), 'utf8')));
+    expect(trace).toContain('TC: finalizeTransactionVersion(1)');
+    expect(trace).toContain('P0.0: batchExpired(p0)');
+    expect(await verdict('downgrade-no-expiry', { ...spec, faults: { transactionVersionChanges: 1 } })).toBe(
+      'holds',
+    );
   });
 });

@@ -17,6 +17,13 @@ export interface Rules {
    * 2.5-3.9 client recovered with an epoch bump.
    */
   readonly invalidPidMappingFatal: boolean;
+  /**
+   * KAFKA-18227 (4.0.0 client, PR #18176): the client reads the finalized transaction.version when
+   * it begins completing a transaction and once after initTransactions, and on an upgrade to
+   * version 2 bumps its epoch with InitProducerId before the next transaction. Before (trunk
+   * 2024-10, never released) it read the version at beginTransaction, with no bump.
+   */
+  readonly tv2UpgradeBump: boolean;
   /** KAFKA-6119 (1.0): a transaction-timeout abort bumps the epoch, fencing the old producer. */
   readonly timeoutFence: boolean;
   /** KIP-447 (2.5): TxnOffsetCommit carries the member's generation; older generations are fenced. */

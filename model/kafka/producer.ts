@@ -38,7 +38,8 @@ const versionOne = new WeakMap<Rules, Rules>();
 
 /**
  * The rules of the client this producer instance runs, for its current transaction: a client
- * that has transaction version 2 uses it only when the cluster had finalized it at beginTransaction.
+ * that has transaction version 2 uses it only when it last read the cluster's finalized version
+ * as 2 (transactionV2).
  */
 export function clientRules(cfg: KafkaConfig, p: Producer): Rules {
   const rules = cfg.clientRules[p.instance]!;
@@ -49,9 +50,9 @@ export function clientRules(cfg: KafkaConfig, p: Producer): Rules {
 }
 
 /**
- * Whether instance `instance` runs its next transaction under transaction version 2: its client
- * has it and the cluster has finalized it (maybeUpdateTransactionV2Enabled, TransactionManager.java
- * trunk 1eb76443, 4.0).
+ * Whether instance `instance` takes transaction version 2 when it reads the finalized version: its
+ * client has it and the cluster has finalized it (maybeUpdateTransactionV2Enabled,
+ * TransactionManager.java trunk 1eb76443 and 4.0.0).
  */
 function takesTransactionV2(cfg: KafkaConfig, instance: number, finalized: number): boolean {
   return cfg.clientRules[instance]!.tv2 && finalized === 2;
@@ -82,6 +83,7 @@ export function initialProducer(cfg: KafkaConfig, txnId: number, instance: numbe
     offsetsCommitted: false,
     ghostExcuses: 0,
     transactionV2: takesTransactionV2(cfg, instance, cfg.transactionVersion),
+    nextTransactionV2: takesTransactionV2(cfg, instance, cfg.transactionVersion),
   };
 }
 
@@ -153,9 +155,16 @@ export function canBegin(cfg: KafkaConfig, p: Producer): boolean {
   );
 }
 
-/** beginTransaction: the transaction runs at the version the client last read (see endingTransaction). */
+/**
+ * beginTransaction. Without KAFKA-18227 the client reads the finalized transaction.version here
+ * and keeps it for the whole transaction, with no epoch bump on an upgrade (trunk 1eb76443).
+ */
 export function beginTransaction(cfg: KafkaConfig, s: State, i: number): State {
   const p = s.producers[i]!;
+  const readsHere = !cfg.clientRules[p.instance]!.tv2UpgradeBump;
+  const transactionV2 = readsHere
+    ? takesTransactionV2(cfg, p.instance, s.transactionVersion)
+    : p.transactionV2;
   return put(s, i, {
     ...p,
     tm: Tm.IN_TRANSACTION,
@@ -164,30 +173,9 @@ export function beginTransaction(cfg: KafkaConfig, s: State, i: number): State {
     txnStarted: false,
     added: 0,
     pendingAdd: 0,
+    transactionV2,
+    nextTransactionV2: transactionV2,
   });
-}
-
-/**
- * The client reads the finalized transaction.version once after initTransactions and as each
- * transaction ends, not at its begin (KAFKA-18227, 4.0.0: maybeUpdateTransactionV2Enabled in
- * beginCompletingTransaction; TransactionManagerTest testTransactionManagerEnablesV2). The ending
- * transaction keeps its own version for its EndTxn; an upgrade from 1 to 2 requires an epoch bump
- * first, so that no partition of the version-1 transaction is taken as added to the next one.
- */
-function endingTransaction(cfg: KafkaConfig, s: State, p: Producer): Producer {
-  const upgrade = !p.transactionV2 && takesTransactionV2(cfg, p.instance, s.transactionVersion);
-  return upgrade ? { ...p, bumpRequired: true } : p;
-}
-
-/**
- * The version the next transaction runs at, once this one is complete: what the cluster has
- * finalized now, but an upgrade only with the bump its end asked for. The end's read and this one
- * may see different versions; the client learns a version late in any case (ApiVersions, on new
- * connections), and with a bump or a version-2 EndTxn behind it either order is safe.
- */
-function nextTransactionV2(cfg: KafkaConfig, s: State, p: Producer): boolean {
-  const finalized = takesTransactionV2(cfg, p.instance, s.transactionVersion);
-  return p.transactionV2 ? finalized : finalized && p.bumpRequired;
 }
 
 /** The transform app writes one output per input record, before it sends its offsets. */
@@ -248,10 +236,26 @@ export function canCommit(cfg: KafkaConfig, p: Producer): boolean {
 
 export function commitTransaction(cfg: KafkaConfig, s: State, i: number): State {
   const p = s.producers[i]!;
-  const committing = endingTransaction(cfg, s, { ...p, tm: Tm.COMMITTING_TRANSACTION });
-  return noteTxn(put(s, i, committing), currentTxn(cfg, i, p), {
-    decision: Decision.Commit,
-  });
+  const next = beginCompletingTransaction(cfg, s, { ...p, tm: Tm.COMMITTING_TRANSACTION });
+  return noteTxn(put(s, i, next), currentTxn(cfg, i, p), { decision: Decision.Commit });
+}
+
+/**
+ * KAFKA-18227 (TransactionManager.beginCompletingTransaction@4.0.0): the EndTxn is built with the
+ * version the client holds, which a completion begun earlier in this transaction may have
+ * changed; then the client reads the finalized version for the next transaction, and an upgrade
+ * to version 2 requires an epoch bump, the InitProducerId chained after the EndTxn. The rationale
+ * (the JIRA): without it, a version-2 Produce at the epoch of the version-1 transaction still
+ * waiting for its markers joins that transaction. The Java client's Produce of this transaction
+ * drained after the read already takes the new version; its partition is in the transaction, so
+ * the coordinator answers it as the model's version-1 one (NONE), and the model keeps the old.
+ */
+function beginCompletingTransaction(cfg: KafkaConfig, s: State, p: Producer): Producer {
+  if (!cfg.clientRules[p.instance]!.tv2UpgradeBump) return p;
+  const transactionV2 = p.nextTransactionV2;
+  const nextTransactionV2 = takesTransactionV2(cfg, p.instance, s.transactionVersion);
+  const upgraded = !transactionV2 && nextTransactionV2;
+  return { ...p, transactionV2, nextTransactionV2, bumpRequired: p.bumpRequired || upgraded };
 }
 
 export function canAbort(p: Producer): boolean {
@@ -261,7 +265,7 @@ export function canAbort(p: Producer): boolean {
 /** abortTransaction(): undrained batches are dropped (abortUndrainedBatches). */
 export function abortTransaction(cfg: KafkaConfig, s: State, i: number): State {
   const p = s.producers[i]!;
-  const next = endingTransaction(cfg, s, {
+  const next = beginCompletingTransaction(cfg, s, {
     ...p,
     tm: Tm.ABORTING_TRANSACTION,
     batches: p.batches.filter((b) => b.status !== BatchStatus.Queued),
@@ -349,7 +353,6 @@ function completeTransaction(
   const next: Producer = {
     ...p,
     ...epoch,
-    transactionV2: nextTransactionV2(cfg, s, p),
     tm: p.bumpRequired ? Tm.INITIALIZING : Tm.READY,
     request: null,
     txnStarted: false,
@@ -359,6 +362,7 @@ function completeTransaction(
     offsetToCommit: -1,
     offsetsAdded: false,
     offsetsCommitted: false,
+    transactionV2: p.nextTransactionV2,
   };
   const told = committed ? Told.Committed : Told.Aborted;
   return noteTxn(put(s, i, next), currentTxn(cfg, i, p), { told });
@@ -689,17 +693,22 @@ function handleInitProducerIdResponse(cfg: KafkaConfig, s: State, i: number, res
   // next with an abortable error and no producer id is not modelled (a known difference).
   if (resp.error !== Err.NONE)
     return (p.pid === NO_PID ? undefined : transactionAbortable(cfg, s, i, resp)) ?? fatal(cfg, s, i);
+  // KafkaProducer.initTransactions@4.0.0 reads the finalized version once the first InitProducerId
+  // is answered (KAFKA-18227), with no bump: nothing was sent at the old one.
+  const transactionV2 =
+    p.pid === NO_PID && clientRules(cfg, p).tv2UpgradeBump
+      ? takesTransactionV2(cfg, p.instance, s.transactionVersion)
+      : p.transactionV2;
   const ready: Producer = {
     ...p,
-    // initTransactions reads the finalized version once it has its producer id (KAFKA-18227).
-    transactionV2:
-      p.pid === NO_PID ? takesTransactionV2(cfg, p.instance, s.transactionVersion) : p.transactionV2,
     tm: Tm.READY,
     request: null,
     pid: resp.pid,
     epoch: resp.epoch,
     bumpRequired: false,
     nextSeq: p.nextSeq.map(() => 0),
+    transactionV2,
+    nextTransactionV2: transactionV2,
   };
   return put(s, i, ready);
 }

@@ -10,6 +10,8 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
     'KIP-588 (2.7): INVALID_PRODUCER_EPOCH on Produce is an abortable error for the client; before 2.7 it meant ProducerFencedException, fatal',
   invalidPidMappingFatal:
     'KAFKA-18019 (4.0.0 client): INVALID_PRODUCER_ID_MAPPING is fatal for the client under every transaction version; 2.5-3.9 aborted and bumped the epoch',
+  tv2UpgradeBump:
+    'KAFKA-18227 (4.0.0 client): the client reads the finalized transaction.version when it begins completing a transaction (and after initTransactions) and bumps its epoch on an upgrade to version 2; before, it read it at beginTransaction and took an upgrade at the same epoch',
   timeoutFence:
     'KAFKA-6119 (1.0): a transaction-timeout abort bumps the producer epoch, fencing the producer',
   kip447:
@@ -91,6 +93,7 @@ const kafka011: Rules = {
   kip360: false,
   kip588: false,
   invalidPidMappingFatal: false,
+  tv2UpgradeBump: false,
   timeoutFence: false,
   kip447: false,
   verification: false,
@@ -130,6 +133,7 @@ const kafka40: Rules = {
   tv2: true,
   pendingCheckFirst: true,
   invalidPidMappingFatal: true,
+  tv2UpgradeBump: true,
   keepGuardAcrossV2Marker: true,
 };
 // kafka-4.0 stands for 4.0.0 but its double bump (tv2FenceBumpsTwice, a switch so that the
@@ -171,7 +175,7 @@ export const generations: Readonly<Record<string, { readonly description: string
     },
     'kafka-4.0': {
       description:
-        'Kafka 4.0.0: kafka-3.8 plus KIP-890 part 2 (transaction version 2), the pending-state check first (KAFKA-18464, KAFKA-18660), a client fatal on INVALID_PRODUCER_ID_MAPPING (KAFKA-18019) and the guard kept across a version-2 marker (KAFKA-18654); producer ids are not kept in __transaction_state until 4.3',
+        'Kafka 4.0.0: kafka-3.8 plus KIP-890 part 2 (transaction version 2), the pending-state check first (KAFKA-18464, KAFKA-18660), a client fatal on INVALID_PRODUCER_ID_MAPPING (KAFKA-18019), a client that bumps its epoch when it learns of an upgrade to transaction version 2 (KAFKA-18227) and the guard kept across a version-2 marker (KAFKA-18654); producer ids are not kept in __transaction_state until 4.3',
       rules: kafka40,
     },
     'kafka-4.1': {
@@ -196,7 +200,7 @@ export const generationNames = Object.keys(generations);
 export const mutantNames = switchNames.filter((n) => n.startsWith('mutant'));
 
 /** Rules of the client alone: how the Java client of its generation reacts, whatever the brokers. */
-const clientSwitches: readonly SwitchName[] = ['kip588', 'invalidPidMappingFatal'];
+const clientSwitches: readonly SwitchName[] = ['kip588', 'invalidPidMappingFatal', 'tv2UpgradeBump'];
 
 /**
  * Rules that need both halves: the client uses a feature only when the brokers have the request

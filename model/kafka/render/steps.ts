@@ -410,7 +410,7 @@ const sentences: {
   finalizeTransactionVersion: (step, by) =>
     fault(
       by,
-      `transaction.version finalized at ${step.version} (kafka-features): clients take it at their next beginTransaction`,
+      `transaction.version finalized at ${step.version} (kafka-features): a 4.x client reads it when it ends a transaction (KAFKA-18227) and bumps its epoch on an upgrade`,
     ),
   idempotentInitProducerId: (_, by, { after }) => {
     const p = after.idempotentProducers?.find((q) => q.name === by);
