@@ -7,13 +7,15 @@
 // two steps. Expand: jobs of consecutive positions of level d (a state's position in its level is
 // its id on one machine, less the level's first id) gather their states from the shards, expand
 // them in position order, drop the successors the visited set holds, and send the rest, batched,
-// to their owners' inboxes, with their keys (parent position, action index). Own: once every
-// expand job is done, one job per shard that received something takes its inbox in job order,
-// keeps each fingerprint at its first sight, which is its least key since jobs hold consecutive
-// positions and send in key order, and in one transaction adds the winners to its part of the
-// visited set and keeps them, grouped by the block of positions their parent is in. Each answers
+// to their owners: fingerprints and keys (parent position, action index) to the owner's inbox,
+// words beside it, grouped by the block of positions their parent is in (GROUPS_PER_JOB blocks
+// to a job). Own: once every expand job is done, one job per shard that received something takes
+// its inbox in job order, keeps each fingerprint at its first sight, which is its least key since
+// jobs hold consecutive positions and send in key order, and in one transaction adds the winners
+// to its part of the visited set and keeps, per group, which of the words sent won. Each answers
 // how many states it keeps per group; the sums give each group's first position, and the next
-// level's jobs are cut from them. So each state gets its position on one machine.
+// level's jobs are cut from them. So each state gets its position on one machine, and its words
+// cross the network twice: to its owner's server, and from there to the job that expands it.
 //
 // The event reported is the one of least key, as on one machine: a deadlock of the state at
 // position p as (p, -1), or a violation: the least of each expand job's first violating successor
@@ -27,6 +29,7 @@ import type { DistributedRun } from './coordinator.ts';
 import type { RunDigest } from './digest.ts';
 import {
   EXPAND_JOB,
+  GROUPS_PER_JOB,
   type ExpandAnswer,
   type ExpandJob,
   OWN_JOB,
@@ -39,6 +42,7 @@ import {
   levelKey,
   ownedKey,
   shardVisitedKey,
+  wordsKey,
 } from './jobs.ts';
 import { QueueRun, type QueueRunOptions } from './queue-run.ts';
 import type { RedisAddress } from './redis.ts';
@@ -56,8 +60,6 @@ const JOBS_PER_LEVEL = 16;
 /** States per job: enough to outweigh its round trips through Redis, few enough for a job of some hundred kilobytes. */
 const MIN_STATES_PER_JOB = 128;
 const MAX_STATES_PER_JOB = 1024;
-/** Blocks of parents a job's successors are grouped in: the next level's jobs are cut on group boundaries. */
-const BLOCKS_PER_JOB = 4;
 /** How often the run's trails and visited sets have their expiry renewed. */
 const RENEW_EVERY_MS = 60_000;
 
@@ -110,7 +112,6 @@ export async function distributedBfs<S, A>(
   let sizeDone = 0;
   /** Per shard, the successors sent to it by this level's expand jobs. */
   let sent: number[] = [];
-  let parentsPerBlock = 1;
   /** Per group of the level being owned, its states. */
   let groups: number[] = [];
 
@@ -156,6 +157,7 @@ export async function distributedBfs<S, A>(
             for (let l = 0; l <= last; l++)
               keys.push(
                 inboxKey(queued.id, shard, l),
+                wordsKey(queued.id, shard, l),
                 levelKey(queued.id, shard, l),
                 ownedKey(queued.id, shard, l),
               );
@@ -202,7 +204,6 @@ export async function distributedBfs<S, A>(
     size = counts.reduce((a, b) => a + b, 0);
     sizeDone = 0;
     const per = Math.min(MAX_STATES_PER_JOB, Math.max(MIN_STATES_PER_JOB, Math.ceil(size / JOBS_PER_LEVEL)));
-    parentsPerBlock = Math.ceil(per / BLOCKS_PER_JOB);
     const added: ExpandJob[] = [];
     const starts: number[] = [];
     let position = 0;
@@ -235,13 +236,13 @@ export async function distributedBfs<S, A>(
         return end();
       }
       const owners = sent.flatMap((n, shard) => (n > 0 ? [shard] : []));
-      groups = new Array<number>(level < 0 ? 1 : Math.ceil(size / parentsPerBlock)).fill(0);
+      groups = new Array<number>(jobs.length * GROUPS_PER_JOB).fill(0);
       step = 'own';
       level++;
       if (owners.length === 0) return decided();
       return add(
         OWN_JOB,
-        owners.map((shard) => ({ ...common, level, shard, parentsPerBlock })),
+        owners.map((shard) => ({ ...common, level, shard })),
       );
     }
     return decided();
@@ -256,7 +257,11 @@ export async function distributedBfs<S, A>(
       queued.clients.map((client, server) =>
         queued.roundTrip((p) => {
           for (let shard = server; shard < shards; shard += servers.length)
-            p.del(levelKey(queued.id, shard, level - 1), ownedKey(queued.id, shard, level));
+            p.del(
+              levelKey(queued.id, shard, level - 1),
+              wordsKey(queued.id, shard, level - 1),
+              ownedKey(queued.id, shard, level),
+            );
         }, client),
       ),
     );

@@ -3,33 +3,51 @@
 // An expand job, in two steps around the worker's look at the visited set. expand: the job's
 // states, gathered from the shards group by group and put in key order, which is their order on
 // one machine; then each one's successors in action order, the order one machine meets them. A
-// successor met before in this job (or one of the job's own states) is dropped here, so that each
-// fingerprint the job keeps has its least key in the job (parent position, action index). settle:
-// the successors the visited set did not hold are packed per owning shard, and the first of them
-// that breaks an invariant is noted.
+// successor met before in this job is dropped here, so that each fingerprint the job keeps has
+// its least key in the job (parent position, action index). settle: the successors the visited
+// set did not hold are split by owning shard, their fingerprints and keys for its inbox and
+// their words per group beside it, and the first of them that breaks an invariant is noted.
 //
 // An own job: the successors a shard received for a level, taken in job order, each fingerprint
 // kept at its first sight. Jobs hold consecutive positions and each job's successors are in key
-// order, so the first sight of a fingerprint is its least key over the whole level.
-import { IntList, eachPacked } from '../engine/int-list.ts';
+// order, so the first sight of a fingerprint is its least key over the whole level. The winners
+// are kept per group as indices into the words their jobs sent, which stay where they are.
+import { IntList } from '../engine/int-list.ts';
 import type { Model } from '../engine/model.ts';
 import { PACK_WORDS } from '../engine/model.ts';
-import { type Emit, brokenInvariant, stateFingerprint, successorsOf } from '../engine/search.ts';
+import {
+  type Emit,
+  type PackedWords,
+  brokenInvariant,
+  stateFingerprint,
+  successorsOf,
+} from '../engine/search.ts';
 import { VisitedSet } from '../engine/visited.ts';
-import { groupOf, levelSuccessors, successorParts } from './jobs.ts';
+import {
+  GROUPS_PER_JOB,
+  groupOf,
+  inboxBatch,
+  inboxParts,
+  parentsPerBlock,
+  winnersOf,
+  winnersParts,
+} from './jobs.ts';
 import { shardOf } from './visited-shards.ts';
 
 export interface ExpandRequest {
   readonly deadlockAllowed: boolean;
   /** Level -1: the job discovers the initial states. */
   readonly init: boolean;
+  readonly job: number;
   readonly firstPosition: number;
-  /** How many states the pieces hold. */
+  /** How many states the groups hold. */
   readonly states: number;
   readonly cut: boolean;
   readonly shards: number;
-  /** Per group of the job in order, per shard: the shard's states of the group (levelSuccessors), or null when it has none. */
-  readonly pieces: readonly (Int32Array | null)[];
+  /** Per group of the job in order, per shard: the shard's winnersOf of the group, or null when it has none. */
+  readonly winners: readonly (Int32Array | null)[];
+  /** The same for the words of the group's successors sent to the shard. */
+  readonly words: readonly (Int32Array | null)[];
   /** One Int32: non-zero asks the expansion to stop (the process got a signal). */
   readonly stop: SharedArrayBuffer;
 }
@@ -49,8 +67,10 @@ export interface Expanded {
 }
 
 export interface Settled {
-  /** Per shard: the successors it owns, as levelSuccessors joins them (empty when none). */
-  readonly batches: Int32Array[];
+  /** Per shard: its inboxBatch (empty when the job sends it nothing). */
+  readonly inboxes: Int32Array[];
+  /** The words of each group's successors sent to each shard, in key order, where there are some. */
+  readonly words: { readonly shard: number; readonly group: number; readonly states: Int32Array }[];
   readonly sent: number[];
   readonly violation?: { readonly parent: number; readonly action: number; readonly property: string };
 }
@@ -63,21 +83,29 @@ export class ExpandChunk<S> {
   private readonly fingerprintOf: (s: S, out: Int32Array) => void;
   private readonly successors: (s: S, emit: Emit<S>) => void;
   private readonly fingerprint = new Int32Array(2);
-  private readonly words = new Int32Array(PACK_WORDS);
+  /** The words the fingerprint packed a state into, which are its own when the model has no symmetry. */
+  private readonly packed: PackedWords = { words: new Int32Array(PACK_WORDS), length: 0 };
+  private readonly ownWords: boolean;
+  private request: ExpandRequest | undefined;
   private candidates: S[] = [];
   private keys = new IntList();
   private fingerprints = new IntList();
+  /** With ownWords, each candidate's packed words, its length first. */
+  private words = new IntList();
 
   constructor(private readonly model: Model<S, unknown>) {
-    this.fingerprintOf = stateFingerprint(model);
+    this.fingerprintOf = stateFingerprint(model, this.packed);
     this.successors = successorsOf(model);
+    this.ownWords = model.canonical === undefined;
   }
 
   expand(request: ExpandRequest): Expanded {
-    const { model, fingerprint } = this;
+    const { model, fingerprint, packed } = this;
+    this.request = request;
     this.candidates = [];
     this.keys = new IntList();
     this.fingerprints = new IntList();
+    this.words = new IntList(this.ownWords ? 1 << 16 : 0);
     const fired = model.actionKinds.map(() => 0);
     const firedByKind = () => Object.fromEntries(model.actionKinds.map((kind, k) => [kind, fired[k]!]));
     const met = new VisitedSet(Math.max(request.states, 16) * 4);
@@ -89,6 +117,7 @@ export class ExpandChunk<S> {
       this.keys.push(action);
       this.fingerprints.push(fingerprint[0]!);
       this.fingerprints.push(fingerprint[1]!);
+      if (this.ownWords) this.words.pushPacked(packed.words, packed.length);
     };
     if (request.init) {
       const initial = model.init();
@@ -103,7 +132,7 @@ export class ExpandChunk<S> {
         cutOff: false,
       };
     }
-    const { states, trail } = gathered(model, request, met);
+    const { states, trail } = gathered(model, request);
     if (states.length !== request.states)
       throw new Error(
         `the shards hold ${states.length} of the job's ${request.states} states: its level is gone from Redis`,
@@ -149,69 +178,92 @@ export class ExpandChunk<S> {
     };
   }
 
-  /** The candidates `fresh` marks (1: not in the visited set), packed per owning shard, with the first that breaks an invariant. */
-  settle(fresh: Uint8Array, shards: number): Settled {
-    const lists = Array.from({ length: shards }, () => ({
+  /** The candidates `fresh` marks (1: not in the visited set), split by owning shard, with the first that breaks an invariant. */
+  settle(fresh: Uint8Array): Settled {
+    const { model, request } = this;
+    const { job, firstPosition, shards } = request!;
+    const perBlock = parentsPerBlock(request!.states);
+    const inboxes = Array.from({ length: shards }, () => ({
       fingerprints: new IntList(16),
       keys: new IntList(16),
-      states: new IntList(16),
     }));
+    /** Per shard, per block of the job: the words sent. */
+    const words: (IntList | undefined)[] = new Array(shards * GROUPS_PER_JOB);
+    const packed = new Int32Array(PACK_WORDS);
     let violation: Settled['violation'];
-    for (let c = 0; c < this.candidates.length; c++) {
+    for (let c = 0, at = 0; c < this.candidates.length; c++) {
+      const length = this.ownWords ? this.words.get(at) : 0;
+      const start = at + 1;
+      at += 1 + length;
       if (fresh[c] === 0) continue;
       const t = this.candidates[c]!;
       const high = this.fingerprints.get(2 * c);
       const parent = this.keys.get(2 * c);
       const action = this.keys.get(2 * c + 1);
       if (violation === undefined) {
-        const broken = brokenInvariant(this.model, t);
+        const broken = brokenInvariant(model, t);
         if (broken !== undefined) violation = { parent, action, property: broken };
       }
-      const to = lists[shardOf(high, shards)]!;
-      to.fingerprints.push(high);
-      to.fingerprints.push(this.fingerprints.get(2 * c + 1));
-      to.keys.push(parent);
-      to.keys.push(action);
-      to.states.pushPacked(this.words, this.model.pack!(t, this.words));
+      const shard = shardOf(high, shards);
+      const inbox = inboxes[shard]!;
+      inbox.fingerprints.push(high);
+      inbox.fingerprints.push(this.fingerprints.get(2 * c + 1));
+      inbox.keys.push(parent);
+      inbox.keys.push(action);
+      const block = groupOf(job, firstPosition, perBlock, parent) - job * GROUPS_PER_JOB;
+      const list = (words[shard * GROUPS_PER_JOB + block] ??= new IntList(1 << 12));
+      if (this.ownWords) list.pushPacked(this.words.subarray(start, start + length), length);
+      else list.pushPacked(packed, model.pack!(t, packed));
     }
     this.candidates = [];
     return {
-      batches: lists.map((l) =>
+      inboxes: inboxes.map((l) =>
         l.keys.length === 0
           ? new Int32Array(0)
-          : levelSuccessors(l.fingerprints.take(), l.keys.take(), l.states.take()),
+          : inboxBatch(job, firstPosition, perBlock, l.fingerprints.take(), l.keys.take()),
       ),
-      sent: lists.map((l) => l.keys.length / 2),
+      words: words.flatMap((list, i) =>
+        list === undefined
+          ? []
+          : [
+              {
+                shard: Math.floor(i / GROUPS_PER_JOB),
+                group: job * GROUPS_PER_JOB + (i % GROUPS_PER_JOB),
+                states: list.take(),
+              },
+            ],
+      ),
+      sent: inboxes.map((l) => l.keys.length / 2),
       ...(violation === undefined ? {} : { violation }),
     };
   }
 }
 
-/** The job's states in key order (their order on one machine), each one's fingerprint added to `met`, and their keys. */
-function gathered<S>(
-  model: Model<S, unknown>,
-  request: ExpandRequest,
-  met: VisitedSet,
-): { states: S[]; trail: Int32Array } {
+/** The job's states in key order (their order on one machine), and their keys. */
+function gathered<S>(model: Model<S, unknown>, request: ExpandRequest): { states: S[]; trail: Int32Array } {
   const states: S[] = [];
   const trail = new IntList(request.states * 2);
-  for (let g = 0; g < request.pieces.length; g += request.shards) {
-    const parts = request.pieces.slice(g, g + request.shards).flatMap((piece) => {
-      if (piece === null) return [];
-      const { fingerprints, keys, states: words } = successorParts(piece);
+  const { shards } = request;
+  for (let g = 0; g < request.winners.length; g += shards) {
+    const parts: { keys: Int32Array; indices: Int32Array; words: Int32Array; starts: number[] }[] = [];
+    for (let shard = 0; shard < shards; shard++) {
+      const winners = request.winners[g + shard];
+      if (winners === null || winners === undefined) continue;
+      const words = request.words[g + shard];
+      if (words === null || words === undefined)
+        throw new Error(`the words of a group are gone from Redis: its level is gone`);
       const starts: number[] = [];
       for (let at = 0; at < words.length; at += 1 + words[at]!) starts.push(at);
-      return [{ fingerprints, keys, words, starts }];
-    });
-    const order = parts.flatMap((part, p) => part.starts.map((_, i) => [p, i] as const));
+      parts.push({ ...winnersParts(winners), words, starts });
+    }
+    const order = parts.flatMap((part, p) => Array.from(part.indices, (_, i) => [p, i] as const));
     const keyOf = ([p, i]: readonly [number, number], k: number) => parts[p]!.keys[2 * i + k]!;
     order.sort((a, b) => keyOf(a, 0) - keyOf(b, 0) || keyOf(a, 1) - keyOf(b, 1));
     for (const [p, i] of order) {
-      const { fingerprints, keys, words, starts } = parts[p]!;
-      met.add(fingerprints[2 * i]!, fingerprints[2 * i + 1]!);
+      const { keys, indices, words, starts } = parts[p]!;
       trail.push(keys[2 * i]!);
       trail.push(keys[2 * i + 1]!);
-      const at = starts[i]!;
+      const at = starts[indices[i]!]!;
       states.push(model.unpack!(words.subarray(at + 1, at + 1 + words[at]!)));
     }
   }
@@ -220,57 +272,56 @@ function gathered<S>(
 
 export interface Owned {
   /** The fingerprints of the shard's new states: they enter its part of the visited set. */
-  readonly winners: Int32Array;
-  /** The shard's new states per group, in key order (levelSuccessors), groups ascending. */
-  readonly pieces: readonly { readonly group: number; readonly states: Int32Array }[];
+  readonly fingerprints: Int32Array;
+  /** The shard's winnersOf per group, groups ascending. */
+  readonly pieces: readonly { readonly group: number; readonly winners: Int32Array }[];
   /** (group, count) pairs, as OwnAnswer.groups. */
   readonly groups: number[];
 }
 
-/** Of the successors a shard received, in job order, each fingerprint at its first sight, grouped by its parent's block. */
-export function own(batches: readonly Int32Array[], parentsPerBlock: number): Owned {
+/** Of the inboxBatches a shard received, in job order, each fingerprint at its first sight, per group. */
+export function own(batches: readonly Int32Array[]): Owned {
   let total = 0;
   for (const batch of batches) total += batch[0]!;
   const seen = new VisitedSet(Math.max(total, 16) * 2);
-  const winners = new IntList(total * 2);
-  const pieces: { group: number; states: Int32Array }[] = [];
+  const fingerprints = new IntList(Math.max(total, 16) * 2);
+  const pieces: { group: number; winners: Int32Array }[] = [];
   const groups: number[] = [];
   let group = -1;
-  let fingerprints = new IntList(16);
+  /** The index of the next successor of `group` among those sent. */
+  let index = 0;
+  let indices = new IntList(16);
   let keys = new IntList(16);
-  let words = new IntList(16);
   const flush = (): void => {
-    if (keys.length === 0) return;
-    pieces.push({ group, states: levelSuccessors(fingerprints.take(), keys.take(), words.take()) });
-    groups.push(group, keys.length / 2);
-    fingerprints = new IntList(16);
+    if (indices.length > 0) {
+      pieces.push({ group, winners: winnersOf(indices.take(), keys.take()) });
+      groups.push(group, indices.length);
+    }
+    indices = new IntList(16);
     keys = new IntList(16);
-    words = new IntList(16);
   };
   for (const batch of batches) {
-    const parts = successorParts(batch);
-    let c = 0;
-    eachPacked(parts.states, (state) => {
-      const high = parts.fingerprints[2 * c]!;
-      const low = parts.fingerprints[2 * c + 1]!;
-      const parent = parts.keys[2 * c]!;
-      const action = parts.keys[2 * c + 1]!;
-      c++;
-      if (!seen.add(high, low)) return;
-      const g = groupOf(parent, parentsPerBlock);
+    const { job, firstPosition, perBlock, fingerprints: sent, keys: sentKeys } = inboxParts(batch);
+    for (let c = 0; c < sent.length / 2; c++) {
+      const parent = sentKeys[2 * c]!;
+      const g = groupOf(job, firstPosition, perBlock, parent);
       if (g !== group) {
         flush();
         group = g;
+        index = 0;
       }
-      winners.push(high);
-      winners.push(low);
-      fingerprints.push(high);
-      fingerprints.push(low);
-      keys.push(parent);
-      keys.push(action);
-      words.pushPacked(state, state.length);
-    });
+      const high = sent[2 * c]!;
+      const low = sent[2 * c + 1]!;
+      if (seen.add(high, low)) {
+        fingerprints.push(high);
+        fingerprints.push(low);
+        indices.push(index);
+        keys.push(parent);
+        keys.push(sentKeys[2 * c + 1]!);
+      }
+      index++;
+    }
   }
   flush();
-  return { winners: winners.take(), pieces, groups };
+  return { fingerprints: fingerprints.take(), pieces, groups };
 }

@@ -85,46 +85,33 @@ export function int32sOfBytes(bytes: Buffer): Int32Array {
 }
 
 /**
- * States with their fingerprints and keys, as one Int32Array: their count n, their n (high, low)
- * fingerprints, their n (parent position, action index) keys, and their packed words, each
- * state's preceded by its length. Binary Redis values beside the queue: through a job, BullMQ
- * would copy them as JSON into the job, its answer and its event stream.
- */
-export function levelSuccessors(fingerprints: Int32Array, keys: Int32Array, states: Int32Array): Int32Array {
-  const n = fingerprints.length / 2;
-  const all = new Int32Array(1 + 4 * n + states.length);
-  all[0] = n;
-  all.set(fingerprints, 1);
-  all.set(keys, 1 + 2 * n);
-  all.set(states, 1 + 4 * n);
-  return all;
-}
-
-/** The parts `levelSuccessors` joined. */
-export function successorParts(all: Int32Array): {
-  fingerprints: Int32Array;
-  keys: Int32Array;
-  states: Int32Array;
-} {
-  const n = all[0]!;
-  return {
-    fingerprints: all.subarray(1, 1 + 2 * n),
-    keys: all.subarray(1 + 2 * n, 1 + 4 * n),
-    states: all.subarray(1 + 4 * n),
-  };
-}
-
-/**
- * The two kinds of job of a breadth-first run. Every fingerprint has an owner,
- * one of the run's `shards` (shardOf in visited-shards.ts), each shard's keys on one server. An
- * expand job takes consecutive states of level d and sends its successors not in the visited set
- * to their owners' inboxes for level d + 1; once every expand job of the level is done, one own
- * job per shard decides the shard's part of level d + 1.
+ * The two kinds of job of a breadth-first run. Every fingerprint has an owner, one of the run's
+ * `shards` (shardOf in visited-shards.ts), each shard's keys on one server. An expand job takes
+ * consecutive states of level d and sends its successors not in the visited set to their owners
+ * for level d + 1: their fingerprints and keys to the owner's inbox, their words beside them,
+ * where they stay. Once every expand job of the level is done, one own job per shard decides the
+ * shard's part of level d + 1 from its inbox. Their data in Redis are binary values: through a
+ * job, BullMQ would copy them as JSON into the job, its answer and its event stream.
  */
 export const EXPAND_JOB = 'expand';
 export const OWN_JOB = 'own';
 
-interface OwnedRunJob {
+/**
+ * An expand job's successors are grouped by the block of positions their parent is in, a few
+ * blocks to a job: the next level's jobs are cut on group boundaries. Group g is block
+ * g % GROUPS_PER_JOB of job g / GROUPS_PER_JOB.
+ */
+export const GROUPS_PER_JOB = 4;
+
+/** The group of a successor of the state at `parent` (-1 for an initial state) in job `job`, which starts at `firstPosition`. */
+export function groupOf(job: number, firstPosition: number, parentsPerBlock: number, parent: number): number {
+  return job * GROUPS_PER_JOB + (parent < 0 ? 0 : Math.floor((parent - firstPosition) / parentsPerBlock));
+}
+
+/** Positions per block of a job of `states` states. */
+export const parentsPerBlock = (states: number): number => Math.max(1, Math.ceil(states / GROUPS_PER_JOB));
+
+interface RunJob {
   readonly run: string;
   readonly spec: WalkJob['spec'];
   readonly digest: RunDigest;
@@ -135,10 +122,9 @@ interface OwnedRunJob {
 
 /**
  * States of level `level` from position `firstPosition` on: those the shards hold in groups
- * `groups[0]` to `groups[1] - 1`, where group g holds the states whose parent is in block g of
- * the level before (see OwnJob.parentsPerBlock); or, at level -1, the initial states.
+ * `groups[0]` to `groups[1] - 1`; or, at level -1, the initial states.
  */
-export interface ExpandJob extends OwnedRunJob {
+export interface ExpandJob extends RunJob {
   readonly deadlockAllowed: boolean;
   readonly level: number;
   /** The job's index in its level: its field in each inbox, and its trail key. */
@@ -163,15 +149,14 @@ export interface ExpandAnswer {
   readonly cutOff: boolean;
   /** Of the successors sent, the first (by key) that breaks an invariant, and the first invariant it breaks. */
   readonly violation?: { readonly parent: number; readonly action: number; readonly property: string };
-  /** Successors sent to each shard's inbox. */
+  /** Successors sent to each shard. */
   readonly sent: readonly number[];
 }
 
-/** Decides shard `shard`'s part of level `level` from its inbox, its successors' parents in blocks of `parentsPerBlock` positions. */
-export interface OwnJob extends OwnedRunJob {
+/** Decides shard `shard`'s part of level `level` from its inbox. */
+export interface OwnJob extends RunJob {
   readonly level: number;
   readonly shard: number;
-  readonly parentsPerBlock: number;
 }
 
 export interface OwnAnswer {
@@ -180,9 +165,64 @@ export interface OwnAnswer {
   readonly groups: readonly number[];
 }
 
-/** The group of a state whose parent is at `parent` (-1 for an initial state). */
-export const groupOf = (parent: number, parentsPerBlock: number): number =>
-  parent < 0 ? 0 : Math.floor(parent / parentsPerBlock);
+/**
+ * What an expand job sends a shard's inbox: in key order, the successors the shard owns, as one
+ * Int32Array: their count n, the job's index, its first position and its positions per block
+ * (which give each successor's group), then n (high, low) fingerprints and n (parent position,
+ * action index) keys.
+ */
+export function inboxBatch(
+  job: number,
+  firstPosition: number,
+  perBlock: number,
+  fingerprints: Int32Array,
+  keys: Int32Array,
+): Int32Array {
+  const n = fingerprints.length / 2;
+  const all = new Int32Array(4 + 4 * n);
+  all.set([n, job, firstPosition, perBlock]);
+  all.set(fingerprints, 4);
+  all.set(keys, 4 + 2 * n);
+  return all;
+}
+
+/** The parts `inboxBatch` joined. */
+export function inboxParts(all: Int32Array): {
+  job: number;
+  firstPosition: number;
+  perBlock: number;
+  fingerprints: Int32Array;
+  keys: Int32Array;
+} {
+  const n = all[0]!;
+  return {
+    job: all[1]!,
+    firstPosition: all[2]!,
+    perBlock: all[3]!,
+    fingerprints: all.subarray(4, 4 + 2 * n),
+    keys: all.subarray(4 + 2 * n, 4 + 4 * n),
+  };
+}
+
+/**
+ * What an own job keeps of a group: the successors that won, in key order, as one Int32Array:
+ * their count m, their m indices among the group's successors sent to the shard (whose words are
+ * under wordsKey), and their m keys.
+ */
+export function winnersOf(indices: Int32Array, keys: Int32Array): Int32Array {
+  const m = indices.length;
+  const all = new Int32Array(1 + 3 * m);
+  all[0] = m;
+  all.set(indices, 1);
+  all.set(keys, 1 + m);
+  return all;
+}
+
+/** The parts `winnersOf` joined. */
+export function winnersParts(all: Int32Array): { indices: Int32Array; keys: Int32Array } {
+  const m = all[0]!;
+  return { indices: all.subarray(1, 1 + m), keys: all.subarray(1 + m, 1 + 3 * m) };
+}
 
 /**
  * A key of shard `shard` of a run: its hash tag keeps each shard's keys in one slot of a Redis
@@ -193,10 +233,13 @@ const shardKey = (run: string, shard: number, rest: string): string =>
 
 /** The shard's part of the visited set. */
 export const shardVisitedKey = (run: string, shard: number): string => shardKey(run, shard, 'visited');
-/** The shard's inbox for level `level`: a hash from expand job index to the successors it sent. */
+/** The shard's inbox for level `level`: a hash from expand job to its inboxBatch. */
 export const inboxKey = (run: string, shard: number, level: number): string =>
   shardKey(run, shard, `inbox:${level}`);
-/** The shard's states of level `level`: a hash from group to its states in key order. */
+/** The words of the shard's successors for level `level`: a hash from group to their packed words, in key order, each state's preceded by its length. */
+export const wordsKey = (run: string, shard: number, level: number): string =>
+  shardKey(run, shard, `words:${level}`);
+/** The shard's states of level `level`: a hash from group to its winnersOf. */
 export const levelKey = (run: string, shard: number, level: number): string =>
   shardKey(run, shard, `level:${level}`);
 /** The answer of the shard's own job of level `level`, for a retry after its writes. */

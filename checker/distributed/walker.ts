@@ -14,8 +14,8 @@ import { ExpandChunk, type ExpandRequest, own } from './expand.ts';
 export type WalkerRequest =
   | WalkRequest
   | (ExpandRequest & { readonly kind: 'expand'; readonly recipe: ModelRecipe })
-  | { readonly kind: 'settle'; readonly fresh: Uint8Array; readonly shards: number }
-  | { readonly kind: 'own'; readonly batches: Int32Array[]; readonly parentsPerBlock: number };
+  | { readonly kind: 'settle'; readonly fresh: Uint8Array }
+  | { readonly kind: 'own'; readonly batches: Int32Array[] };
 
 export interface WalkRequest {
   readonly kind: 'walks';
@@ -57,12 +57,12 @@ answerRequests(async (request: WalkerRequest) => {
     return { message: expanded, transfer: [expanded.trail, expanded.candidates] };
   }
   if (request.kind === 'settle') {
-    const settled = built!.chunk.settle(request.fresh, request.shards);
-    return { message: settled, transfer: settled.batches };
+    const settled = built!.chunk.settle(request.fresh);
+    return { message: settled, transfer: [...settled.inboxes, ...settled.words.map((w) => w.states)] };
   }
   if (request.kind === 'own') {
-    const owned = own(request.batches, request.parentsPerBlock);
-    return { message: owned, transfer: [owned.winners, ...owned.pieces.map((p) => p.states)] };
+    const owned = own(request.batches);
+    return { message: owned, transfer: [owned.fingerprints, ...owned.pieces.map((p) => p.winners)] };
   }
   const { model } = await modelOf(request.recipe);
   const stopAt = new Int32Array(request.stopAt);

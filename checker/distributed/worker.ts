@@ -28,6 +28,7 @@ import {
   levelKey,
   ownedKey,
   shardVisitedKey,
+  wordsKey,
   LOST,
   QUEUE,
   REFUSED,
@@ -149,7 +150,7 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
     job: Job,
     walker: Walker,
     request: WalkerRequest,
-    transfer: readonly (Int32Array | Uint8Array)[] = [],
+    transfer: readonly (Int32Array | Uint8Array | null)[] = [],
   ): Promise<T> => {
     try {
       return await walker.handle.request<T>(request, transfer);
@@ -235,8 +236,9 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
     const clients = data.servers.map((address) => shards.of(address));
     const [g0, g1] = data.groups;
     const fields = Array.from({ length: g1 - g0 }, (_, g) => String(g0 + g));
-    // Per group, per shard: the shard's states of the group.
-    const pieces: (Int32Array | null)[] = new Array((g1 - g0) * data.shards).fill(null);
+    // Per group, per shard: the shard's winners of the group, and the words they are among.
+    const winners: (Int32Array | null)[] = new Array((g1 - g0) * data.shards).fill(null);
+    const words: (Int32Array | null)[] = new Array((g1 - g0) * data.shards).fill(null);
     if (!init)
       await Promise.all(
         clients.map(async (client, server) => {
@@ -245,13 +247,18 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
           for (let shard = server; shard < data.shards; shard += clients.length) {
             asked.push(shard);
             pipeline.hmgetBuffer(levelKey(data.run, shard, data.level), ...fields);
+            pipeline.hmgetBuffer(wordsKey(data.run, shard, data.level), ...fields);
           }
           const replies = await run(client, pipeline, data.run);
-          asked.forEach((shard, i) =>
-            (replies[i] as (Buffer | null)[]).forEach((bytes, g) => {
-              if (bytes !== null) pieces[g * data.shards + shard] = int32sOfBytes(bytes);
-            }),
-          );
+          asked.forEach((shard, i) => {
+            const sentWords = replies[2 * i + 1] as (Buffer | null)[];
+            (replies[2 * i] as (Buffer | null)[]).forEach((bytes, g) => {
+              if (bytes === null) return;
+              winners[g * data.shards + shard] = int32sOfBytes(bytes);
+              const sent = sentWords[g];
+              if (sent !== null && sent !== undefined) words[g * data.shards + shard] = int32sOfBytes(sent);
+            });
+          });
         }),
       );
     const request = {
@@ -259,19 +266,16 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
       recipe,
       deadlockAllowed: data.deadlockAllowed,
       init,
+      job: data.job,
       firstPosition: data.firstPosition,
       states: data.states,
       cut: data.cut,
       shards: data.shards,
-      pieces,
+      winners,
+      words,
       stop,
     } as const;
-    const expanded = await ask<Expanded>(
-      job,
-      walker,
-      request,
-      pieces.filter((p) => p !== null),
-    );
+    const expanded = await ask<Expanded>(job, walker, request, [...winners, ...words]);
     if (expanded.stopped) return backToQueue(job, token);
     const trailShard = data.job % data.shards;
     const trailServer = serverOf(trailShard, clients.length);
@@ -297,16 +301,19 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
       return { ...answer, sent: [] };
     }
     const fresh = await unvisited(clients, data.run, data.shards, expanded.candidates);
-    const settled = await ask<Settled>(job, walker, { kind: 'settle', fresh, shards: data.shards }, [fresh]);
+    const settled = await ask<Settled>(job, walker, { kind: 'settle', fresh }, [fresh]);
     await Promise.all(
       clients.map(async (client, server) => {
         const pipeline = client.pipeline();
         if (server === trailServer && !init) saveTrail(pipeline);
         for (let shard = server; shard < data.shards; shard += clients.length) {
           if (settled.sent[shard] === 0) continue;
-          const key = inboxKey(data.run, shard, data.level + 1);
-          pipeline.hset(key, String(data.job), bytesOf(settled.batches[shard]!));
-          pipeline.expire(key, RUN_KEY_SECONDS);
+          const inbox = inboxKey(data.run, shard, data.level + 1);
+          const words = wordsKey(data.run, shard, data.level + 1);
+          pipeline.hset(inbox, String(data.job), bytesOf(settled.inboxes[shard]!));
+          for (const sent of settled.words)
+            if (sent.shard === shard) pipeline.hset(words, String(sent.group), bytesOf(sent.states));
+          pipeline.expire(inbox, RUN_KEY_SECONDS).expire(words, RUN_KEY_SECONDS);
         }
         if (pipeline.length > 0) await run(client, pipeline, data.run);
       }),
@@ -332,19 +339,14 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
     const batches = Object.entries(received as Record<string, Buffer>)
       .sort(([a], [b]) => Number(a) - Number(b))
       .map(([, bytes]) => int32sOfBytes(bytes));
-    const decided = await ask<Owned>(
-      job,
-      walker,
-      { kind: 'own', batches, parentsPerBlock: data.parentsPerBlock },
-      batches,
-    );
+    const decided = await ask<Owned>(job, walker, { kind: 'own', batches }, batches);
     const answer: OwnAnswer = { walker: `${name}/${walker.thread}`, groups: decided.groups };
     // One transaction: the shard's new states, its visited set and this answer are all written, or none.
     const visited = shardVisitedKey(data.run, data.shard);
     const level = levelKey(data.run, data.shard, data.level);
     const pipeline = client.pipeline().call('MULTI');
-    addMembers(pipeline, visited, decided.winners);
-    for (const { group, states } of decided.pieces) pipeline.hset(level, String(group), bytesOf(states));
+    addMembers(pipeline, visited, decided.fingerprints);
+    for (const { group, winners } of decided.pieces) pipeline.hset(level, String(group), bytesOf(winners));
     pipeline
       .set(owned, JSON.stringify(answer), 'EX', RUN_KEY_SECONDS)
       .del(inbox)
