@@ -343,8 +343,38 @@ function completeTransaction(
   i: number,
   bumped?: { pid: number; epoch: number },
 ): State {
+  const committed = s.producers[i]!.tm === Tm.COMMITTING_TRANSACTION;
+  return endTransaction(cfg, s, i, committed ? Told.Committed : Told.Aborted, bumped);
+}
+
+/**
+ * Another client's building block: the client stops waiting for the EndTxn in flight and ends the
+ * transaction with its outcome unknown, so the application is told it failed. The client goes on
+ * at its producer id and epoch, or first bumps them with InitProducerId when `reinitialize`.
+ */
+export function leaveTransactionUnconfirmed(
+  cfg: KafkaConfig,
+  s: State,
+  i: number,
+  reinitialize: boolean,
+): State {
   const p = s.producers[i]!;
-  const committed = p.tm === Tm.COMMITTING_TRANSACTION;
+  return endTransaction(
+    cfg,
+    put(s, i, { ...p, bumpRequired: p.bumpRequired || reinitialize }),
+    i,
+    Told.Failed,
+  );
+}
+
+function endTransaction(
+  cfg: KafkaConfig,
+  s: State,
+  i: number,
+  told: Told,
+  bumped?: { pid: number; epoch: number },
+): State {
+  const p = s.producers[i]!;
   // Transaction version 2: EndTxn v5 answers with the bumped epoch, and sequences restart.
   const epoch =
     bumped === undefined || (bumped.pid === p.pid && bumped.epoch === p.epoch)
@@ -358,13 +388,12 @@ function completeTransaction(
     txnStarted: false,
     added: 0,
     pendingAdd: 0,
-    inputPosition: isTransform(cfg) && committed ? p.offsetToCommit : -1,
+    inputPosition: isTransform(cfg) && told === Told.Committed ? p.offsetToCommit : -1,
     offsetToCommit: -1,
     offsetsAdded: false,
     offsetsCommitted: false,
     transactionV2: p.nextTransactionV2,
   };
-  const told = committed ? Told.Committed : Told.Aborted;
   return noteTxn(put(s, i, next), currentTxn(cfg, i, p), { told });
 }
 

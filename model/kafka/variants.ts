@@ -18,6 +18,10 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
     'KIP-447 (2.5): TxnOffsetCommit carries the group generation; a member of an older generation is fenced',
   verification:
     'KIP-890 part 1 (3.6): a leader verifies a Produce that would open a transaction with the coordinator, guarded per attempt',
+  verificationGuard:
+    "KAFKA-14884 (3.6.0): a verified Produce or TxnOffsetCommit appends only while the verification entry (guard) made for its attempt is still the producer's; off, the unreleased trunk verification of 2023-04 to 07 (KAFKA-14561), which appended whatever landed between the answer and the append",
+  verifyChecksPending:
+    'trunk 2023-03 to 04, before KAFKA-14904 (never released): verification answers CONCURRENT_TRANSACTIONS while the transaction has a pending transition; off in every generation',
   verifyOffsetCommit:
     'KAFKA-15449 (3.7): the group coordinator verifies the __consumer_offsets partition of a TxnOffsetCommit as a leader verifies a Produce',
   transactionAbortable:
@@ -97,6 +101,8 @@ const kafka011: Rules = {
   timeoutFence: false,
   kip447: false,
   verification: false,
+  verificationGuard: false,
+  verifyChecksPending: false,
   verifyOffsetCommit: false,
   transactionAbortable: false,
   tv2: false,
@@ -124,7 +130,7 @@ const kafka35: Rules = {
   rememberFailedFence: true,
   unknownProducerAnySequence: true,
 };
-const kafka36: Rules = { ...kafka35, verification: true };
+const kafka36: Rules = { ...kafka35, verification: true, verificationGuard: true };
 const kafka38: Rules = { ...kafka36, verifyOffsetCommit: true, transactionAbortable: true };
 // 4.0.0 to 4.2.1 read PreviousProducerId/NextProducerId back but never write them
 // (TransactionLog.valueToBytes@4.0.0-4.2.1): persistProducerIds waits for 4.3.0.
