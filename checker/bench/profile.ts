@@ -3,7 +3,9 @@
 // consumer, each channel, the ghost history, the fault budgets), its distinct values and how much
 // it multiplies the count of distinct states.
 //
-//   npm run profile -- <spec.json> [--variant NAME] [--max-states N] [--json]
+//   npm run profile -- <spec.json> [--variant NAME] [--max-states N] [--fields] [--json]
+//
+// --fields splits each actor into its fields (`producer P0.0.epoch`).
 import { parseArgs } from 'node:util';
 import { profileModel } from '../engine/profile.ts';
 import { InputError } from '../engine/input.ts';
@@ -17,6 +19,7 @@ function main(argv: string[]): number {
     options: {
       variant: { type: 'string' },
       'max-states': { type: 'string' },
+      fields: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
     },
   });
@@ -39,11 +42,15 @@ function main(argv: string[]): number {
   if (maxStates !== undefined && !(Number.isInteger(maxStates) && maxStates > 0))
     throw new InputError('command line', '--max-states', 'a positive integer', values['max-states']);
   const started = performance.now();
-  const profile = profileModel(modelOf(spec), {
-    deadlockAllowed: spec.deadlockAllowed,
-    ...(maxStates === undefined ? {} : { maxStates }),
-    maxDepth: spec.defaults.maxDepth,
-  });
+  const profile = profileModel(
+    modelOf(spec),
+    {
+      deadlockAllowed: spec.deadlockAllowed,
+      ...(maxStates === undefined ? {} : { maxStates }),
+      maxDepth: spec.defaults.maxDepth,
+    },
+    values.fields,
+  );
   const seconds = (performance.now() - started) / 1000;
   if (values.json) {
     process.stdout.write(`${JSON.stringify({ spec: file, variant: values.variant, seconds, ...profile })}\n`);

@@ -2,7 +2,7 @@
 // worked out by hand, and on a search's reachable states.
 import { describe, expect, it } from 'vitest';
 import type { Model } from './model.ts';
-import { fieldComponents, profileModel, profileStates } from './profile.ts';
+import { fieldComponents, profileModel, profileStates, splitFields } from './profile.ts';
 
 describe('profileStates', () => {
   it('a free component multiplies by its values, a derived one by 1', () => {
@@ -34,6 +34,21 @@ describe('profileStates', () => {
   it('names components as the model asks', () => {
     const p = profileStates([{ a: 1 }, { a: 2 }], (s) => ({ parity: s.a % 2, a: s.a }));
     expect(p.components.map((c) => c.name)).toEqual(['a', 'parity']);
+  });
+
+  it('splits an actor into its fields, so the field that tells states apart shows', () => {
+    // The actor's clock is free beside its status; the status follows from `done`.
+    const states = [0, 1, 2].flatMap((clock) =>
+      [false, true].map((done) => ({ actor: { clock, status: done ? 'end' : 'run' }, done })),
+    );
+    const whole = profileStates(states);
+    expect(whole.components.map((c) => c.name)).toEqual(['actor', 'done']);
+    const split = profileStates(states, splitFields(fieldComponents));
+    expect(split.components).toEqual([
+      { name: 'actor.clock', values: 3, multiplier: 3 },
+      { name: 'actor.status', values: 2, multiplier: 1 },
+      { name: 'done', values: 2, multiplier: 1 },
+    ]);
   });
 });
 

@@ -34,6 +34,23 @@ export function fieldComponents(s: unknown): Record<string, unknown> {
   return out;
 }
 
+/**
+ * Components one level finer: an object-valued component split into its fields
+ * (`producer P0.0.epoch`), to see which part of an actor tells its states apart.
+ */
+export function splitFields<S>(
+  components: (s: S) => Readonly<Record<string, unknown>>,
+): (s: S) => Record<string, unknown> {
+  return (s) => {
+    const out: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(components(s))) {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) out[name] = value;
+      else for (const [field, v] of Object.entries(value)) out[`${name}.${field}`] = v;
+    }
+    return out;
+  };
+}
+
 /** Interns component values: one small integer per distinct value. */
 class Values {
   private readonly ids = new Map<string, number>();
@@ -125,6 +142,7 @@ export function profileStates<S>(
 export function profileModel<S, A>(
   model: Model<S, A>,
   options: SearchOptions,
+  fields = false,
 ): StateProfile & { readonly status: string } {
   const seen: S[] = [];
   const collecting: Model<S, A> = {
@@ -135,5 +153,5 @@ export function profileModel<S, A>(
   };
   const result = bfs(collecting, { ...options, reduction: false });
   const components = model.components?.bind(model) ?? fieldComponents;
-  return { status: result.status, ...profileStates(seen, components) };
+  return { status: result.status, ...profileStates(seen, fields ? splitFields(components) : components) };
 }
