@@ -8,7 +8,8 @@ import { parseSpec, type Spec } from './load.ts';
 export function modelOf(spec: Spec): Model<unknown, unknown> {
   const model = spec.entry.build(spec.params, spec.properties);
   if (!spec.symmetry) return model;
-  return { ...model, canonical: spec.entry.canonical!(spec.params) as (s: unknown) => unknown };
+  const canonical = spec.entry.canonical!(spec.params, { reduction: spec.reduction });
+  return { ...model, canonical: canonical as (s: unknown) => unknown };
 }
 
 export function buildModel(file: string, raw: unknown): Model<unknown, unknown> {

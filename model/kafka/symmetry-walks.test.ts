@@ -11,7 +11,16 @@ import type { KafkaConfig } from './config.ts';
 import type { Action } from './next.ts';
 import { packState } from './pack.ts';
 import { kafkaProperties } from './properties.ts';
-import { type Request, type State, Api, BatchKind, IDEMPOTENT_BASE, TC_NODE, TxnState } from './state.ts';
+import {
+  type Request,
+  type State,
+  Api,
+  BatchKind,
+  IDEMPOTENT_BASE,
+  Instance,
+  TC_NODE,
+  TxnState,
+} from './state.ts';
 import {
   batch,
   initial,
@@ -29,6 +38,7 @@ import {
   compareStates,
   kafkaCanonical,
   permutations,
+  renameInstances,
   renamePartitions,
   renameTransactionalIds,
 } from './symmetry.ts';
@@ -298,6 +308,165 @@ describe('Kafka transactional-id symmetry', () => {
       }),
       { numRuns: 300, seed: 17 },
     );
+  });
+});
+
+describe('Kafka instance symmetry', () => {
+  // Random walks of two or three instances of a transactional.id. Once every instance of an id has
+  // started, nothing tells them apart: renaming them is a symmetry of those states.
+  const configs: Record<string, unknown>[] = [
+    {
+      instancesPerId: 2,
+      partitions: 2,
+      transactionsPerInstance: 2,
+      consumers: { readCommitted: 1 },
+      faults: { requestTimeouts: 1, producerCrashes: 1, coordinatorFailovers: 1, transactionTimeouts: 1 },
+    },
+    {
+      variant: 'kafka-4.0',
+      transactionalIds: 2,
+      instancesPerId: 2,
+      transactionsPerInstance: 2,
+      faults: { appendFailures: 1, markerTimeouts: 1, transactionalIdExpiries: 1, responseLoss: 1 },
+      coordinatorLoading: 'async',
+    },
+    {
+      variant: 'kafka-3.8',
+      app: 'consume-transform-produce',
+      instancesPerId: 3,
+      inputRecords: 2,
+      faults: { requestTimeouts: 1, producerCrashes: 1 },
+    },
+    {
+      variant: 'kafka-0.11',
+      instancesPerId: 2,
+      instanceStart: 'after-crash',
+      transactionsPerInstance: 2,
+      faults: { producerCrashes: 1, batchExpiries: 1 },
+    },
+  ].map((c) => ({ model: 'kafka', deadlock: true, ...c }));
+  const built = configs.map((raw) => {
+    const spec = parseSpec('spec.json', raw, '');
+    return { cfg: spec.params as KafkaConfig, model: buildModel('spec.json', raw) as Model<State, Action> };
+  });
+  const walk = fc.record({
+    config: fc.nat({ max: configs.length - 1 }),
+    seed: fc.noBias(fc.nat()),
+    length: fc.noBias(fc.nat({ max: 90 })),
+    renaming: fc.noBias(fc.nat()),
+  });
+  const allStarted = (cfg: KafkaConfig, s: State, t: number) =>
+    s.producers.every((p) => p.txnId !== t || p.status !== Instance.NotStarted);
+  /** A renaming of the instances of each id whose instances have all started (null for the others). */
+  const instanceRenaming = (cfg: KafkaConfig, s: State, pick: number) => {
+    const orders = permutations(Array.from({ length: cfg.instancesPerId }, (_, k) => k));
+    return Array.from({ length: cfg.transactionalIds }, (_, t) =>
+      allStarted(cfg, s, t) ? orders[Math.floor(pick / orders.length ** t) % orders.length]! : null,
+    );
+  };
+  const inverse = (perm: readonly number[]) => perm.map((_, q) => perm.indexOf(q));
+  const successors = (model: Model<State, Action>, x: State) =>
+    model
+      .actions(x)
+      .map((a) => key(model.next(x, a)))
+      .sort();
+
+  it('renaming started instances commutes with the model, keeps every invariant, and is undone by its inverse', () => {
+    let renamed = 0;
+    fc.assert(
+      fc.property(walk, ({ config, seed, length, renaming }) => {
+        const { cfg, model } = built[config]!;
+        const s = walkTo(model, seed, length);
+        const perms = instanceRenaming(cfg, s, renaming);
+        const r = renameInstances(cfg, s, perms);
+        if (key(r) !== key(s)) renamed++;
+        expect(successors(model, r)).toEqual(
+          model
+            .actions(s)
+            .map((a) => key(renameInstances(cfg, model.next(s, a), perms)))
+            .sort(),
+        );
+        for (const p of kafkaProperties) expect(p.holds(r)).toBe(p.holds(s));
+        const back = perms.map((perm) => (perm === null ? null : inverse(perm)));
+        expect(key(renameInstances(cfg, r, back))).toBe(key(s));
+      }),
+      { numRuns: 300, seed: 23 },
+    );
+    // The walks reach states where a renaming moves something, or the test would prove nothing.
+    expect(renamed).toBeGreaterThan(50);
+  });
+
+  it('is no symmetry while an instance has not started: it may start only after the one before it', () => {
+    const { cfg, model } = built[3]!;
+    // The first instance has started, the second not, and may start only once the first crashed:
+    // swapped, the one not started would be the first instance, which may start at once.
+    let s = model.init()[0]!;
+    s = model.next(
+      s,
+      model.actions(s).find((a) => model.label(a).endsWith('initTransactions'))!,
+    );
+    expect(allStarted(cfg, s, 0)).toBe(false);
+    const swapped = renameInstances(cfg, s, [[1, 0]]);
+    expect(successors(model, swapped)).not.toEqual(
+      model
+        .actions(s)
+        .map((a) => key(renameInstances(cfg, model.next(s, a), [[1, 0]])))
+        .sort(),
+    );
+  });
+
+  it('canonical is the same for every renaming of instances, transactional.ids and partitions together', () => {
+    fc.assert(
+      fc.property(walk, fc.noBias(fc.nat()), ({ config, seed, length, renaming }, other) => {
+        const { cfg, model } = built[config]!;
+        const canonical = kafkaCanonical(cfg);
+        const s = walkTo(model, seed, length);
+        const ids = permutations(Array.from({ length: cfg.transactionalIds }, (_, t) => t));
+        const parts = permutations(Array.from({ length: cfg.partitions }, (_, p) => p));
+        const renamed = renamePartitions(
+          renameTransactionalIds(
+            cfg,
+            renameInstances(cfg, s, instanceRenaming(cfg, s, renaming)),
+            ids[other % ids.length]!,
+          ),
+          parts[other % parts.length]!,
+        );
+        expect(key(canonical(renamed))).toBe(key(canonical(s)));
+        expect(key(canonical(canonical(s)))).toBe(key(canonical(s)));
+      }),
+      { numRuns: 300, seed: 29 },
+    );
+  });
+
+  it('leaves instances alone where their clients differ, or under partial-order reduction', () => {
+    const raw = {
+      model: 'kafka',
+      variant: 'kafka-4.0',
+      client: ['kafka-3.8', 'kafka-4.0'],
+      instancesPerId: 2,
+      deadlock: true,
+    };
+    const cfg = parseSpec('spec.json', raw, '').params as KafkaConfig;
+    const model = buildModel('spec.json', raw) as Model<State, Action>;
+    const same = built[0]!;
+    for (let seed = 1; seed < 200; seed++) {
+      const s = walkTo(model, seed, 30);
+      expect(key(kafkaCanonical(cfg)(s))).toBe(key(kafkaCanonical(cfg, true, false)(s)));
+    }
+    // Under partial-order reduction the spec's canonical leaves instances alone (entry.ts).
+    const porRaw = { ...configs[0]!, symmetry: true, reduction: 'por' };
+    const porCanonical = buildModel('spec.json', porRaw).canonical!;
+    for (let seed = 1; seed < 200; seed++) {
+      const s = walkTo(same.model, seed, 40);
+      expect(key(porCanonical(s) as State)).toBe(key(kafkaCanonical(same.cfg, true, false)(s)));
+    }
+    // With one client, some walk's representative does rename its instances.
+    let moved = 0;
+    for (let seed = 1; seed < 200; seed++) {
+      const s = walkTo(same.model, seed, 40);
+      if (key(kafkaCanonical(same.cfg)(s)) !== key(kafkaCanonical(same.cfg, true, false)(s))) moved++;
+    }
+    expect(moved).toBeGreaterThan(0);
   });
 });
 

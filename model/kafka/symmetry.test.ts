@@ -11,8 +11,8 @@ import { packState } from './pack.ts';
 import { loadSpecFile, parseSpec } from '../../specs/load.ts';
 import type { KafkaConfig } from './config.ts';
 import type { Action } from './next.ts';
-import type { State } from './state.ts';
-import { permutations, renamePartitions, renameTransactionalIds } from './symmetry.ts';
+import { type State, Instance } from './state.ts';
+import { permutations, renameInstances, renamePartitions, renameTransactionalIds } from './symmetry.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'txcheck-kafka-symmetry-'));
 const io = { out: () => {}, err: () => {}, errIsTTY: false };
@@ -222,4 +222,77 @@ describe('Kafka transactional-id symmetry', () => {
     expect(await main(['check', file, '--workers', '1', '--out', trace], io)).toBe(1);
     expect(await main(['replay', trace], io)).toBe(0);
   });
+});
+
+describe('Kafka instance symmetry', () => {
+  // The oracle: classes of the unreduced model's states under every renaming of partitions and,
+  // where every instance of the id has started, of its instances.
+  it.each([
+    [
+      'two instances, one partition',
+      { model: 'kafka', instancesPerId: 2, consumers: { readCommitted: 0 }, deadlock: true },
+      true,
+    ],
+    [
+      'the second instance after a crash of the first, two partitions',
+      {
+        model: 'kafka',
+        instancesPerId: 2,
+        instanceStart: 'after-crash',
+        partitions: 2,
+        consumers: { readCommitted: 0 },
+        faults: { producerCrashes: 1 },
+        deadlock: true,
+      },
+      // A crashed instance and the one started after it never trade places in a reachable state.
+      false,
+    ],
+  ] as const)(
+    '%s: the reduced search finds exactly one state per class of renamings',
+    (_name, raw, merges) => {
+      const spec = parseSpec('spec.json', { ...raw, symmetry: false }, '');
+      const cfg = spec.params as KafkaConfig;
+      const model = buildModel('spec.json', { ...raw, symmetry: false }) as Model<State, Action>;
+      const words = new Int32Array(1 << 14);
+      const packedKey = (s: State) => words.subarray(0, packState(s, words)).join(',');
+      const seen = reachable(model, packedKey);
+      const parts = permutations(Array.from({ length: cfg.partitions }, (_, p) => p));
+      const classOf = (s: State) => {
+        const started = s.producers.every((p) => p.status !== Instance.NotStarted);
+        const renamings = started ? [s, renameInstances(cfg, s, [[1, 0]])] : [s];
+        return renamings.flatMap((r) => parts.map((p) => packedKey(renamePartitions(r, p)))).sort()[0];
+      };
+      const classes = new Set([...seen.values()].map(classOf));
+      expect(check({ ...raw, symmetry: false }).distinctStates).toBe(seen.size);
+      expect(check({ ...raw, symmetry: true }).distinctStates).toBe(classes.size);
+      // Whether renaming instances merges states beyond what renaming partitions does.
+      const byPartitions = new Set(
+        [...seen.values()].map((s) => parts.map((p) => packedKey(renamePartitions(s, p))).sort()[0]),
+      );
+      if (merges) expect(classes.size).toBeLessThan(byPartitions.size);
+      else expect(classes.size).toBe(byPartitions.size);
+    },
+  );
+
+  it.each([
+    ['two-instances', 'specs/kafka/mutants/two-instances.json', 'mutantNoProduceEpochFence'],
+    ['zombie-fencing', 'specs/kafka/zombie-fencing.json', 'mutantFenceAnswersNone'],
+    ['zombie-fencing', 'specs/kafka/zombie-fencing.json', 'mutantMarkerNeedsHigherEpoch'],
+  ])(
+    '%s with %s: the same verdict and shortest counterexample, which replays',
+    async (name, file, mutant) => {
+      const raw = withMutant(file, mutant);
+      const full = check({ ...raw, symmetry: false });
+      const reduced = check({ ...raw, symmetry: true });
+      expect(full.violation).toBeDefined();
+      expect(reduced.violation?.property).toBe(full.violation?.property);
+      expect(reduced.violation?.trace.actions.length).toBe(full.violation?.trace.actions.length);
+      expect(reduced.distinctStates).toBeLessThan(full.distinctStates);
+      const spec = join(dir, `${name}-${mutant}.json`);
+      writeFileSync(spec, JSON.stringify({ ...raw, symmetry: true, expect: full.violation!.property }));
+      const trace = join(dir, `${name}-${mutant}.itf.json`);
+      expect(await main(['check', spec, '--workers', '1', '--out', trace], io)).toBe(1);
+      expect(await main(['replay', trace], io)).toBe(0);
+    },
+  );
 });

@@ -38,6 +38,7 @@ import {
   type State,
   type TxnRequestSlot,
   Api,
+  Instance,
   LEADER_BASE,
 } from './state.ts';
 
@@ -211,12 +212,24 @@ interface IdRenaming {
   readonly clientTxnOf: (i: number, c: number) => number;
 }
 
-function idRenaming(cfg: KafkaConfig, perm: Renaming): IdRenaming {
-  const instances = cfg.instancesPerId;
+/**
+ * Transactional.id t becomes perm[t]; with `instances`, its instance k also becomes instance
+ * instances[t][k] (null: the id's instances keep their numbers).
+ */
+function idRenaming(
+  cfg: KafkaConfig,
+  perm: Renaming,
+  instances: readonly (Renaming | null)[] = [],
+): IdRenaming {
+  const perId = cfg.instancesPerId;
   const perInstance = cfg.transactionsPerInstance;
   const txnId = (t: number): number => perm[t]!;
-  const producer = (i: number): number =>
-    i < 0 ? i : txnId(Math.floor(i / instances)) * instances + (i % instances);
+  const producer = (i: number): number => {
+    if (i < 0) return i;
+    const t = Math.floor(i / perId);
+    const k = i % perId;
+    return txnId(t) * perId + (instances[t]?.[k] ?? k);
+  };
   const clientTxn = (c: number): number =>
     c < 0 ? c : producer(Math.floor(c / perInstance)) * perInstance + (c % perInstance);
   const clientTxnOf = (i: number, c: number): number => producer(i) * perInstance + (c - i * perInstance);
@@ -229,12 +242,27 @@ function renameProducerNode(r: IdRenaming, node: number): number {
 }
 
 function renameIdsInMessage<M extends Message>(r: IdRenaming, m: M): M {
-  if (m.response) return m.txnId < 0 ? m : { ...m, txnId: r.txnId(m.txnId) };
-  // An idempotent producer's Produce names that producer in ghostTxn, not a client transaction.
   if (m.txnId < 0) return m;
+  const txnId = r.txnId(m.txnId);
+  if (m.response) return txnId === m.txnId ? m : { ...m, txnId };
+  // An idempotent producer's Produce names that producer in ghostTxn, not a client transaction.
   const ghostTxn =
     m.ghostProducer >= 0 ? r.clientTxnOf(m.ghostProducer, m.ghostTxn) : r.clientTxn(m.ghostTxn);
-  return { ...m, txnId: r.txnId(m.txnId), ghostProducer: r.producer(m.ghostProducer), ghostTxn };
+  const ghostProducer = r.producer(m.ghostProducer);
+  if (txnId === m.txnId && ghostTxn === m.ghostTxn && ghostProducer === m.ghostProducer) return m;
+  return { ...m, txnId, ghostProducer, ghostTxn };
+}
+
+/** `items` mapped by `f`; `items` itself when `f` changes none (a renaming leaves most parts alone). */
+function mapSame<T>(items: readonly T[], f: (item: T) => T): readonly T[] {
+  let out: T[] | null = null;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
+    const next = f(item);
+    if (next !== item && out === null) out = items.slice(0, i);
+    if (out !== null) out.push(next);
+  }
+  return out ?? items;
 }
 
 function moved<T>(items: readonly T[], to: (i: number) => number): T[] {
@@ -245,14 +273,31 @@ function moved<T>(items: readonly T[], to: (i: number) => number): T[] {
 
 /** `s` with transactional.id t renamed perm[t] everywhere. */
 export function renameTransactionalIds(cfg: KafkaConfig, s: State, perm: Renaming): State {
-  const r = idRenaming(cfg, perm);
+  return renameProducers(cfg, s, idRenaming(cfg, perm));
+}
+
+/**
+ * `s` with instance k of transactional.id t renamed instances[t][k] everywhere (null: the id's
+ * instances stay). A model step tells instances apart only by which may start after which, so
+ * this is a symmetry of the states where every instance of each renamed id has started
+ * (instanceSwappable).
+ */
+export function renameInstances(cfg: KafkaConfig, s: State, instances: readonly (Renaming | null)[]): State {
+  const ids = Array.from({ length: cfg.transactionalIds }, (_, t) => t);
+  return renameProducers(cfg, s, idRenaming(cfg, ids, instances));
+}
+
+function renameProducers(cfg: KafkaConfig, s: State, r: IdRenaming): State {
   const c = s.coordinator;
-  const renameMetadata = <T extends { ghostTxn: number } | null>(md: T): T =>
-    md === null ? md : { ...md, ghostTxn: r.clientTxn(md.ghostTxn) };
+  const renameMetadata = <T extends { ghostTxn: number } | null>(md: T): T => {
+    if (md === null) return md;
+    const ghostTxn = r.clientTxn(md.ghostTxn);
+    return ghostTxn === md.ghostTxn ? md : { ...md, ghostTxn };
+  };
   const coordinator: Coordinator = {
     ...c,
-    metadata: moved(c.metadata.map(renameMetadata), r.txnId),
-    log: moved(c.log.map(renameMetadata), r.txnId),
+    metadata: moved(mapSame(c.metadata, renameMetadata), r.txnId),
+    log: moved(mapSame(c.log, renameMetadata), r.txnId),
     appends: c.appends
       .map((a) => ({
         ...a,
@@ -264,37 +309,46 @@ export function renameTransactionalIds(cfg: KafkaConfig, s: State, perm: Renamin
       }))
       .sort((x, y) => x.txnId - y.txnId),
   };
-  const partitions = s.partitions.map((part) => ({
-    ...part,
-    log: part.log.map((b) => (b.transactional ? { ...b, ghostTxn: r.clientTxn(b.ghostTxn) } : b)),
-    held: part.held.map((h) => ({
-      ...h,
-      from: renameProducerNode(r, h.from),
-      request: renameIdsInMessage(r, h.request),
-    })),
-  }));
-  const consumers = s.consumers.map((consumer) => ({
-    ...consumer,
-    delivered: consumer.delivered.map((d) =>
-      s.partitions[d.partition]!.log[d.offset]!.transactional
-        ? { ...d, ghostTxn: r.clientTxn(d.ghostTxn) }
-        : d,
-    ),
-  }));
+  const renameBatch = (b: State['partitions'][number]['log'][number]) => {
+    if (!b.transactional) return b;
+    const ghostTxn = r.clientTxn(b.ghostTxn);
+    return ghostTxn === b.ghostTxn ? b : { ...b, ghostTxn };
+  };
+  const partitions = mapSame(s.partitions, (part) => {
+    const log = mapSame(part.log, renameBatch);
+    const held = mapSame(part.held, (h) => {
+      const from = renameProducerNode(r, h.from);
+      const request = renameIdsInMessage(r, h.request);
+      return from === h.from && request === h.request ? h : { ...h, from, request };
+    });
+    return log === part.log && held === part.held ? part : { ...part, log, held };
+  });
+  const consumers = mapSame(s.consumers, (consumer) => {
+    const delivered = mapSame(consumer.delivered, (d) => {
+      if (!s.partitions[d.partition]!.log[d.offset]!.transactional) return d;
+      const ghostTxn = r.clientTxn(d.ghostTxn);
+      return ghostTxn === d.ghostTxn ? d : { ...d, ghostTxn };
+    });
+    return delivered === consumer.delivered ? consumer : { ...consumer, delivered };
+  });
   const network = s.network
-    .map((ch) => ({
-      ...ch,
-      from: renameProducerNode(r, ch.from),
-      to: renameProducerNode(r, ch.to),
-      messages: ch.messages.map((m) => renameIdsInMessage(r, m)),
-    }))
+    .map((ch) => {
+      const from = renameProducerNode(r, ch.from);
+      const to = renameProducerNode(r, ch.to);
+      const messages = mapSame(ch.messages, (m) => renameIdsInMessage(r, m));
+      return from === ch.from && to === ch.to && messages === ch.messages
+        ? ch
+        : { ...ch, from, to, messages };
+    })
     .sort(compareChannels);
+  const producers = s.producers.map((p, i) => {
+    const txnId = r.txnId(p.txnId);
+    const instance = r.producer(i) % cfg.instancesPerId;
+    return txnId === p.txnId && instance === p.instance ? p : { ...p, txnId, instance };
+  });
   return {
     ...s,
-    producers: moved(
-      s.producers.map((p) => ({ ...p, txnId: r.txnId(p.txnId) })),
-      r.producer,
-    ),
+    producers: moved(producers, r.producer),
     coordinator,
     partitions,
     consumers,
@@ -308,8 +362,12 @@ export function renameTransactionalIds(cfg: KafkaConfig, s: State, perm: Renamin
  * instances, its client transactions), the same for id perm[t] of the renamed state and under
  * any renaming of partitions.
  */
-function idSignatures(cfg: KafkaConfig, s: State): number[] {
-  const perInstance = cfg.transactionsPerInstance;
+function idSignatures(
+  cfg: KafkaConfig,
+  s: State,
+  swappable: readonly boolean[] = [],
+  instances: readonly (readonly number[])[] = instanceSignatures(cfg, s),
+): number[] {
   const sig = new Array<number>(cfg.transactionalIds).fill(0x811c9dc5);
   for (let t = 0; t < cfg.transactionalIds; t++) {
     const md = s.coordinator.metadata[t];
@@ -325,20 +383,36 @@ function idSignatures(cfg: KafkaConfig, s: State): number[] {
         : mix(mix(mix(mix(h, r.pid), r.epoch), r.state), popcount(r.partitions));
     sig[t] = h;
   }
-  s.producers.forEach((p, i) => {
-    sig[p.txnId] = mix(
-      mix(
-        mix(mix(mix(mix(mix(sig[p.txnId]!, i % cfg.instancesPerId), p.status), p.tm), p.pid), p.epoch),
-        p.txnsBegun,
-      ),
-      p.recordsSent,
-    );
-    for (let k = 0; k < perInstance; k++) {
-      const h = s.history[i * perInstance + k]!;
-      sig[p.txnId] = mix(mix(mix(sig[p.txnId]!, h.decision), h.told), h.recordsSent);
-    }
+  // The instances of an id whose instances are interchangeable are taken in the order of their
+  // own signatures, so that renaming them leaves the id's signature alone.
+  instances.forEach((hashes, t) => {
+    const ordered =
+      swappable[t] === true ? hashes.slice().sort((x, y) => x - y) : hashes.map((h, k) => mix(h, k));
+    for (const h of ordered) sig[t] = mix(sig[t]!, h);
   });
   return sig;
+}
+
+/**
+ * Per transactional.id, a hash per instance of what the state says about that instance alone
+ * (its client state and its client transactions), the same for the instance it becomes under a
+ * renaming of instances, and under any renaming of partitions.
+ */
+function instanceSignatures(cfg: KafkaConfig, s: State): number[][] {
+  const perInstance = cfg.transactionsPerInstance;
+  const out: number[][] = Array.from({ length: cfg.transactionalIds }, () => []);
+  s.producers.forEach((p, i) => {
+    let h = mix(
+      mix(mix(mix(mix(mix(0x811c9dc5, p.status), p.tm), p.pid), p.epoch), p.txnsBegun),
+      p.recordsSent,
+    );
+    for (let c = 0; c < perInstance; c++) {
+      const entry = s.history[i * perInstance + c]!;
+      h = mix(mix(mix(h, entry.decision), entry.told), entry.recordsSent);
+    }
+    out[p.txnId]!.push(h);
+  });
+  return out;
 }
 
 // ---- The representative -----------------------------------------------------------------------
@@ -516,8 +590,35 @@ function partitionOrders(s: State, indices: readonly number[]): number[][] {
 }
 
 /** The orders of the transactional.ids `ids` that sort their signatures in `s` (every id counts as touched). */
-function idOrders(cfg: KafkaConfig, s: State, ids: readonly number[]): number[][] {
-  return sortedOrders(ids, { sig: idSignatures(cfg, s), touched: (1 << ids.length) - 1 });
+function idOrders(
+  cfg: KafkaConfig,
+  s: State,
+  ids: readonly number[],
+  swappable: readonly boolean[] = [],
+  instances?: readonly (readonly number[])[],
+): number[][] {
+  if (ids.length === 1) return [ids.slice()];
+  return sortedOrders(ids, {
+    sig: idSignatures(cfg, s, swappable, instances),
+    touched: (1 << ids.length) - 1,
+  });
+}
+
+/**
+ * Whether each transactional.id's instances are interchangeable in `s`: the id has more than one,
+ * they run the same client, and all have started, so that none waits for another to start (the
+ * one rule that tells instances apart; canStart). Under the start rules a renaming keeps this.
+ */
+function instanceSwappability(cfg: KafkaConfig, s: State): boolean[] {
+  const swappable = new Array<boolean>(cfg.transactionalIds).fill(true);
+  for (const p of s.producers) if (p.status === Instance.NotStarted) swappable[p.txnId] = false;
+  return swappable;
+}
+
+/** Whether every instance runs the same client: without it no renaming of instances is a symmetry. */
+function sameClients(cfg: KafkaConfig): boolean {
+  const first = JSON.stringify(cfg.clientRules[0]);
+  return cfg.clientRules.every((r) => JSON.stringify(r) === first);
 }
 
 /**
@@ -550,25 +651,54 @@ export function permutations<T>(items: readonly T[]): T[][] {
 
 /**
  * The canonicalizer for `cfg`: a representative of a state's class under renamings of the
- * transactional.ids and the data partitions. With `bySignature` false every renaming is a
- * candidate (the plain minimum).
+ * transactional.ids, of the instances of an id once they have all started (unless `instances` is
+ * false), and of the data partitions. With `bySignature` false every renaming of ids and
+ * partitions is a candidate (the plain minimum).
  */
-export function kafkaCanonical(cfg: KafkaConfig, bySignature = true): (s: State) => State {
+export function kafkaCanonical(cfg: KafkaConfig, bySignature = true, instances = true): (s: State) => State {
   const byPartitions = partitionCanonical(cfg, bySignature);
-  if (cfg.transactionalIds <= 1) return byPartitions;
+  const renamesInstances = instances && cfg.instancesPerId > 1 && sameClients(cfg);
+  if (cfg.transactionalIds <= 1 && !renamesInstances) return byPartitions;
   const ids = Array.from({ length: cfg.transactionalIds }, (_, t) => t);
   const allOrders = permutations(ids);
+  const instanceIndices = Array.from({ length: cfg.instancesPerId }, (_, k) => k);
+  const allInstanceOrders = permutations(instanceIndices);
   const least = new Least();
   const renamedIds = (s: State, order: readonly number[]): State => {
     const perm = renamingOf(order);
     return perm === null ? s : renameTransactionalIds(cfg, s, perm);
   };
   return (s) => {
+    const swappable = renamesInstances ? instanceSwappability(cfg, s) : [];
+    const signatures = renamesInstances || cfg.transactionalIds > 1 ? instanceSignatures(cfg, s) : [];
     // As for partitions: only the renamings that sort the transactional.ids by signature are candidates.
-    const orders = bySignature ? idOrders(cfg, s, ids) : allOrders;
-    if (orders.length === 1) return byPartitions(renamedIds(s, orders[0]!));
+    const orders = bySignature ? idOrders(cfg, s, ids, swappable, signatures) : allOrders;
+    // As for ids: the renamings of each interchangeable id's instances that sort them by signature.
+    let instanceRenamings: (Renaming | null)[][] = [[]];
+    if (renamesInstances) {
+      swappable.forEach((swaps, t) => {
+        if (!swaps) return;
+        const instanceOrders = bySignature
+          ? sortedOrders(instanceIndices, { sig: signatures[t]!, touched: -1 })
+          : allInstanceOrders;
+        instanceRenamings = instanceRenamings.flatMap((r) =>
+          instanceOrders.map((order) => {
+            const next = r.slice();
+            next[t] = renamingOf(order);
+            return next;
+          }),
+        );
+      });
+    }
+    const renamedInstances = (renaming: readonly (Renaming | null)[]): State =>
+      renaming.every((r) => r === null) ? s : renameInstances(cfg, s, renaming);
+    if (orders.length === 1 && instanceRenamings.length === 1)
+      return byPartitions(renamedIds(renamedInstances(instanceRenamings[0]!), orders[0]!));
     least.reset();
-    for (const order of orders) least.offer(byPartitions(renamedIds(s, order)));
+    for (const renaming of instanceRenamings) {
+      const renamed = renamedInstances(renaming);
+      for (const order of orders) least.offer(byPartitions(renamedIds(renamed, order)));
+    }
     return least.state!;
   };
 }
