@@ -79,6 +79,13 @@ export interface Rules {
    */
   readonly earlyEpochCheck: boolean;
   /**
+   * KAFKA-19690 (4.0.2, 4.1.1, 4.2.0; PRs #20607, #20618, #20534): UnifiedLog.append refuses a
+   * transactional batch below its producer's epoch with INVALID_PRODUCER_EPOCH before it checks the
+   * verification guard, so a producer the coordinator timed out is fenced, not failed with
+   * INVALID_TXN_STATE.
+   */
+  readonly epochBeforeGuard: boolean;
+  /**
    * KAFKA-19367 (4.0.1 and 4.1.0, PRs #19910 and #19976): a fence under transaction version 2 leaves
    * the epoch in memory as it was while its PrepareAbort (epoch + 1, lastProducerEpoch the old
    * one) is appended, and a failed one is not remembered, so the next fence bumps from the old
@@ -160,6 +167,8 @@ export interface Rules {
   readonly mutantResignedAppendAnswersNone: boolean;
   /** Mutant: a leader accepts a Produce at an epoch below its producer's (no epoch fence on data). */
   readonly mutantNoProduceEpochFence: boolean;
+  /** Mutant: a leader checks the verification guard before a stale epoch, as before KAFKA-19690, whatever epochBeforeGuard says. */
+  readonly mutantGuardBeforeEpoch: boolean;
 }
 
 export type App = 'produce' | 'consume-transform-produce';

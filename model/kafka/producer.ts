@@ -82,6 +82,7 @@ export function initialProducer(cfg: KafkaConfig, txnId: number, instance: numbe
     offsetsAdded: false,
     offsetsCommitted: false,
     ghostExcuses: 0,
+    ghostFatalError: Err.NONE,
     transactionV2: takesTransactionV2(cfg, instance, cfg.transactionVersion),
     nextTransactionV2: takesTransactionV2(cfg, instance, cfg.transactionVersion),
   };
@@ -625,10 +626,12 @@ export function handleResponse(cfg: KafkaConfig, s: State, i: number, resp: Resp
   const p = s.producers[i]!;
   const handlers = cfg.clientHandlers;
   const ctx = clientContext(cfg);
-  if (resp.api === Api.Produce) return handlers.Produce(ctx, s, i, resp);
-  if (p.request === null || p.request.api !== resp.api) return s;
-  const handler = responseHandler(handlers, resp.api);
-  return handler === undefined ? s : handler(ctx, s, i, resp);
+  const handler = resp.api === Api.Produce ? handlers.Produce : responseHandler(handlers, resp.api);
+  if (handler === undefined || (resp.api !== Api.Produce && p.request?.api !== resp.api)) return s;
+  const next = handler(ctx, s, i, resp);
+  const q = next.producers[i]!;
+  if (p.tm === Tm.FATAL_ERROR || q.tm !== Tm.FATAL_ERROR) return next;
+  return put(next, i, { ...q, ghostFatalError: resp.error });
 }
 
 function responseHandler(handlers: ClientHandlers, api: Api): ClientHandlers['EndTxn'] | undefined {
