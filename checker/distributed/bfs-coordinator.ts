@@ -9,10 +9,11 @@
 // them in position order, drop the successors the visited set holds, and send the rest, batched,
 // to their owners: fingerprints and keys (parent position, action index) to the owner's inbox,
 // words beside it, grouped by the block of positions their parent is in (GROUPS_PER_JOB blocks
-// to a job). Own: once every expand job is done, one job per shard that received something takes
-// its inbox in job order, keeps each fingerprint at its first sight, which is its least key since
-// jobs hold consecutive positions and send in key order, and in one transaction adds the winners
-// to its part of the visited set and keeps, per group, which of the words sent won. Each answers
+// to a job). Own: once every expand job is done, one job per server takes each of its shards that
+// received something: it takes the shard's inbox in job order, keeps each fingerprint at its
+// first sight, which is its least key since jobs hold consecutive positions and send in key
+// order, and in one transaction per shard adds the winners to its part of the visited set and
+// keeps, per group, which of the words sent won. Each answers
 // how many states it keeps per group; the sums give each group's first position, and the next
 // level's jobs are cut from them. So each state gets its position on one machine, and its words
 // cross the network twice: to its owner's server, and from there to the job that expands it.
@@ -139,7 +140,7 @@ export async function distributedBfs<S, A>(
       if (job === undefined) return `job ${index}`;
       return 'groups' in job
         ? `job ${index} (level ${job.level}, states from position ${job.firstPosition})`
-        : `job ${index} (shard ${job.shard} of level ${job.level})`;
+        : `job ${index} (the shards of server ${job.server} for level ${job.level})`;
     },
     progress: () => ({
       distinctStates: distinct,
@@ -235,15 +236,17 @@ export async function distributedBfs<S, A>(
         if (cutOff && found === undefined) stoppedBy = 'maxDepth';
         return end();
       }
-      const owners = sent.flatMap((n, shard) => (n > 0 ? [shard] : []));
+      const owners = servers.flatMap((_, server) => {
+        const owned = sent.flatMap((n, shard) =>
+          n > 0 && serverOf(shard, servers.length) === server ? [shard] : [],
+        );
+        return owned.length === 0 ? [] : [{ ...common, level: level + 1, server, owned }];
+      });
       groups = new Array<number>(jobs.length * GROUPS_PER_JOB).fill(0);
       step = 'own';
       level++;
       if (owners.length === 0) return decided();
-      return add(
-        OWN_JOB,
-        owners.map((shard) => ({ ...common, level, shard })),
-      );
+      return add(OWN_JOB, owners);
     }
     return decided();
   };

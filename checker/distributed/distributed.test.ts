@@ -412,19 +412,18 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
         '-o',
         join(dir, 'owned-many.itf.json'),
       );
-      // Worker a frozen holding an own job of a shard on the second server, before its transaction.
+      // Worker a frozen holding the own job of the second server, before its transactions.
       let held: OwnJob | undefined;
       let heldId = '';
       await until(async () => {
         a.child.kill('SIGSTOP');
         const job = (await queue.getActive()).find(
-          (j) =>
-            j.processedBy === a.name && j.name === OWN_JOB && (j.data as unknown as OwnJob).shard % 2 === 1,
+          (j) => j.processedBy === a.name && j.name === OWN_JOB && (j.data as unknown as OwnJob).server === 1,
         );
         const data = job?.data as unknown as OwnJob | undefined;
         if (
           data !== undefined &&
-          (await shardServer.exists(ownedKey(data.run, data.shard, data.level))) === 0
+          (await shardServer.exists(ownedKey(data.run, data.owned[0]!, data.level))) === 0
         ) {
           held = data;
           heldId = job!.id!;
@@ -436,7 +435,7 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
       a.child.kill('SIGCONT');
       try {
         await until(
-          async () => (await shardServer.exists(ownedKey(held!.run, held!.shard, held!.level))) === 1,
+          async () => (await shardServer.exists(ownedKey(held!.run, held!.owned[0]!, held!.level))) === 1,
           "worker a's transaction",
         );
         a.child.kill('SIGKILL');

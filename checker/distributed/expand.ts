@@ -4,9 +4,11 @@
 // states, gathered from the shards group by group and put in key order, which is their order on
 // one machine; then each one's successors in action order, the order one machine meets them. A
 // successor met before in this job is dropped here, so that each fingerprint the job keeps has
-// its least key in the job (parent position, action index). settle: the successors the visited
-// set did not hold are split by owning shard, their fingerprints and keys for its inbox and
-// their words per group beside it, and the first of them that breaks an invariant is noted.
+// its least key in the job (parent position, action index); its invariants are checked then, and
+// only its packed words are kept, so that the states die young, as on one machine. settle: the
+// successors the visited set did not hold are split by owning shard, their fingerprints and keys
+// for its inbox and their words per group beside it, and the first of them that breaks an
+// invariant is noted.
 //
 // An own job: the successors a shard received for a level, taken in job order, each fingerprint
 // kept at its first sight. Jobs hold consecutive positions and each job's successors are in key
@@ -87,11 +89,12 @@ export class ExpandChunk<S> {
   private readonly packed: PackedWords = { words: new Int32Array(PACK_WORDS), length: 0 };
   private readonly ownWords: boolean;
   private request: ExpandRequest | undefined;
-  private candidates: S[] = [];
   private keys = new IntList();
   private fingerprints = new IntList();
-  /** With ownWords, each candidate's packed words, its length first. */
+  /** Each candidate's packed words, its length first. */
   private words = new IntList();
+  /** The candidates that break an invariant, with the first they break. */
+  private broken = new Map<number, string>();
 
   constructor(private readonly model: Model<S, unknown>) {
     this.fingerprintOf = stateFingerprint(model, this.packed);
@@ -102,22 +105,25 @@ export class ExpandChunk<S> {
   expand(request: ExpandRequest): Expanded {
     const { model, fingerprint, packed } = this;
     this.request = request;
-    this.candidates = [];
     this.keys = new IntList();
     this.fingerprints = new IntList();
-    this.words = new IntList(this.ownWords ? 1 << 16 : 0);
+    this.words = new IntList(1 << 16);
+    this.broken = new Map();
+    const words = new Int32Array(PACK_WORDS);
     const fired = model.actionKinds.map(() => 0);
     const firedByKind = () => Object.fromEntries(model.actionKinds.map((kind, k) => [kind, fired[k]!]));
     const met = new VisitedSet(Math.max(request.states, 16) * 4);
     const keep = (t: S, parent: number, action: number): void => {
       this.fingerprintOf(t, fingerprint);
       if (!met.add(fingerprint[0]!, fingerprint[1]!)) return;
-      this.candidates.push(t);
+      const broken = brokenInvariant(model, t);
+      if (broken !== undefined) this.broken.set(this.keys.length / 2, broken);
       this.keys.push(parent);
       this.keys.push(action);
       this.fingerprints.push(fingerprint[0]!);
       this.fingerprints.push(fingerprint[1]!);
       if (this.ownWords) this.words.pushPacked(packed.words, packed.length);
+      else this.words.pushPacked(words, model.pack!(t, words));
     };
     if (request.init) {
       const initial = model.init();
@@ -132,7 +138,7 @@ export class ExpandChunk<S> {
         cutOff: false,
       };
     }
-    const { states, trail } = gathered(model, request);
+    const { states, trail } = gathered(request);
     if (states.length !== request.states)
       throw new Error(
         `the shards hold ${states.length} of the job's ${request.states} states: its level is gone from Redis`,
@@ -162,7 +168,7 @@ export class ExpandChunk<S> {
         };
       parent = request.firstPosition + i;
       emitted = 0;
-      this.successors(states[i]!, request.cut ? countOnly : emit);
+      this.successors(model.unpack!(states[i]!), request.cut ? countOnly : emit);
       if (emitted === 0 && !request.deadlockAllowed && deadlock === -1) deadlock = parent;
       cutOff ||= request.cut && emitted > 0;
       if (!request.cut) statesGenerated += emitted;
@@ -180,7 +186,7 @@ export class ExpandChunk<S> {
 
   /** The candidates `fresh` marks (1: not in the visited set), split by owning shard, with the first that breaks an invariant. */
   settle(fresh: Uint8Array): Settled {
-    const { model, request } = this;
+    const { request } = this;
     const { job, firstPosition, shards } = request!;
     const perBlock = parentsPerBlock(request!.states);
     const inboxes = Array.from({ length: shards }, () => ({
@@ -189,21 +195,17 @@ export class ExpandChunk<S> {
     }));
     /** Per shard, per block of the job: the words sent. */
     const words: (IntList | undefined)[] = new Array(shards * GROUPS_PER_JOB);
-    const packed = new Int32Array(PACK_WORDS);
     let violation: Settled['violation'];
-    for (let c = 0, at = 0; c < this.candidates.length; c++) {
-      const length = this.ownWords ? this.words.get(at) : 0;
+    for (let c = 0, at = 0; c < fresh.length; c++) {
+      const length = this.words.get(at);
       const start = at + 1;
       at += 1 + length;
       if (fresh[c] === 0) continue;
-      const t = this.candidates[c]!;
       const high = this.fingerprints.get(2 * c);
       const parent = this.keys.get(2 * c);
       const action = this.keys.get(2 * c + 1);
-      if (violation === undefined) {
-        const broken = brokenInvariant(model, t);
-        if (broken !== undefined) violation = { parent, action, property: broken };
-      }
+      const broken = this.broken.get(c);
+      if (violation === undefined && broken !== undefined) violation = { parent, action, property: broken };
       const shard = shardOf(high, shards);
       const inbox = inboxes[shard]!;
       inbox.fingerprints.push(high);
@@ -212,10 +214,10 @@ export class ExpandChunk<S> {
       inbox.keys.push(action);
       const block = groupOf(job, firstPosition, perBlock, parent) - job * GROUPS_PER_JOB;
       const list = (words[shard * GROUPS_PER_JOB + block] ??= new IntList(1 << 12));
-      if (this.ownWords) list.pushPacked(this.words.subarray(start, start + length), length);
-      else list.pushPacked(packed, model.pack!(t, packed));
+      list.pushPacked(this.words.subarray(start, start + length), length);
     }
-    this.candidates = [];
+    this.words = new IntList(16);
+    this.broken = new Map();
     return {
       inboxes: inboxes.map((l) =>
         l.keys.length === 0
@@ -239,9 +241,9 @@ export class ExpandChunk<S> {
   }
 }
 
-/** The job's states in key order (their order on one machine), and their keys. */
-function gathered<S>(model: Model<S, unknown>, request: ExpandRequest): { states: S[]; trail: Int32Array } {
-  const states: S[] = [];
+/** The packed words of the job's states in key order (their order on one machine), and their keys. */
+function gathered(request: ExpandRequest): { states: Int32Array[]; trail: Int32Array } {
+  const states: Int32Array[] = [];
   const trail = new IntList(request.states * 2);
   const { shards } = request;
   for (let g = 0; g < request.winners.length; g += shards) {
@@ -264,7 +266,7 @@ function gathered<S>(model: Model<S, unknown>, request: ExpandRequest): { states
       trail.push(keys[2 * i]!);
       trail.push(keys[2 * i + 1]!);
       const at = starts[indices[i]!]!;
-      states.push(model.unpack!(words.subarray(at + 1, at + 1 + words[at]!)));
+      states.push(words.subarray(at + 1, at + 1 + words[at]!));
     }
   }
   return { states, trail: trail.take() };

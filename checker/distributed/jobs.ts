@@ -89,8 +89,8 @@ export function int32sOfBytes(bytes: Buffer): Int32Array {
  * `shards` (shardOf in visited-shards.ts), each shard's keys on one server. An expand job takes
  * consecutive states of level d and sends its successors not in the visited set to their owners
  * for level d + 1: their fingerprints and keys to the owner's inbox, their words beside them,
- * where they stay. Once every expand job of the level is done, one own job per shard decides the
- * shard's part of level d + 1 from its inbox. Their data in Redis are binary values: through a
+ * where they stay. Once every expand job of the level is done, one own job per server decides its
+ * shards' parts of level d + 1, each from its inbox. Their data in Redis are binary values: through a
  * job, BullMQ would copy them as JSON into the job, its answer and its event stream.
  */
 export const EXPAND_JOB = 'expand';
@@ -153,15 +153,16 @@ export interface ExpandAnswer {
   readonly sent: readonly number[];
 }
 
-/** Decides shard `shard`'s part of level `level` from its inbox. */
+/** Decides the parts of level `level` of the shards `owned` of server `server`, each from its inbox. */
 export interface OwnJob extends RunJob {
   readonly level: number;
-  readonly shard: number;
+  readonly server: number;
+  readonly owned: readonly number[];
 }
 
 export interface OwnAnswer {
   readonly walker: string;
-  /** The shard's new states per group: (group, count) pairs, groups ascending. */
+  /** The shards' new states per group: (group, count) pairs. */
   readonly groups: readonly number[];
 }
 
@@ -242,7 +243,7 @@ export const wordsKey = (run: string, shard: number, level: number): string =>
 /** The shard's states of level `level`: a hash from group to its winnersOf. */
 export const levelKey = (run: string, shard: number, level: number): string =>
   shardKey(run, shard, `level:${level}`);
-/** The answer of the shard's own job of level `level`, for a retry after its writes. */
+/** What the shard's transaction of level `level` kept per group (OwnAnswer.groups), for a retry after it. */
 export const ownedKey = (run: string, shard: number, level: number): string =>
   shardKey(run, shard, `owned:${level}`);
 /** The trail of expand job `job` of level `level` (kept on shard `job` modulo the shards). */

@@ -15,7 +15,7 @@ export type WalkerRequest =
   | WalkRequest
   | (ExpandRequest & { readonly kind: 'expand'; readonly recipe: ModelRecipe })
   | { readonly kind: 'settle'; readonly fresh: Uint8Array }
-  | { readonly kind: 'own'; readonly batches: Int32Array[] };
+  | { readonly kind: 'own'; readonly batches: Int32Array[][] };
 
 export interface WalkRequest {
   readonly kind: 'walks';
@@ -61,8 +61,11 @@ answerRequests(async (request: WalkerRequest) => {
     return { message: settled, transfer: [...settled.inboxes, ...settled.words.map((w) => w.states)] };
   }
   if (request.kind === 'own') {
-    const owned = own(request.batches);
-    return { message: owned, transfer: [owned.fingerprints, ...owned.pieces.map((p) => p.winners)] };
+    const owned = request.batches.map(own);
+    return {
+      message: owned,
+      transfer: owned.flatMap((o) => [o.fingerprints, ...o.pieces.map((p) => p.winners)]),
+    };
   }
   const { model } = await modelOf(request.recipe);
   const stopAt = new Int32Array(request.stopAt);

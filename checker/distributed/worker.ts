@@ -330,34 +330,50 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
   const ownJob = async (job: Job<OwnJob>, walker: Walker): Promise<OwnAnswer> => {
     const data = job.data;
     checkDigests(job);
-    const client = shards.of(data.servers[serverOf(data.shard, data.servers.length)]!);
-    const owned = ownedKey(data.run, data.shard, data.level);
-    const inbox = inboxKey(data.run, data.shard, data.level);
-    const [before, received] = await run(client, client.pipeline().get(owned).hgetallBuffer(inbox), data.run);
-    // A retry of a job whose writes were made: they are not made again (its inbox is gone).
-    if (before !== null) return JSON.parse(before as string) as OwnAnswer;
-    const batches = Object.entries(received as Record<string, Buffer>)
-      .sort(([a], [b]) => Number(a) - Number(b))
-      .map(([, bytes]) => int32sOfBytes(bytes));
-    const decided = await ask<Owned>(job, walker, { kind: 'own', batches }, batches);
-    const answer: OwnAnswer = { walker: `${name}/${walker.thread}`, groups: decided.groups };
-    // One transaction: the shard's new states, its visited set and this answer are all written, or none.
-    const visited = shardVisitedKey(data.run, data.shard);
-    const level = levelKey(data.run, data.shard, data.level);
-    const pipeline = client.pipeline().call('MULTI');
-    addMembers(pipeline, visited, decided.fingerprints);
-    for (const { group, winners } of decided.pieces) pipeline.hset(level, String(group), bytesOf(winners));
-    pipeline
-      .set(owned, JSON.stringify(answer), 'EX', RUN_KEY_SECONDS)
-      .del(inbox)
-      .expire(visited, RUN_KEY_SECONDS)
-      .expire(level, RUN_KEY_SECONDS)
-      .call('EXEC');
-    const replies = await run(client, pipeline, data.run);
-    const results = replies.at(-1) as [Error | null, unknown][] | null;
-    if (results === null) throw new Error(`the transaction of ${job.id} was discarded`);
+    const client = shards.of(data.servers[data.server]!);
+    const read = client.pipeline();
+    for (const shard of data.owned)
+      read.get(ownedKey(data.run, shard, data.level)).hgetallBuffer(inboxKey(data.run, shard, data.level));
+    const replies = await run(client, read, data.run);
+    // Per shard, the groups it keeps; a retry of a job whose transaction on a shard was made finds them saved there.
+    const kept = new Map<number, number[]>();
+    const batches: Int32Array[][] = [];
+    const deciding: number[] = [];
+    data.owned.forEach((shard, i) => {
+      const saved = replies[2 * i] as string | null;
+      if (saved !== null) return void kept.set(shard, JSON.parse(saved) as number[]);
+      deciding.push(shard);
+      batches.push(
+        Object.entries(replies[2 * i + 1] as Record<string, Buffer>)
+          .sort(([a], [b]) => Number(a) - Number(b))
+          .map(([, bytes]) => int32sOfBytes(bytes)),
+      );
+    });
+    const decided = await ask<Owned[]>(job, walker, { kind: 'own', batches }, batches.flat());
+    // Per shard, one transaction: its new states, its visited set and its groups are all written, or none.
+    const write = client.pipeline();
+    deciding.forEach((shard, i) => {
+      const { fingerprints, pieces, groups } = decided[i]!;
+      kept.set(shard, groups);
+      const visited = shardVisitedKey(data.run, shard);
+      const level = levelKey(data.run, shard, data.level);
+      write.call('MULTI');
+      addMembers(write, visited, fingerprints);
+      for (const { group, winners } of pieces) write.hset(level, String(group), bytesOf(winners));
+      write
+        .set(ownedKey(data.run, shard, data.level), JSON.stringify(groups), 'EX', RUN_KEY_SECONDS)
+        .del(inboxKey(data.run, shard, data.level))
+        .expire(visited, RUN_KEY_SECONDS)
+        .expire(level, RUN_KEY_SECONDS)
+        .call('EXEC');
+    });
+    if (deciding.length > 0) {
+      const results = await run(client, write, data.run);
+      if (results.some((reply) => reply === null))
+        throw new Error(`a transaction of ${job.id} was discarded`);
+    }
     done.jobs++;
-    return answer;
+    return { walker: `${name}/${walker.thread}`, groups: [...kept.values()].flat() };
   };
 
   const processor = async (job: Job, token?: string): Promise<WalkJobAnswer | ExpandAnswer | OwnAnswer> => {
