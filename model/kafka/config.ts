@@ -174,6 +174,13 @@ export interface Rules {
 export type App = 'produce' | 'consume-transform-produce';
 
 /**
+ * Where the consume-transform-produce app resumes after an abort: the group's committed offset
+ * read again (Kafka's ExactlyOnceMessageProcessor example), the position it had when the aborted
+ * transaction began (kept in memory, no OffsetFetch), or past the inputs it aborted (no rewind).
+ */
+export type AfterAbort = 'rewind-committed' | 'rewind-memory' | 'keep-position';
+
+/**
  * 'atomic': a __transaction_state append and the reply after it are one step. 'async': the append
  * is pending (pendingState set) until its own completion step, and may fail (appendFailures).
  */
@@ -210,6 +217,8 @@ export interface KafkaConfig {
   readonly app: App;
   /** consume-transform-produce: records in the input partition. */
   readonly inputRecords: number;
+  /** consume-transform-produce: where the app resumes after an abort. */
+  readonly afterAbort: AfterAbort;
   readonly consumers: { readonly readCommitted: number; readonly readUncommitted: number };
   /**
    * "off": consumers are not part of the state. A read_committed consumer only watches; what it

@@ -389,13 +389,24 @@ function endTransaction(
     txnStarted: false,
     added: 0,
     pendingAdd: 0,
-    inputPosition: isTransform(cfg) && told === Told.Committed ? p.offsetToCommit : -1,
+    inputPosition: nextInputPosition(cfg, p, told),
     offsetToCommit: -1,
     offsetsAdded: false,
     offsetsCommitted: false,
     transactionV2: p.nextTransactionV2,
   };
   return noteTxn(put(s, i, next), currentTxn(cfg, i, p), { told });
+}
+
+/**
+ * Where the transform app reads next: past its inputs on a commit; after an abort, as its
+ * `afterAbort` says; after an outcome it was not told, the group's committed offset (-1: fetch it).
+ */
+function nextInputPosition(cfg: KafkaConfig, p: Producer, told: Told): number {
+  if (!isTransform(cfg)) return -1;
+  if (told === Told.Committed) return p.offsetToCommit;
+  if (told !== Told.Aborted || cfg.afterAbort === 'rewind-committed') return -1;
+  return cfg.afterAbort === 'rewind-memory' ? p.inputPosition : p.inputPosition + p.recordsSent;
 }
 
 /** A request timeout closes the connection; the same request is re-sent on a new one. */
