@@ -18,6 +18,7 @@ import {
   withProducerEntry,
   withTxn,
 } from './conformance/harness.ts';
+import { handleWriteTxnMarkersResponse } from './coordinator.ts';
 import { noteTxn } from './ghost.ts';
 import { request, response, send } from './network.ts';
 import { kafkaProperties } from './properties.ts';
@@ -808,6 +809,20 @@ describe('CoordinatorNotStuck', () => {
 
   it('a coordinator still loading __transaction_state holds', () => {
     expect(holds(name, withCoordinator(md(TxnState.PrepareCommit, NO_STATE), { loading: true }))).toBe(true);
+  });
+
+  // Kafka keeps the pending CompleteX of a transaction whose markers it gave up; the model clears
+  // it, which this property reads. The difference therefore lies only past a violation.
+  it('fails in the very state a fencing answer to a marker makes the coordinator give it up', () => {
+    const s = md(TxnState.PrepareCommit, TxnState.CompleteCommit);
+    const fenced = handleWriteTxnMarkersResponse(s, s.coordinator.markerConns[0]!, {
+      txnId: 1,
+      error: Err.INVALID_PRODUCER_EPOCH,
+      pid: 5,
+      partitions: 0,
+      coordinatorEpoch: s.coordinator.epoch,
+    });
+    expect(holds(name, fenced)).toBe(false);
   });
 });
 
