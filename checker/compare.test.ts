@@ -125,4 +125,19 @@ describe('list', () => {
       }),
     );
   });
+
+  it('names the variant files the shipped specs use, client rule sets included, with their first sentence', async () => {
+    const text = (await run(['list'])).out;
+    const { out } = await run(['list', '--json']);
+    const files = (JSON.parse(out) as { variantFiles: { file: string; description: string }[] }).variantFiles;
+    expect(files.map((f) => f.file)).toEqual([
+      'specs/kafka/clients/franz-go.ts',
+      'specs/kafka/clients/librdkafka.ts',
+      'specs/kafka/examples/lenient-produce.ts',
+    ]);
+    expect(files[1]!.description).toMatch(/^An alternative client rule set: .*librdkafka.*tag v2\.15\.0/);
+    const escape = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    for (const { file, description } of files)
+      expect(text).toMatch(new RegExp(`^  ${escape(file)} +${escape(description)}$`, 'm'));
+  });
 });

@@ -1,4 +1,5 @@
 // `txcheck list`: what a new user can name in a spec, one line each, or the same as JSON.
+import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { isPlainObject, readJsonFile } from './engine/input.ts';
 import { models } from '../specs/models.ts';
@@ -24,6 +25,13 @@ export interface ListedSpec {
   readonly expect?: string;
 }
 
+export interface ListedVariantFile {
+  /** The path from the working directory. */
+  readonly file: string;
+  /** The first sentence of the file's opening comment. */
+  readonly description: string;
+}
+
 const named = (items: readonly PropertyInfo[] | undefined): Named[] =>
   (items ?? []).map(({ name, description }) => ({ name, description }));
 
@@ -39,8 +47,40 @@ function shippedSpecs(): ListedSpec[] {
   });
 }
 
+/**
+ * The variant files the shipped specs name ("variant": { "overrides": ... }), with the first
+ * sentence of each file's opening comment; none where the files are not shipped (the package).
+ */
+function shippedVariantFiles(): ListedVariantFile[] {
+  const paths = new Set<string>();
+  for (const f of shippedSpecFiles()) {
+    const spec = readJsonFile(join(projectRoot, f));
+    const variant = isPlainObject(spec) ? spec.variant : undefined;
+    if (isPlainObject(variant) && typeof variant.overrides === 'string') paths.add(variant.overrides);
+  }
+  return [...paths]
+    .filter((p) => existsSync(join(projectRoot, p)))
+    .sort()
+    .map((p) => {
+      const text = readFileSync(join(projectRoot, p), 'utf8');
+      const comment = /^(?:\/\/.*\n)+/.exec(text)?.[0] ?? '';
+      const prose = comment
+        .replace(/^\/\/ ?/gm, '')
+        .replace(/\s+/g, ' ')
+        .trim();
+      return {
+        file: relative(process.cwd(), join(projectRoot, p)),
+        description: prose.split('. ')[0]!.replace(/\.$/, ''),
+      };
+    });
+}
+
 /** What list shows, as data: `txcheck list --json` prints it. */
-export function listData(): { models: ListedModel[]; specs: ListedSpec[] } {
+export function listData(): {
+  models: ListedModel[];
+  variantFiles: ListedVariantFile[];
+  specs: ListedSpec[];
+} {
   return {
     models: models.map((m) => ({
       name: m.name,
@@ -51,6 +91,7 @@ export function listData(): { models: ListedModel[]; specs: ListedSpec[] } {
       liveness: named(m.liveness),
       mutants: named(m.mutants),
     })),
+    variantFiles: shippedVariantFiles(),
     specs: shippedSpecs(),
   };
 }
@@ -62,7 +103,7 @@ function section(title: string, items: readonly Named[]): string[] {
 }
 
 export function listText(): string {
-  const { models: listed, specs } = listData();
+  const { models: listed, variantFiles, specs } = listData();
   const lines = section('Models', listed);
   for (const m of listed) {
     lines.push('', ...section(`${m.name}: generations ("variant")`, m.variants));
@@ -77,6 +118,8 @@ export function listText(): string {
     name: s.file,
     description: `${s.description}${s.expect === undefined ? '' : ` [expects ${s.expect}]`}`,
   }));
+  const files = variantFiles.map((v) => ({ name: v.file, description: v.description }));
+  lines.push('', ...section('Variant files of the shipped specs ("variant": { "overrides": ... })', files));
   lines.push('', ...section('Shipped specs', shipped));
   return `${lines.join('\n')}\n`;
 }

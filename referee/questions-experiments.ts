@@ -80,14 +80,18 @@ export class Lab {
    * InitProducerId (no producer id) on `connection`, retried while the coordinator loads or
    * completes a fence (CONCURRENT_TRANSACTIONS); the answer.
    */
-  async init(transactionalId: string, connection = this.coordinator): Promise<ProducerIdAndEpoch> {
+  async init(
+    transactionalId: string,
+    connection = this.coordinator,
+    transactionTimeoutMs = 60_000,
+  ): Promise<ProducerIdAndEpoch> {
     await findCoordinator(connection, 'transaction', transactionalId);
     const answer = await waitFor(
       `InitProducerId ${transactionalId}`,
       () =>
         connection.send(InitProducerId, {
           transactionalId,
-          transactionTimeoutMs: 60_000,
+          transactionTimeoutMs,
           producerId: -1,
           producerEpoch: -1,
         }),
@@ -398,6 +402,51 @@ export async function firstSequenceOfNewProducer(lab: Lab): Promise<FirstSequenc
   const atThree = await lab.produce(id, topic, producer, 3, 'at three');
   const thenZero = await lab.produce(id, topic, producer, 0, 'at zero');
   return { atThree, thenZero };
+}
+
+// ---- Beside the four: a commit at the epoch a timeout abort fenced ------------------------
+
+export interface TimedOutCommitAnswer {
+  /** EndTxn v5 (commit, then abort) at the producer's epoch after the coordinator timed it out. */
+  commitV5: string;
+  abortV5: string;
+  /** The same commit at version 1: AddPartitionsToTxn v3, Produce v11, EndTxn v4. */
+  commitV4: string;
+}
+
+/**
+ * The coordinator aborts a transaction on its timeout (1 s here), bumping the epoch; then the
+ * producer, unaware, ends it at its old epoch. The property TimedOutProducerFenced asks for a
+ * fencing answer; the version-2 EndTxn meets "commit in CompleteAbort" first
+ * (TransactionCoordinator.endTransaction, 4.0.0 to trunk 2026-08), INVALID_TXN_STATE.
+ */
+export async function timedOutCommit(lab: Lab): Promise<TimedOutCommitAnswer> {
+  const timedOut = async (version: 1 | 2): Promise<{ id: string; producer: ProducerIdAndEpoch }> => {
+    const id = lab.fresh('timed-out');
+    const topic = await lab.topic('timed-out');
+    const producer = await lab.init(id, lab.coordinator, 1000);
+    if (version === 1) {
+      const added = await lab.coordinator.send(
+        AddPartitionsToTxn,
+        { transactionalId: id, ...producer, topics: [{ name: topic, partitions: [0] }] },
+        3,
+      );
+      const error = added.resultsByTopic[0]!.resultsByPartition[0]!.error;
+      if (error !== 'NONE') throw new Error(`AddPartitionsToTxn v3: ${error}`);
+    }
+    const produced = await lab.produce(id, topic, producer, 0, 'late', version === 2 ? 12 : 11);
+    if (produced !== 'NONE') throw new Error(`Produce: ${produced}`);
+    await lab.completed(id);
+    return { id, producer };
+  };
+  const v2 = await timedOut(2);
+  const commitV5 = (await lab.endTxn(v2.id, v2.producer, true)).error;
+  const abortV5 = (await lab.endTxn(v2.id, v2.producer, false)).error;
+  const v1 = await timedOut(1);
+  const commitV4 = (
+    await lab.coordinator.send(EndTxn, { transactionalId: v1.id, ...v1.producer, committed: true }, 4)
+  ).error;
+  return { commitV5, abortV5, commitV4 };
 }
 
 // ---- All four, and the one-line answers of the table --------------------------------------

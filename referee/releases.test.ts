@@ -21,7 +21,13 @@ describe('release to model', () => {
     expect(rulesAt('4.0.0').tv2FenceKeepsEpoch).toBe(false);
     expect(rulesAt('4.0.0').tv2FenceBumpsTwice).toBe(true);
     expect(rulesAt('4.0.1').tv2FenceKeepsEpoch).toBe(true);
-    expect(variantName(variantOf('4.0.2'))).toBe('kafka-4.0 + tv2FenceKeepsEpoch');
+    expect(variantName(variantOf('4.0.1'))).toBe('kafka-4.0 + tv2FenceKeepsEpoch');
+  });
+
+  it('KAFKA-19690 (epochBeforeGuard) from 4.0.2, 4.1.1 and 4.2.0', () => {
+    expect(
+      ['4.0.1', '4.0.2', '4.1.0', '4.1.1', '4.2.0', '4.3.0'].map((r) => rulesAt(r).epochBeforeGuard),
+    ).toEqual([false, true, false, true, true, true]);
   });
 
   it('4.2.x is kafka-4.1 with the KIP-1228 marker rule and without the producer ids kept', () => {

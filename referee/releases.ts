@@ -2,7 +2,8 @@
 // patch release adds to it. The mapping follows the releases' own answers and their source
 // (docs/guides/real-kafka.md): KAFKA-19367's version-2 fence that keeps the old epoch is in 4.0.1
 // (PR #19958) and 4.1.0; KIP-1228's marker rule is first in 4.2.0; the producer ids are written to
-// __transaction_state from 4.3.0 (KAFKA-20310).
+// __transaction_state from 4.3.0 (KAFKA-20310); KAFKA-19690's epoch check before the guard is in
+// 4.0.2, 4.1.1 and 4.2.0.
 export const SERVED_RELEASES = [
   '4.0.0',
   '4.0.1',
@@ -28,10 +29,19 @@ export function variantOf(release: string): ReleaseVariant {
   const [major, minor, patch] = release.split('.').map(Number) as [number, number, number];
   if (major > 4 || (major === 4 && minor >= 4)) return { base: 'kafka-latest', enable: [] };
   if (major === 4 && minor === 3) return { base: 'kafka-4.3', enable: [] };
-  if (major === 4 && minor === 2) return { base: 'kafka-4.1', enable: ['strictMarkerEpoch'] };
-  if (major === 4 && minor === 1) return { base: 'kafka-4.1', enable: [] };
+  if (major === 4 && minor === 2)
+    return { base: 'kafka-4.1', enable: ['strictMarkerEpoch', 'epochBeforeGuard'] };
+  // KAFKA-19690 was picked to 4.1.1 and 4.0.2.
+  if (major === 4 && minor === 1)
+    return { base: 'kafka-4.1', enable: patch >= 1 ? ['epochBeforeGuard'] : [] };
   if (major === 4 && minor === 0)
-    return { base: 'kafka-4.0', enable: [patch >= 1 ? 'tv2FenceKeepsEpoch' : 'tv2FenceBumpsTwice'] };
+    return {
+      base: 'kafka-4.0',
+      enable: [
+        patch >= 1 ? 'tv2FenceKeepsEpoch' : 'tv2FenceBumpsTwice',
+        ...(patch >= 2 ? ['epochBeforeGuard'] : []),
+      ],
+    };
   return { base: 'kafka-3.8', enable: [] };
 }
 

@@ -105,9 +105,10 @@ describe('partial-order reduction', () => {
           if (reduced.distinctStates < full.distinctStates) reducedRuns++;
         },
       ),
-      { seed: 20261202, numRuns: 25 },
+      { seed: 20261206, numRuns: 25 },
     );
-    // The random specs exercised both verdicts and an actual reduction.
+    // The random specs exercised both verdicts and an actual reduction (the seed was chosen again
+    // when TimedOutProducerFenced joined the properties, since the draw of each run moved).
     expect(violations).toBeGreaterThan(0);
     expect(reducedRuns).toBeGreaterThan(0);
   }, 120_000);

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../checker/cli.ts';
 import { clientOverrides } from '../../specs/kafka/clients/franz-go.ts';
+import { clientOverrides as librdkafkaOverrides } from '../../specs/kafka/clients/librdkafka.ts';
 import type { KafkaConfig } from './config.ts';
 import {
   EPOCH,
@@ -113,6 +114,16 @@ describe("an alternative client rule set: franz-go's (specs/kafka/clients/franz-
     const trace = JSON.stringify(JSON.parse(readFileSync(join(dir, 'fg-unconfirmed.itf.json'), 'utf8')));
     expect(trace).toContain('P0.0: requestTimeout(EndTxn)');
     expect(await verdict('java-unconfirmed', javaClient(spec))).toBe('holds');
+  });
+});
+
+describe("an alternative client rule set: librdkafka's (specs/kafka/clients/librdkafka.ts)", () => {
+  it('expires no batch whose request is on its way, so B2 never starts on kafka-4.0 brokers; the Java 3.6 client breaks ReadCommittedIsolation', async () => {
+    const spec = shipped('librdkafka-delayed-produce');
+    expect(spec.client).toBe('kafka-3.6');
+    expect(await verdict('lrk-delayed', spec)).toBe('holds');
+    const java = { ...spec, variant: (spec.variant as { base: string }).base };
+    expect(await verdict('java36-delayed', java)).toBe('ReadCommittedIsolation');
   });
 });
 
@@ -238,5 +249,44 @@ describe("franz-go's client rules, step by step, on kafka-4.0 brokers", () => {
     expect(producer(respond(v2, t, leader(0), Api.Produce, { error: Err.INVALID_PRODUCER_EPOCH })).tm).toBe(
       Tm.FATAL_ERROR,
     );
+  });
+});
+
+// librdkafka's reactions one step at a time (v2.15.0), beside the Java 3.6 client's, which has the
+// same request versions.
+describe("librdkafka's client rules, step by step", () => {
+  const java = clientConfig('kafka-3.6');
+  const librdkafka: KafkaConfig = {
+    ...java,
+    clientHandlers: { ...defaultClientHandlers, ...librdkafkaOverrides },
+  };
+  /** One record of an open transaction, its Produce in flight. */
+  const inFlight = (cfg: KafkaConfig): State => {
+    const s = act(cfg, act(cfg, act(cfg, ready(cfg), 'beginTransaction'), 'send(p0)'), 'sendTxnRequest');
+    return act(cfg, respond(cfg, s, TC, Api.AddPartitionsToTxn), 'sendProduce(p0)');
+  };
+
+  it.each([
+    ['INVALID_PRODUCER_EPOCH', Err.INVALID_PRODUCER_EPOCH],
+    ['OUT_OF_ORDER_SEQUENCE_NUMBER', Err.OUT_OF_ORDER_SEQUENCE_NUMBER],
+  ])('%s on a Produce is fatal; the Java client aborts', (_name, error) => {
+    const answer = (cfg: KafkaConfig) => respond(cfg, inFlight(cfg), leader(0), Api.Produce, { error });
+    expect(producer(answer(librdkafka)).tm).toBe(Tm.FATAL_ERROR);
+    expect(producer(answer(java)).tm).toBe(Tm.ABORTABLE_ERROR);
+  });
+
+  it('a batch whose first request is on its way does not expire; the Java client fails it', () => {
+    const s = inFlight(librdkafka);
+    const after = take(librdkafka, s, 'P0.0: batchExpired(p0)');
+    expect([after.producers, after.network]).toEqual([s.producers, s.network]);
+    expect(producer(take(java, inFlight(java), 'P0.0: batchExpired(p0)')).tm).toBe(Tm.ABORTABLE_ERROR);
+  });
+
+  it('once its request timed out the batch may expire: abortable, with an epoch bump', () => {
+    const s = take(librdkafka, inFlight(librdkafka), 'P0.0: produceTimeout(p0)');
+    expect(producer(take(librdkafka, s, 'P0.0: batchExpired(p0)'))).toMatchObject({
+      tm: Tm.ABORTABLE_ERROR,
+      bumpRequired: true,
+    });
   });
 });

@@ -79,6 +79,13 @@ export interface Rules {
    */
   readonly earlyEpochCheck: boolean;
   /**
+   * KAFKA-19690 (4.0.2, 4.1.1, 4.2.0; PRs #20607, #20618, #20534): UnifiedLog.append refuses a
+   * transactional batch below its producer's epoch with INVALID_PRODUCER_EPOCH before it checks the
+   * verification guard, so a producer the coordinator timed out is fenced, not failed with
+   * INVALID_TXN_STATE.
+   */
+  readonly epochBeforeGuard: boolean;
+  /**
    * KAFKA-19367 (4.0.1 and 4.1.0, PRs #19910 and #19976): a fence under transaction version 2 leaves
    * the epoch in memory as it was while its PrepareAbort (epoch + 1, lastProducerEpoch the old
    * one) is appended, and a failed one is not remembered, so the next fence bumps from the old
@@ -160,9 +167,18 @@ export interface Rules {
   readonly mutantResignedAppendAnswersNone: boolean;
   /** Mutant: a leader accepts a Produce at an epoch below its producer's (no epoch fence on data). */
   readonly mutantNoProduceEpochFence: boolean;
+  /** Mutant: a leader checks the verification guard before a stale epoch, as before KAFKA-19690, whatever epochBeforeGuard says. */
+  readonly mutantGuardBeforeEpoch: boolean;
 }
 
 export type App = 'produce' | 'consume-transform-produce';
+
+/**
+ * Where the consume-transform-produce app resumes after an abort: the group's committed offset
+ * read again (Kafka's ExactlyOnceMessageProcessor example), the position it had when the aborted
+ * transaction began (kept in memory, no OffsetFetch), or past the inputs it aborted (no rewind).
+ */
+export type AfterAbort = 'rewind-committed' | 'rewind-memory' | 'keep-position';
 
 /**
  * 'atomic': a __transaction_state append and the reply after it are one step. 'async': the append
@@ -201,6 +217,8 @@ export interface KafkaConfig {
   readonly app: App;
   /** consume-transform-produce: records in the input partition. */
   readonly inputRecords: number;
+  /** consume-transform-produce: where the app resumes after an abort. */
+  readonly afterAbort: AfterAbort;
   readonly consumers: { readonly readCommitted: number; readonly readUncommitted: number };
   /**
    * "off": consumers are not part of the state. A read_committed consumer only watches; what it

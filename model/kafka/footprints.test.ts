@@ -21,8 +21,9 @@ const specs = shippedSpecFiles().filter((f) => f.startsWith('specs/kafka/') && !
 /** Each named part as the state holds it, written here from state.ts apart from footprints.ts's part numbers. */
 const PART: Record<PartName, { readonly of: (s: State) => unknown; readonly paths: RegExp }> = {
   producer: {
-    of: (s) => s.producers.map((p) => [p.tm, p.pid, p.epoch, p.request]),
-    paths: /^producers\.\*\.(tm|pid|epoch|request)(\.|$)/,
+    // The ghost FATAL error is set by the step that sets tm to FATAL_ERROR.
+    of: (s) => s.producers.map((p) => [p.tm, p.pid, p.epoch, p.request, p.ghostFatalError]),
+    paths: /^producers\.\*\.(tm|pid|epoch|request|ghostFatalError)(\.|$)/,
   },
   producerStatus: { of: (s) => s.producers.map((p) => p.status), paths: /^producers\.\*\.status$/ },
   producerExcuses: {

@@ -44,6 +44,8 @@ export const PROPERTY_READS: Readonly<Record<string, readonly PartName[]>> = {
   ProducerIdAgreement: ['producer', 'producerStatus', 'producerExcuses', 'coordinator'],
   NoSpuriousFatal: ['producer', 'producerExcuses'],
   CoordinatorNotStuck: ['coordinator'],
+  // ghostFatalError changes only in the step that makes the producer FATAL, which writes its tm.
+  TimedOutProducerFenced: ['producer', 'producerExcuses'],
 };
 
 export interface KafkaIndependence extends Independence<Action> {

@@ -10,6 +10,7 @@ import {
   asksCoordinator,
   batchOutcome,
   guardHolds,
+  staleBeforeGuard,
   hasOngoingTransaction,
   newEntry,
   producerEntry,
@@ -62,6 +63,8 @@ export function appendOffsetCommit(
   const p = req.partitions;
   const part = s.partitions[p]!;
   const entry = producerEntry(part, req.pid) ?? newEntry(req.pid);
+  if (staleBeforeGuard(rules, entry, req))
+    return answerClient(s, connection, req, Err.INVALID_PRODUCER_EPOCH);
   if (!guardHolds(rules, part, entry, req, guard))
     return answerClient(s, connection, req, Err.INVALID_TXN_STATE);
   if (req.epoch < entry.epoch) return answerClient(s, connection, req, Err.INVALID_PRODUCER_EPOCH);

@@ -53,4 +53,9 @@ export const mutantCases: readonly MutantCase[] = [
     spec: `${dir}/failover-during-commit.json`,
   },
   { mutant: 'mutantNoProduceEpochFence', property: 'Idempotence', spec: `${dir}/idempotent-retry.json` },
+  {
+    mutant: 'mutantGuardBeforeEpoch',
+    property: 'TimedOutProducerFenced',
+    spec: `${dir}/timed-out-offset-commit.json`,
+  },
 ];

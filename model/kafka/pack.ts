@@ -164,6 +164,7 @@ function putProducer(p: Producer): void {
   put(p.offsetsAdded);
   put(p.offsetsCommitted);
   put(p.ghostExcuses);
+  put(p.ghostFatalError);
   put(p.transactionV2);
   put(p.nextTransactionV2);
 }
@@ -505,6 +506,7 @@ function readProducer(): Producer {
     offsetsAdded: bool(),
     offsetsCommitted: bool(),
     ghostExcuses: num(),
+    ghostFatalError: num() as Err,
     transactionV2: bool(),
     nextTransactionV2: bool(),
   };

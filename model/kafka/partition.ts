@@ -286,6 +286,9 @@ export function appendProduce(
   // Duplicate of one of the last five batches: acknowledge again, append nothing.
   if (!rules.mutantNoDedup && req.epoch === entry.epoch && entry.lastSeqs.includes(req.seq))
     return answerClient(s, connection, req, Err.NONE);
+  const transactional = isTransactionalProduce(req);
+  if (transactional && staleBeforeGuard(rules, entry, req) && !rules.mutantNoProduceEpochFence)
+    return answerClient(s, connection, req, Err.INVALID_PRODUCER_EPOCH);
   if (!guardHolds(rules, part, entry, req, guard))
     return answerClient(s, connection, req, Err.INVALID_TXN_STATE);
   // Since 2.7 a fenced epoch on Produce is INVALID_PRODUCER_EPOCH (abortable), not PRODUCER_FENCED.
@@ -297,7 +300,6 @@ export function appendProduce(
     : undefined;
   if (!rules.mutantNoDedup && !sequenceOk(rules, entry, verification, req.epoch, req.seq))
     return answerClient(s, connection, req, Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
-  const transactional = isTransactionalProduce(req);
   // A non-transactional write while the producer id has a transaction open here (ProducerAppendInfo.appendDataBatch, 0.11.0 onwards).
   if (!transactional && entry.txnFirstOffset !== NO_OFFSET)
     return answerClient(s, connection, req, Err.INVALID_TXN_STATE);
@@ -312,6 +314,15 @@ export function appendProduce(
     ghostRecord: req.ghostRecord,
   };
   return answerClient(appendDataBatch(s, p, entry, batch), connection, req, Err.NONE);
+}
+
+/**
+ * KAFKA-19690 (4.0.2, 4.1.1, 4.2.0; UnifiedLog.append): a transactional append below the producer's
+ * epoch, outside an ongoing transaction, is INVALID_PRODUCER_EPOCH before the guard is checked.
+ */
+export function staleBeforeGuard(rules: Rules, entry: ProducerEntry, req: Request): boolean {
+  if (!rules.epochBeforeGuard || rules.mutantGuardBeforeEpoch) return false;
+  return !hasOngoingTransaction(rules, entry, req.epoch) && req.epoch < entry.epoch;
 }
 
 /**

@@ -2,6 +2,9 @@
 // when. These are the model's own rules (Kafka's tests drive the producer by hand), so each case
 // states the bound it pins.
 import { describe, expect, it } from 'vitest';
+import { bfs } from '../../checker/engine/bfs.ts';
+import type { Model } from '../../checker/engine/model.ts';
+import { parseSpec } from '../../specs/load.ts';
 import { type State, Api, BatchStatus, Decision, Instance, Tm, Told } from './state.ts';
 import {
   EPOCH,
@@ -219,6 +222,49 @@ describe('a transaction of the consume-transform-produce app', () => {
     expect(producer(s)).toMatchObject({ tm: Tm.READY, inputPosition: -1, offsetToCommit: -1 });
     expect(enabled(cfg, s, 'beginTransaction')).toBe(false);
     expect(enabled(cfg, s, 'fetchOffsets')).toBe(true);
+  });
+
+  it('afterAbort "rewind-memory": back to where the aborted transaction began, with no OffsetFetch', () => {
+    const memory = { ...cfg, afterAbort: 'rewind-memory' } as const;
+    const s = endOne(memory, ready(memory), 'abortTransaction');
+    expect(producer(s)).toMatchObject({ tm: Tm.READY, inputPosition: 0, offsetToCommit: -1 });
+    expect(enabled(memory, s, 'fetchOffsets')).toBe(false);
+    expect(enabled(memory, s, 'beginTransaction')).toBe(true);
+  });
+
+  it('afterAbort "keep-position": past the inputs of the aborted transaction', () => {
+    const keep = { ...cfg, afterAbort: 'keep-position' } as const;
+    const s = endOne(keep, ready(keep), 'abortTransaction');
+    expect(producer(s)).toMatchObject({ tm: Tm.READY, inputPosition: 1, offsetToCommit: -1 });
+    expect(enabled(keep, s, 'fetchOffsets')).toBe(false);
+  });
+
+  it('a rewind keeps ExactlyOnce; an app that does not rewind commits past an input whose output aborted', () => {
+    const search = (afterAbort: string) => {
+      const spec = {
+        model: 'kafka',
+        variant: 'kafka-3.5',
+        app: 'consume-transform-produce',
+        afterAbort,
+        inputRecords: 2,
+        transactionsPerInstance: 2,
+        partitions: 1,
+        consumers: { readCommitted: 0 },
+      };
+      const run = parseSpec('after-abort.json', spec, '');
+      const model = run.entry.build(run.params, run.properties) as Model<State, unknown>;
+      return bfs(model, { deadlockAllowed: true });
+    };
+    expect(search('rewind-committed').status).toBe('ok');
+    expect(search('rewind-memory').status).toBe('ok');
+    expect(search('keep-position').violation?.property).toBe('ExactlyOnce');
+  });
+
+  it('refuses afterAbort for the produce app, naming the field', () => {
+    const spec = { model: 'kafka', variant: 'kafka-3.5', afterAbort: 'keep-position' };
+    expect(() => parseSpec('produce.json', spec, '')).toThrow(
+      'afterAbort: expected "rewind-committed" (or no field) unless app is "consume-transform-produce", got "keep-position"',
+    );
   });
 
   it('under transaction version 2 the offsets go straight to the group coordinator, with no AddOffsetsToTxn (KIP-890)', () => {

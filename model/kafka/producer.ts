@@ -82,6 +82,7 @@ export function initialProducer(cfg: KafkaConfig, txnId: number, instance: numbe
     offsetsAdded: false,
     offsetsCommitted: false,
     ghostExcuses: 0,
+    ghostFatalError: Err.NONE,
     transactionV2: takesTransactionV2(cfg, instance, cfg.transactionVersion),
     nextTransactionV2: takesTransactionV2(cfg, instance, cfg.transactionVersion),
   };
@@ -388,13 +389,24 @@ function endTransaction(
     txnStarted: false,
     added: 0,
     pendingAdd: 0,
-    inputPosition: isTransform(cfg) && told === Told.Committed ? p.offsetToCommit : -1,
+    inputPosition: nextInputPosition(cfg, p, told),
     offsetToCommit: -1,
     offsetsAdded: false,
     offsetsCommitted: false,
     transactionV2: p.nextTransactionV2,
   };
   return noteTxn(put(s, i, next), currentTxn(cfg, i, p), { told });
+}
+
+/**
+ * Where the transform app reads next: past its inputs on a commit; after an abort, as its
+ * `afterAbort` says; after an outcome it was not told, the group's committed offset (-1: fetch it).
+ */
+function nextInputPosition(cfg: KafkaConfig, p: Producer, told: Told): number {
+  if (!isTransform(cfg)) return -1;
+  if (told === Told.Committed) return p.offsetToCommit;
+  if (told !== Told.Aborted || cfg.afterAbort === 'rewind-committed') return -1;
+  return cfg.afterAbort === 'rewind-memory' ? p.inputPosition : p.inputPosition + p.recordsSent;
 }
 
 /** A request timeout closes the connection; the same request is re-sent on a new one. */
@@ -625,10 +637,12 @@ export function handleResponse(cfg: KafkaConfig, s: State, i: number, resp: Resp
   const p = s.producers[i]!;
   const handlers = cfg.clientHandlers;
   const ctx = clientContext(cfg);
-  if (resp.api === Api.Produce) return handlers.Produce(ctx, s, i, resp);
-  if (p.request === null || p.request.api !== resp.api) return s;
-  const handler = responseHandler(handlers, resp.api);
-  return handler === undefined ? s : handler(ctx, s, i, resp);
+  const handler = resp.api === Api.Produce ? handlers.Produce : responseHandler(handlers, resp.api);
+  if (handler === undefined || (resp.api !== Api.Produce && p.request?.api !== resp.api)) return s;
+  const next = handler(ctx, s, i, resp);
+  const q = next.producers[i]!;
+  if (p.tm === Tm.FATAL_ERROR || q.tm !== Tm.FATAL_ERROR) return next;
+  return put(next, i, { ...q, ghostFatalError: resp.error });
 }
 
 function responseHandler(handlers: ClientHandlers, api: Api): ClientHandlers['EndTxn'] | undefined {

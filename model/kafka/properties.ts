@@ -10,6 +10,7 @@ import {
   Api,
   BatchKind,
   Decision,
+  Err,
   Excuse,
   Instance,
   NO_OFFSET,
@@ -323,6 +324,25 @@ const noSpuriousFatal: Property<State> = {
   },
 };
 
+// A coordinator's timeout abort fences the producer: the error that fails it is a fencing one,
+// PRODUCER_FENCED (or INVALID_PRODUCER_EPOCH, which clients before KIP-588 took for it). Kafka
+// treats an INVALID_TXN_STATE there as a bug (KAFKA-19690); NoSpuriousFatal excuses both.
+const fencedByTimeout: ReadonlySet<number> = new Set([Err.PRODUCER_FENCED, Err.INVALID_PRODUCER_EPOCH]);
+
+const timedOutProducerFenced: Property<State> = {
+  name: 'TimedOutProducerFenced',
+  description:
+    'a producer that goes FATAL with nothing but a coordinator timeout of its transaction to excuse it goes FATAL on a fencing error (PRODUCER_FENCED or INVALID_PRODUCER_EPOCH), not on INVALID_TXN_STATE or another error',
+  holds(s) {
+    return s.producers.every(
+      (p) =>
+        p.tm !== Tm.FATAL_ERROR ||
+        p.ghostExcuses !== Excuse.TransactionTimedOut ||
+        fencedByTimeout.has(p.ghostFatalError),
+    );
+  },
+};
+
 // Kafka's marker channel re-sends a marker until it is written; the coordinator gives a Prepare*
 // transaction up only on a fencing answer (TransactionMarkerRequestCompletionHandler), after which
 // it never completes.
@@ -356,4 +376,5 @@ export const kafkaProperties: readonly Property<State>[] = [
   producerIdAgreement,
   noSpuriousFatal,
   coordinatorNotStuck,
+  timedOutProducerFenced,
 ];

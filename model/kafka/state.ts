@@ -218,6 +218,8 @@ export interface Producer {
   readonly offsetsCommitted: boolean;
   /** Ghost: the Excuse bits recorded for this instance. */
   readonly ghostExcuses: number;
+  /** Ghost: the answer whose handling made this instance FATAL; NONE while it is not, or when no answer did. */
+  readonly ghostFatalError: Err;
   /** The current (or next) transaction runs under transaction version 2. */
   readonly transactionV2: boolean;
   /**

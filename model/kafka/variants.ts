@@ -35,6 +35,8 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
     'KAFKA-18202 (4.1.0): a transaction-version-2 batch verified with no batch of its producer at the leader must start at sequence 0',
   earlyEpochCheck:
     "KAFKA-18042 (4.1.0): a leader refuses a batch of an epoch below its producer's before verifying it, so no verification entry is made",
+  epochBeforeGuard:
+    "KAFKA-19690 (4.0.2, 4.1.1, 4.2.0): an append below the producer's epoch outside an ongoing transaction is INVALID_PRODUCER_EPOCH before the verification guard is checked, so a producer a timeout fenced is not failed with INVALID_TXN_STATE",
   keepGuardAcrossV2Marker:
     "KAFKA-18654 (4.0.0): a marker at the epoch of a transaction-version-2 verification entry keeps it, so the next transaction's verified Produce or TxnOffsetCommit still holds its guard",
   rememberFailedFence:
@@ -72,6 +74,8 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
   mutantResignedAppendAnswersNone:
     'mutant: a coordinator failover answers the __transaction_state appends in flight with their success, whether or not the record survived',
   mutantNoProduceEpochFence: "mutant: a leader accepts a Produce at an epoch below its producer's",
+  mutantGuardBeforeEpoch:
+    'mutant: a leader checks the verification guard before a stale epoch (INVALID_TXN_STATE, not INVALID_PRODUCER_EPOCH), whatever epochBeforeGuard says',
 };
 
 export const switchNames = Object.keys(switchDescriptions) as SwitchName[];
@@ -90,6 +94,7 @@ const noMutants = {
   mutantConcurrentTransactionsFatal: false,
   mutantResignedAppendAnswersNone: false,
   mutantNoProduceEpochFence: false,
+  mutantGuardBeforeEpoch: false,
 } as const;
 
 // Each generation is the one before it plus the rules its release added.
@@ -110,6 +115,7 @@ const kafka011: Rules = {
   strictMarkerEpoch: false,
   tv2SequenceZero: false,
   earlyEpochCheck: false,
+  epochBeforeGuard: false,
   rememberFailedFence: false,
   keepGuardAcrossV2Marker: false,
   tv2FenceKeepsEpoch: false,
@@ -146,11 +152,13 @@ const kafka40: Rules = {
 // generation's counts stay those of one bump); 4.0.1 and 4.0.2 also have tv2FenceKeepsEpoch
 // (KAFKA-19367, PR #19958, #19991).
 const kafka41: Rules = { ...kafka40, tv2SequenceZero: true, earlyEpochCheck: true, tv2FenceKeepsEpoch: true };
-// 4.2.0 adds KIP-1228's marker rule (no generation of its own); 4.3.0 writes the producer ids
+// 4.2.0 adds KIP-1228's marker rule and KAFKA-19690 (no generation of its own; 4.0.2 and 4.1.1
+// have KAFKA-19690 too); 4.3.0 writes the producer ids
 // (KAFKA-20310, PR #21828) and rotates them at a fence of an exhausted epoch (KAFKA-20090).
 const kafka43: Rules = {
   ...kafka41,
   strictMarkerEpoch: true,
+  epochBeforeGuard: true,
   persistProducerIds: true,
   fenceRotatesProducerId: true,
 };

@@ -6,6 +6,7 @@ import { loadOverrides } from './overrides.ts';
 import { kafkaModel } from '../../model/kafka/index.ts';
 import { kafkaCanonical } from '../../model/kafka/symmetry.ts';
 import type {
+  AfterAbort,
   App,
   ClientHandlers,
   CoordinatorAppends,
@@ -29,6 +30,7 @@ import { kafkaProperties, readCommittedIsolationOnLogs } from '../../model/kafka
 import { kafkaRenderer } from '../../model/kafka/render/index.ts';
 
 const apps: readonly App[] = ['produce', 'consume-transform-produce'];
+const afterAborts: readonly AfterAbort[] = ['rewind-committed', 'rewind-memory', 'keep-position'];
 const instanceStarts: readonly InstanceStart[] = ['anytime', 'after-crash'];
 const coordinatorAppendModes: readonly CoordinatorAppends[] = ['atomic', 'async'];
 const coordinatorLoadingModes: readonly CoordinatorLoading[] = ['atomic', 'async'];
@@ -135,6 +137,13 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
   readParams(fields) {
     const variant = readVariant(fields);
     const app = fields.oneOf('app', apps, 'produce');
+    const afterAbort = fields.oneOf('afterAbort', afterAborts, 'rewind-committed');
+    if (afterAbort !== 'rewind-committed' && app !== 'consume-transform-produce')
+      fields.fail(
+        'afterAbort',
+        '"rewind-committed" (or no field) unless app is "consume-transform-produce"',
+        afterAbort,
+      );
     const consumersFields = fields.object('consumers');
     const consumers = {
       readCommitted: consumersFields?.int('readCommitted', 0, 2, 1) ?? 1,
@@ -185,6 +194,7 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
       recordsPerTransaction: fields.int('recordsPerTransaction', 1, 3, 1),
       app,
       inputRecords: app === 'consume-transform-produce' ? fields.int('inputRecords', 1, 4, 2) : 0,
+      afterAbort,
       consumers,
       ...(observers === 'off' ? { observers } : {}),
       faults,

@@ -63,6 +63,7 @@ export function kafkaConfig(
     recordsPerTransaction: 2,
     app: 'produce',
     inputRecords: 0,
+    afterAbort: 'rewind-committed',
     consumers: { readCommitted: 0, readUncommitted: 0 },
     faults: {
       requestLoss: 0,

@@ -343,6 +343,33 @@ function noSpuriousFatal(s: KafkaView, labels: readonly string[]): Explanation |
   };
 }
 
+/** The error of the answer the last step delivered to `producer`, if it delivered one. */
+function deliveredError(before: KafkaView, label: string, producer: string): string | undefined {
+  const m = /^deliver (\S+)→(\S+): (.*)$/.exec(label);
+  if (m === null || m[2] !== producer) return undefined;
+  const channel = before.network.find(
+    (c) => c.from === m[1] && c.to === producer && c.messages[0]?.api === m[3],
+  );
+  return (channel?.messages[0] as { error?: string } | undefined)?.error;
+}
+
+function timedOutProducerFenced(
+  states: readonly KafkaView[],
+  labels: readonly string[],
+): Explanation | undefined {
+  const last = states[states.length - 1]!;
+  const before = states[states.length - 2];
+  const p = last.producers.find((x) => x.state === 'FATAL_ERROR');
+  if (p === undefined) return undefined;
+  const label = labels[labels.length - 1] ?? '';
+  const error = before === undefined ? undefined : deliveredError(before, label, p.name);
+  const cause = error === undefined ? 'with no answer to blame' : `on ${error}`;
+  return {
+    text: `${p.name} (producer id ${p.pid}, epoch ${p.epoch}) went FATAL ${cause} after "${label}", and only the coordinator's timeout of its transaction excuses it: a timeout abort should reach the producer as PRODUCER_FENCED or INVALID_PRODUCER_EPOCH.`,
+    over: [p.name, 'TC'],
+  };
+}
+
 function coordinatorNotStuck(s: KafkaView): Explanation | undefined {
   for (const t of s.coordinator.transactions) {
     if (!t.known || !t.state.startsWith('Prepare') || t.pendingState !== 'none') continue;
@@ -386,6 +413,8 @@ export function explain(
       return noSpuriousFatal(last, labels);
     case 'CoordinatorNotStuck':
       return coordinatorNotStuck(last);
+    case 'TimedOutProducerFenced':
+      return timedOutProducerFenced(states, labels);
     default:
       return undefined;
   }
