@@ -99,6 +99,8 @@ export async function distributedBfs<S, A>(
   let stoppedBy: Limit | undefined;
   let trace: Result['violation'] | undefined;
   const expanded: Expanded[] = [];
+  /** The states of each level decided. */
+  const sizes: number[] = [];
 
   // The step under way: the level expanded, or the level owned; its jobs' first index on the queue and how many are answered.
   let level = -1;
@@ -255,6 +257,7 @@ export async function distributedBfs<S, A>(
   const decided = async (): Promise<void> => {
     const states = groups.reduce((a, b) => a + b, 0);
     distinct += states;
+    if (states > 0) sizes.push(states);
     if (states > 0) depth = level;
     await Promise.all(
       queued.clients.map((client, server) =>
@@ -362,5 +365,5 @@ export async function distributedBfs<S, A>(
       : stoppedBy === undefined
         ? { ...counted, status: 'ok' }
         : { ...counted, status: 'incomplete', stoppedBy };
-  return { result, workers: walkers.size };
+  return { result, workers: walkers.size, jobs: queued.jobs, levels: sizes };
 }
