@@ -34,6 +34,8 @@ export interface DistributedRun {
   readonly jobs: number;
   /** Breadth-first: the states of each level decided. */
   readonly levels?: readonly number[];
+  /** Breadth-first: the seconds the expand steps and the own steps took, each from its jobs' adding to its last answer. */
+  readonly steps?: { readonly expand: number; readonly own: number };
 }
 
 /** Jobs on the queue at once: enough to keep many machines busy, few enough that a violation leaves little work to drop. */

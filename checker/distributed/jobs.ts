@@ -149,7 +149,7 @@ export interface ExpandAnswer {
   readonly cutOff: boolean;
   /** Of the successors sent, the first (by key) that breaks an invariant, and the first invariant it breaks. */
   readonly violation?: { readonly parent: number; readonly action: number; readonly property: string };
-  /** Successors sent to each shard. */
+  /** Successors sent to the shards of each server. */
   readonly sent: readonly number[];
 }
 

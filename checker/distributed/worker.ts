@@ -322,7 +322,12 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
     done.statesGenerated += expanded.statesGenerated;
     return {
       ...answer,
-      sent: settled.sent,
+      sent: data.servers.map((_, server) =>
+        settled.sent.reduce(
+          (sum, n, shard) => (serverOf(shard, clients.length) === server ? sum + n : sum),
+          0,
+        ),
+      ),
       ...(settled.violation === undefined ? {} : { violation: settled.violation }),
     };
   };
@@ -342,9 +347,12 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
     data.owned.forEach((shard, i) => {
       const saved = replies[2 * i] as string | null;
       if (saved !== null) return void kept.set(shard, JSON.parse(saved) as number[]);
+      const received = replies[2 * i + 1] as Record<string, Buffer>;
+      // A shard that received nothing has nothing to decide, now or on a retry.
+      if (Object.keys(received).length === 0) return;
       deciding.push(shard);
       batches.push(
-        Object.entries(replies[2 * i + 1] as Record<string, Buffer>)
+        Object.entries(received)
           .sort(([a], [b]) => Number(a) - Number(b))
           .map(([, bytes]) => int32sOfBytes(bytes)),
       );
