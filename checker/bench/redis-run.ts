@@ -39,8 +39,14 @@ export interface RedisMeasure {
   readonly coordinatorIn: number;
   readonly coordinatorOut: number;
   readonly coordinatorCpu: number;
+  /** The coordinator's CPU per job, and per run whatever its jobs, from a small run's and this one's. */
+  readonly coordinatorCpuPerJob: number;
+  readonly coordinatorCpuPerRun: number;
   readonly workersCpu: number;
-  readonly serversCpu: number;
+  /** Per server: its CPU seconds. */
+  readonly serversCpu: readonly number[];
+  /** The seconds the expand steps and the own steps took. */
+  readonly steps: { readonly expand: number; readonly own: number };
 }
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -84,6 +90,8 @@ function cpuOf(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }
+
+const cpuSeconds = (usage: NodeJS.CpuUsage): number => (usage.user + usage.system) / 1e6;
 
 /** Bytes this process read and wrote through system calls (Linux's /proc). */
 function ioOf(): { read: number; written: number } {
@@ -165,6 +173,9 @@ export async function measureRedisRun(setup: RedisSetup): Promise<RedisMeasure> 
       );
     };
     await run(WARM_UP);
+    const small = process.cpuUsage();
+    const { jobs: smallJobs } = await run(WARM_UP);
+    const smallCpu = cpuSeconds(process.cpuUsage(small));
     const before = {
       servers: await Promise.all(clients.map(serverFigures)),
       workers: workers.map((w) => cpuOf(w.pid!)),
@@ -174,7 +185,8 @@ export async function measureRedisRun(setup: RedisSetup): Promise<RedisMeasure> 
     const start = performance.now();
     const done = await run(setup.spec);
     const seconds = (performance.now() - start) / 1000;
-    const cpu = process.cpuUsage(before.cpu);
+    const cpu = cpuSeconds(process.cpuUsage(before.cpu));
+    const perJob = Math.max(0, (cpu - smallCpu) / (done.jobs - smallJobs));
     const io = ioOf();
     const after = await Promise.all(clients.map(serverFigures));
     const workersCpu = workers.reduce((sum, w, i) => sum + cpuOf(w.pid!) - before.workers[i]!, 0);
@@ -187,9 +199,12 @@ export async function measureRedisRun(setup: RedisSetup): Promise<RedisMeasure> 
       serverOut: after.map((a, i) => a.out - before.servers[i]!.out),
       coordinatorIn: io.read - before.io.read,
       coordinatorOut: io.written - before.io.written,
-      coordinatorCpu: (cpu.user + cpu.system) / 1e6,
+      coordinatorCpu: cpu,
+      coordinatorCpuPerJob: perJob,
+      coordinatorCpuPerRun: Math.max(0, smallCpu - perJob * smallJobs),
       workersCpu,
-      serversCpu: after.reduce((sum, a, i) => sum + a.cpu - before.servers[i]!.cpu, 0),
+      serversCpu: after.map((a, i) => a.cpu - before.servers[i]!.cpu),
+      steps: done.steps ?? { expand: 0, own: 0 },
     };
   } finally {
     for (const client of clients) client.disconnect();
