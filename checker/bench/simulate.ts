@@ -306,17 +306,21 @@ function table(
 }
 
 function main(): void {
-  const { values } = parseArgs({
-    options: {
-      bench: { type: 'string', default: 'out/bench.json' },
-      row: { type: 'string', default: 'kafka-redis-1' },
-      scale: { type: 'string', default: '1' },
-      cores: { type: 'string', default: '8' },
-      gbit: { type: 'string', default: '10' },
-      'rtt-ms': { type: 'string', default: '0.2' },
-      shape: { type: 'boolean', default: false },
-    },
-  });
+  const options = {
+    bench: { type: 'string', default: 'out/bench.json' },
+    row: { type: 'string', default: 'kafka-redis-1' },
+    scale: { type: 'string', default: '1' },
+    cores: { type: 'string', default: '8' },
+    gbit: { type: 'string', default: '10' },
+    'rtt-ms': { type: 'string', default: '0.2' },
+    shape: { type: 'boolean', default: false },
+  } as const;
+  let values: ReturnType<typeof parseArgs<{ options: typeof options }>>['values'];
+  try {
+    ({ values } = parseArgs({ options }));
+  } catch (e) {
+    throw new Error(`command line: ${(e as Error).message.split('\n')[0]}`, { cause: e });
+  }
   const number = (name: keyof typeof values, min: number): number => {
     const x = Number(values[name]);
     if (!(x >= min))
@@ -324,6 +328,15 @@ function main(): void {
         `command line: --${name}: expected a number of at least ${min}, got ${JSON.stringify(values[name])}`,
       );
     return x;
+  };
+  // Numbers first, so that a bad one is named even when the bench file is missing too.
+  const scale = number('scale', 1);
+  const cluster = {
+    cores: number('cores', 1),
+    servers: 1,
+    bandwidth: (number('gbit', 0.001) * 1e9) / 8,
+    rttUs: number('rtt-ms', 0) * 1000,
+    speed: 1,
   };
   const file = values.bench!;
   let rows: BenchRow[];
@@ -335,6 +348,7 @@ function main(): void {
       { cause: e },
     );
   }
+  if (!Array.isArray(rows)) throw new Error(`${file}: rows: expected the list of rows npm run bench writes`);
   if (values.shape) {
     // The capped rows: machines of one worker core at its capped share, one server, on loopback.
     const measured = rows.filter((r) => r.workload.startsWith(CAPPED));
@@ -349,16 +363,8 @@ function main(): void {
     );
     return;
   }
-  const scale = number('scale', 1);
   const base = costsOf(rows, values.row!, file);
   const costs = { ...base, levels: base.levels.map((size) => Math.round(size * scale)) };
-  const cluster = {
-    cores: number('cores', 1),
-    servers: 1,
-    bandwidth: (number('gbit', 0.001) * 1e9) / 8,
-    rttUs: number('rtt-ms', 0) * 1000,
-    speed: 1,
-  };
   console.log(
     `${values.row} of ${file}, levels x${scale} (${costs.levels.reduce((a, b) => a + b, 0).toLocaleString('en-US')} states); machines of ${cluster.cores} worker cores, a server each, ${values.gbit} Gbit/s, ${values['rtt-ms']} ms round trips\n`,
   );
