@@ -130,6 +130,8 @@ interface RedisFigures {
   readonly coordinatorCpuMsPerJob: number;
   readonly coordinatorCpuMsPerRun: number;
   readonly workersCpuUsPerState: number;
+  /** The same on the workers' first run of the spec, fresh processes. */
+  readonly workersFirstRunCpuUsPerState: number;
   /** Per server. */
   readonly serversCpuUsPerState: readonly number[];
   /** The share of the run's time its own steps took (the rest, its expand steps). */
@@ -168,6 +170,7 @@ async function measureRedis(w: Workload, redis: NonNullable<Workload['redis']>):
       coordinatorCpuMsPerJob: round(m.coordinatorCpuPerJob * 1e3),
       coordinatorCpuMsPerRun: round(m.coordinatorCpuPerRun * 1e3),
       workersCpuUsPerState: round((m.workersCpu * 1e6) / distinct),
+      workersFirstRunCpuUsPerState: round((m.workersCpuFirstRun * 1e6) / distinct),
       serversCpuUsPerState: m.serversCpu.map((cpu) => round((cpu * 1e6) / distinct)),
       ownStepShare: round(m.steps.own / (m.steps.own + m.steps.expand)),
       workersShare: round(m.workersCpu / total),
@@ -269,6 +272,7 @@ function redisTable(rows: readonly Row[]): string {
     'coord. CPU ms/job',
     'coord. CPU ms/run',
     'workers CPU µs/state',
+    'first run',
     'servers CPU µs/state',
     "workers' share",
     'own steps',
@@ -294,6 +298,7 @@ function redisTable(rows: readonly Row[]): string {
             r.coordinatorCpuMsPerJob.toFixed(2),
             r.coordinatorCpuMsPerRun.toFixed(0),
             r.workersCpuUsPerState.toFixed(1),
+            r.workersFirstRunCpuUsPerState.toFixed(1),
             r.serversCpuUsPerState.map((x) => x.toFixed(1)).join(' + '),
             `${Math.round(r.workersShare * 100)} %`,
             `${Math.round(r.ownStepShare * 100)} %`,
