@@ -15,8 +15,12 @@
 //   npx tsx checker/bench/simulate.ts [--bench FILE] [--row NAME] [--scale N] [--cores N] [--gbit N] [--rtt-ms N]
 //   npx tsx checker/bench/simulate.ts --shape   (the capped rows: 1 server, machines of one capped core)
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ownJobsOf, statesPerJob } from '../distributed/bfs-coordinator.ts';
+
+/** Bad command-line input or bench file: one line, exit 2. */
+class UsageError extends Error {}
 
 /** What the simulation takes from a bench row (run.ts writes these). */
 export interface Costs {
@@ -249,7 +253,7 @@ export function costsOf(rows: readonly BenchRow[], name: string, file: string): 
   const row = rows.find((r) => r.workload === name);
   const r = row?.redis;
   if (row === undefined || r === undefined)
-    throw new Error(
+    throw new UsageError(
       `${file}: rows: expected a distributed row named ${name} (npm run bench -- --only ${name})`,
     );
   const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
@@ -319,12 +323,12 @@ function main(): void {
   try {
     ({ values } = parseArgs({ options }));
   } catch (e) {
-    throw new Error(`command line: ${(e as Error).message.split('\n')[0]}`, { cause: e });
+    throw new UsageError(`command line: ${(e as Error).message.split('\n')[0]}`, { cause: e });
   }
   const number = (name: keyof typeof values, min: number): number => {
     const x = Number(values[name]);
     if (!(x >= min))
-      throw new Error(
+      throw new UsageError(
         `command line: --${name}: expected a number of at least ${min}, got ${JSON.stringify(values[name])}`,
       );
     return x;
@@ -343,12 +347,13 @@ function main(): void {
   try {
     rows = (JSON.parse(readFileSync(file, 'utf8')) as { rows: BenchRow[] }).rows;
   } catch (e) {
-    throw new Error(
+    throw new UsageError(
       `${file}: expected the JSON npm run bench writes, got ${(e as Error).message.split('\n')[0]}`,
       { cause: e },
     );
   }
-  if (!Array.isArray(rows)) throw new Error(`${file}: rows: expected the list of rows npm run bench writes`);
+  if (!Array.isArray(rows))
+    throw new UsageError(`${file}: rows: expected the list of rows npm run bench writes`);
   if (values.shape) {
     // The capped rows: machines of one worker core at its capped share, one server, on loopback.
     const measured = rows.filter((r) => r.workload.startsWith(CAPPED));
@@ -371,9 +376,12 @@ function main(): void {
   console.log(table(costs, cluster, [1, 2, 4, 8, 16, 32, 64], true));
 }
 
-try {
-  main();
-} catch (e) {
-  process.stderr.write(`${(e as Error).message}\n`);
-  process.exitCode = 2;
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  try {
+    main();
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`${e.message}\n`);
+    process.exitCode = 2;
+  }
 }
