@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { epochKey, markServer } from '../distributed/epoch.ts';
 import { shardVisitedKey } from '../distributed/jobs.ts';
 import { connectionOf, redisAddress } from '../distributed/redis.ts';
-import { addMembers, unvisited } from '../distributed/visited-shards.ts';
+import { addMembers, unvisited, withVisitedScripts } from '../distributed/visited-shards.ts';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -22,7 +22,7 @@ const total = Number(values.fingerprints);
 const fingerprints = new Int32Array(total * 2);
 for (let i = 0; i < fingerprints.length; i++) fingerprints[i] = randomInt(-(2 ** 31), 2 ** 31);
 
-const clients = [new Redis(connectionOf(address)), new Redis(connectionOf(address))];
+const clients = [0, 1].map(() => withVisitedScripts(new Redis(connectionOf(address))));
 const usedMemory = async (): Promise<number> =>
   Number(/used_memory:(\d+)/.exec(await clients[0]!.info('memory'))![1]);
 

@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { runSearch } from '../strategy.ts';
 import { modelOf } from '../../specs/build.ts';
 import { loadSpecFile, type RunOptions } from '../../specs/load.ts';
+import { measureRedisRun } from './redis-run.ts';
 
 interface Workload {
   readonly name: string;
@@ -20,9 +21,13 @@ interface Workload {
   readonly baseline?: string;
   /** Run with partial-order reduction, whatever the spec says. */
   readonly reduction?: boolean;
+  /** A distributed breadth-first run on this machine: `workers` is then the worker processes. */
+  readonly redis?: { readonly servers: number; readonly cpuShare?: number };
 }
 
 const SWARM = { strategy: 'random', walks: 500_000, maxDepth: 20, seed: 1 } as const;
+/** The share of a core each capped worker process gets. */
+const CAPPED_SHARE = 0.1;
 
 const workloads: readonly Workload[] = [
   { name: 'tp8-bfs-1', spec: 'specs/two-phase/tp8.json', workers: 1 },
@@ -52,6 +57,36 @@ const workloads: readonly Workload[] = [
   },
   { name: 'kafka-large-1', spec: 'specs/kafka/bench-large.json', workers: 1 },
   { name: 'kafka-large-2', spec: 'specs/kafka/bench-large.json', workers: 2, baseline: 'kafka-large-1' },
+  {
+    name: 'kafka-redis-1',
+    spec: 'specs/kafka/bench.json',
+    workers: 1,
+    baseline: 'kafka-bfs-1',
+    redis: { servers: 1 },
+  },
+  {
+    name: 'kafka-redis-2',
+    spec: 'specs/kafka/bench.json',
+    workers: 2,
+    baseline: 'kafka-bfs-1',
+    redis: { servers: 1 },
+  },
+  {
+    name: 'kafka-redis-2x2',
+    spec: 'specs/kafka/bench.json',
+    workers: 2,
+    baseline: 'kafka-bfs-1',
+    redis: { servers: 2 },
+  },
+  // Worker processes of a tenth of a core each, as small machines: the shape of more machines,
+  // for the simulation (eight of them take 0.8 of this machine's cores).
+  ...[1, 2, 4, 8].map((n) => ({
+    name: `zombie-redis-capped-${n}`,
+    spec: 'specs/kafka/zombie-fencing.json',
+    workers: n,
+    ...(n === 1 ? {} : { baseline: 'zombie-redis-capped-1' }),
+    redis: { servers: 1, cpuShare: CAPPED_SHARE },
+  })),
   { name: 'tp3-first-cex-1', spec: 'specs/two-phase/tp3-commit-early.json', workers: 1 },
   { name: 'tp3-first-cex-2', spec: 'specs/two-phase/tp3-commit-early.json', workers: 2 },
   { name: 'kafka-first-cex-1', spec: 'specs/kafka/stale-end-txn.json', workers: 1 },
@@ -73,11 +108,79 @@ interface Row {
   /** The most the breadth-first queue took, per distinct state (one thread, packed states). */
   readonly queueBytesPerState?: number;
   readonly peakRssMB: number;
+  readonly redis?: RedisFigures;
   speedUp?: number;
+}
+
+/** What a distributed run costs, per state, job and level; `seconds` and `cpuSeconds` are then the coordinator's and the run's. */
+interface RedisFigures {
+  readonly servers: number;
+  readonly cpuShare?: number;
+  readonly jobs: number;
+  /** The states of each level, for the simulation. */
+  readonly levels: readonly number[];
+  /** Per server: bytes it received, and sent, per distinct state. */
+  readonly serverInBytesPerState: readonly number[];
+  readonly serverOutBytesPerState: readonly number[];
+  readonly coordinatorBytesPerState: number;
+  readonly coordinatorBytesPerJob: number;
+  readonly coordinatorCpuUsPerState: number;
+  readonly coordinatorCpuMsPerLevel: number;
+  /** From a small run's CPU and this one's: per job, and per run whatever its jobs. */
+  readonly coordinatorCpuMsPerJob: number;
+  readonly coordinatorCpuMsPerRun: number;
+  readonly workersCpuUsPerState: number;
+  /** The same on the workers' first run of the spec, fresh processes. */
+  readonly workersFirstRunCpuUsPerState: number;
+  /** Per server. */
+  readonly serversCpuUsPerState: readonly number[];
+  /** The share of the run's time its own steps took (the rest, its expand steps). */
+  readonly ownStepShare: number;
+  /** The workers' share of the CPU the run took (workers, servers and coordinator). */
+  readonly workersShare: number;
+}
+
+async function measureRedis(w: Workload, redis: NonNullable<Workload['redis']>): Promise<Row> {
+  const m = await measureRedisRun({ spec: w.spec, workers: w.workers, ...redis });
+  const distinct = m.result.distinctStates;
+  const levels = m.levels.length;
+  const serversCpu = m.serversCpu.reduce((a, b) => a + b, 0);
+  const total = m.workersCpu + serversCpu + m.coordinatorCpu;
+  return {
+    workload: w.name,
+    workers: w.workers,
+    status: m.result.status,
+    distinct,
+    generated: m.result.statesGenerated,
+    seconds: round(m.seconds),
+    cpuSeconds: round(total),
+    statesPerSecond: Math.round(m.result.statesGenerated / m.seconds),
+    peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
+    redis: {
+      servers: redis.servers,
+      ...(redis.cpuShare === undefined ? {} : { cpuShare: redis.cpuShare }),
+      jobs: m.jobs,
+      levels: m.levels,
+      serverInBytesPerState: m.serverIn.map((b) => round(b / distinct)),
+      serverOutBytesPerState: m.serverOut.map((b) => round(b / distinct)),
+      coordinatorBytesPerState: round((m.coordinatorIn + m.coordinatorOut) / distinct),
+      coordinatorBytesPerJob: Math.round((m.coordinatorIn + m.coordinatorOut) / m.jobs),
+      coordinatorCpuUsPerState: round((m.coordinatorCpu * 1e6) / distinct),
+      coordinatorCpuMsPerLevel: round((m.coordinatorCpu * 1e3) / levels),
+      coordinatorCpuMsPerJob: round(m.coordinatorCpuPerJob * 1e3),
+      coordinatorCpuMsPerRun: round(m.coordinatorCpuPerRun * 1e3),
+      workersCpuUsPerState: round((m.workersCpu * 1e6) / distinct),
+      workersFirstRunCpuUsPerState: round((m.workersCpuFirstRun * 1e6) / distinct),
+      serversCpuUsPerState: m.serversCpu.map((cpu) => round((cpu * 1e6) / distinct)),
+      ownStepShare: round(m.steps.own / (m.steps.own + m.steps.expand)),
+      workersShare: round(m.workersCpu / total),
+    },
+  };
 }
 
 /** In the child process: runs one workload and prints its row as JSON. */
 async function measure(w: Workload): Promise<Row> {
+  if (w.redis !== undefined) return measureRedis(w, w.redis);
   const loaded = loadSpecFile(w.spec);
   const spec = w.reduction === true ? { ...loaded, reduction: true } : loaded;
   const model = modelOf(spec);
@@ -142,9 +245,67 @@ function table(rows: readonly Row[]): string {
     r.speedUp === undefined ? '' : `${r.speedUp.toFixed(2)}x`,
     r.status,
   ]);
+  return markdown(head, cells);
+}
+
+function markdown(head: readonly string[], cells: readonly (readonly string[])[]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: readonly string[]) => `| ${c.map((x, i) => x.padEnd(widths[i]!)).join(' | ')} |`;
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
+}
+
+/** The distributed runs' costs: per state, per job, per level, and where the CPU went. */
+function redisTable(rows: readonly Row[]): string {
+  const head = [
+    'workload',
+    'processes',
+    'servers',
+    'core share',
+    'jobs',
+    'levels',
+    'server in B/state',
+    'server out B/state',
+    'coord. B/state',
+    'coord. B/job',
+    'coord. CPU µs/state',
+    'coord. CPU ms/level',
+    'coord. CPU ms/job',
+    'coord. CPU ms/run',
+    'workers CPU µs/state',
+    'first run',
+    'servers CPU µs/state',
+    "workers' share",
+    'own steps',
+  ];
+  const bytes = (xs: readonly number[]) => xs.map((x) => x.toFixed(0)).join(' + ');
+  const cells = rows.flatMap(({ workload, workers, redis: r }) =>
+    r === undefined
+      ? []
+      : [
+          [
+            workload,
+            String(workers),
+            String(r.servers),
+            r.cpuShare === undefined ? '-' : String(r.cpuShare),
+            r.jobs.toLocaleString('en-US'),
+            String(r.levels.length),
+            bytes(r.serverInBytesPerState),
+            bytes(r.serverOutBytesPerState),
+            r.coordinatorBytesPerState.toFixed(2),
+            r.coordinatorBytesPerJob.toLocaleString('en-US'),
+            r.coordinatorCpuUsPerState.toFixed(2),
+            r.coordinatorCpuMsPerLevel.toFixed(1),
+            r.coordinatorCpuMsPerJob.toFixed(2),
+            r.coordinatorCpuMsPerRun.toFixed(0),
+            r.workersCpuUsPerState.toFixed(1),
+            r.workersFirstRunCpuUsPerState.toFixed(1),
+            r.serversCpuUsPerState.map((x) => x.toFixed(1)).join(' + '),
+            `${Math.round(r.workersShare * 100)} %`,
+            `${Math.round(r.ownStepShare * 100)} %`,
+          ],
+        ],
+  );
+  return markdown(head, cells);
 }
 
 const usage = `npm run bench -- [--only NAME[,NAME...]] [--out FILE]
@@ -193,17 +354,30 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   for (const w of chosen) {
     process.stderr.write(`${w.name}...\n`);
-    const out = execFileSync(
-      process.execPath,
-      ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', w.name],
-      { encoding: 'utf8', maxBuffer: 1 << 24 },
-    );
+    let out: string;
+    try {
+      out = execFileSync(
+        process.execPath,
+        ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', w.name],
+        { encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+    } catch (e) {
+      // A distributed run needs a redis-server, and a capped one cgroups it can write.
+      if (w.redis === undefined) throw e;
+      const why = String((e as { stderr?: string }).stderr ?? e)
+        .trim()
+        .split('\n')
+        .at(-1);
+      process.stderr.write(`${w.name}: skipped (${why})\n`);
+      continue;
+    }
     const row = JSON.parse(out.trim().split('\n').at(-1)!) as Row;
     const base = rows.find((r) => r.workload === w.baseline);
     if (base !== undefined) row.speedUp = round(base.seconds / row.seconds);
     rows.push(row);
   }
   process.stdout.write(`${table(rows)}\n`);
+  if (rows.some((r) => r.redis !== undefined)) process.stdout.write(`\n${redisTable(rows)}\n`);
   const file = values.out ?? 'out/bench.json';
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${JSON.stringify({ node: process.version, rows }, null, 2)}\n`);

@@ -56,11 +56,29 @@ export interface DistributedBfsOptions extends QueueRunOptions {
 
 /** Shards on each server: enough own jobs a level to keep a few workers busy per server. */
 export const SHARDS_PER_SERVER = 16;
-/** Jobs a level is cut into when it is large enough: a few per worker of a small cluster, so that none waits long at the level's end. */
+/**
+ * Jobs a level is cut into when it is large enough: two per worker seen, so that none waits long
+ * at the level's end, and no more, since each job costs the coordinator about a millisecond
+ * (simulate.ts finds that bound past 16 machines with more).
+ */
 const JOBS_PER_LEVEL = 16;
-/** States per job: enough to outweigh its round trips through Redis, few enough for a job of some hundred kilobytes. */
-const MIN_STATES_PER_JOB = 128;
-const MAX_STATES_PER_JOB = 1024;
+const JOBS_PER_WORKER = 2;
+/** States per job: enough to outweigh its round trips through the queue, few enough for a job of some ten megabytes. */
+const MIN_STATES_PER_JOB = 512;
+const MAX_STATES_PER_JOB = 16384;
+/** Successors an own job decides at least, when its server has several shards to decide. */
+const OWN_STATES_PER_JOB = 16384;
+
+/** The states per expand job of a level of `size` states, with `workers` workers seen so far. */
+export function statesPerJob(size: number, workers: number): number {
+  const jobs = Math.max(JOBS_PER_LEVEL, JOBS_PER_WORKER * workers);
+  return Math.min(MAX_STATES_PER_JOB, Math.max(MIN_STATES_PER_JOB, Math.ceil(size / jobs)));
+}
+
+/** The own jobs of a server whose shards received `successors`: its shards dealt round among them. */
+export function ownJobsOf(successors: number): number {
+  return Math.min(SHARDS_PER_SERVER, Math.ceil(successors / OWN_STATES_PER_JOB));
+}
 /** How often the run's trails and visited sets have their expiry renewed. */
 const RENEW_EVERY_MS = 60_000;
 
@@ -99,6 +117,11 @@ export async function distributedBfs<S, A>(
   let stoppedBy: Limit | undefined;
   let trace: Result['violation'] | undefined;
   const expanded: Expanded[] = [];
+  /** The states of each level decided. */
+  const sizes: number[] = [];
+  /** The time the steps of each kind took, from their jobs' adding to their last answer. */
+  const stepSeconds = { expand: 0, own: 0 };
+  let stepStart = 0;
 
   // The step under way: the level expanded, or the level owned; its jobs' first index on the queue and how many are answered.
   let level = -1;
@@ -111,7 +134,7 @@ export async function distributedBfs<S, A>(
   /** Level `level`'s states, and those of its expand jobs answered. */
   let size = 1;
   let sizeDone = 0;
-  /** Per shard, the successors sent to it by this level's expand jobs. */
+  /** Per server, the successors sent to its shards by this level's expand jobs. */
   let sent: number[] = [];
   /** Per group of the level being owned, its states. */
   let groups: number[] = [];
@@ -133,7 +156,9 @@ export async function distributedBfs<S, A>(
       walkers.add(answer.walker);
       if (step === 'expand') heardExpand(jobs[i] as ExpandJob, answer as ExpandAnswer);
       else heardOwn(answer as OwnAnswer);
-      if (++answered === jobs.length) void stepDone().catch((e: unknown) => queued.fail(e));
+      if (++answered < jobs.length) return;
+      stepSeconds[step] += (performance.now() - stepStart) / 1000;
+      void stepDone().catch((e: unknown) => queued.fail(e));
     },
     describe: (index) => {
       const job = jobs[index - firstJob];
@@ -181,7 +206,7 @@ export async function distributedBfs<S, A>(
     sizeDone += job.states;
     if (answer.deadlock !== -1) consider({ property: DEADLOCK, level, parent: answer.deadlock, action: -1 });
     if (answer.violation !== undefined) consider({ level, ...answer.violation });
-    answer.sent.forEach((n, shard) => (sent[shard]! += n));
+    answer.sent.forEach((n, server) => (sent[server]! += n));
   };
 
   const heardOwn = (answer: OwnAnswer): void => {
@@ -191,6 +216,7 @@ export async function distributedBfs<S, A>(
   const add = (name: string, added: readonly (ExpandJob | OwnJob)[]): void => {
     jobs = added;
     answered = 0;
+    stepStart = performance.now();
     firstJob = queued.add(name, added);
   };
 
@@ -201,10 +227,11 @@ export async function distributedBfs<S, A>(
     step = 'expand';
     cut = level >= maxDepth;
     cutOff = false;
-    sent = new Array<number>(shards).fill(0);
+    sent = new Array<number>(servers.length).fill(0);
     size = counts.reduce((a, b) => a + b, 0);
     sizeDone = 0;
-    const per = Math.min(MAX_STATES_PER_JOB, Math.max(MIN_STATES_PER_JOB, Math.ceil(size / JOBS_PER_LEVEL)));
+    // The workers seen so far: however many there are, a level keeps each busy.
+    const per = statesPerJob(size, walkers.size);
     const added: ExpandJob[] = [];
     const starts: number[] = [];
     let position = 0;
@@ -237,10 +264,14 @@ export async function distributedBfs<S, A>(
         return end();
       }
       const owners = servers.flatMap((_, server) => {
-        const owned = sent.flatMap((n, shard) =>
-          n > 0 && serverOf(shard, servers.length) === server ? [shard] : [],
-        );
-        return owned.length === 0 ? [] : [{ ...common, level: level + 1, server, owned }];
+        const jobs = ownJobsOf(sent[server]!);
+        const its = Array.from({ length: SHARDS_PER_SERVER }, (_, i) => server + i * servers.length);
+        return Array.from({ length: jobs }, (_, j) => ({
+          ...common,
+          level: level + 1,
+          server,
+          owned: its.filter((_, i) => i % jobs === j),
+        }));
       });
       groups = new Array<number>(jobs.length * GROUPS_PER_JOB).fill(0);
       step = 'own';
@@ -255,6 +286,7 @@ export async function distributedBfs<S, A>(
   const decided = async (): Promise<void> => {
     const states = groups.reduce((a, b) => a + b, 0);
     distinct += states;
+    if (states > 0) sizes.push(states);
     if (states > 0) depth = level;
     await Promise.all(
       queued.clients.map((client, server) =>
@@ -339,7 +371,7 @@ export async function distributedBfs<S, A>(
       cut: false,
     },
   ]);
-  sent = new Array<number>(shards).fill(0);
+  sent = new Array<number>(servers.length).fill(0);
 
   let seconds: number;
   try {
@@ -362,5 +394,5 @@ export async function distributedBfs<S, A>(
       : stoppedBy === undefined
         ? { ...counted, status: 'ok' }
         : { ...counted, status: 'incomplete', stoppedBy };
-  return { result, workers: walkers.size };
+  return { result, workers: walkers.size, jobs: queued.jobs, levels: sizes, steps: stepSeconds };
 }

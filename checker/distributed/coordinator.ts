@@ -30,6 +30,12 @@ export interface DistributedRun {
   readonly result: Result;
   /** How many walker threads ran the jobs counted. */
   readonly workers: number;
+  /** Jobs put on the queue. */
+  readonly jobs: number;
+  /** Breadth-first: the states of each level decided. */
+  readonly levels?: readonly number[];
+  /** Breadth-first: the seconds the expand steps and the own steps took, each from its jobs' adding to its last answer. */
+  readonly steps?: { readonly expand: number; readonly own: number };
 }
 
 /** Jobs on the queue at once: enough to keep many machines busy, few enough that a violation leaves little work to drop. */
@@ -136,7 +142,12 @@ export async function distributedSwarm<S, A>(
     return {
       result: { ...counted, status: 'violation', violation: alone.violation! },
       workers: walkers.size,
+      jobs: queued.jobs,
     };
   }
-  return { result: { ...counted, status: 'incomplete', stoppedBy }, workers: walkers.size };
+  return {
+    result: { ...counted, status: 'incomplete', stoppedBy },
+    workers: walkers.size,
+    jobs: queued.jobs,
+  };
 }

@@ -25,15 +25,7 @@ import {
   successorsOf,
 } from '../engine/search.ts';
 import { VisitedSet } from '../engine/visited.ts';
-import {
-  GROUPS_PER_JOB,
-  groupOf,
-  inboxBatch,
-  inboxParts,
-  parentsPerBlock,
-  winnersOf,
-  winnersParts,
-} from './jobs.ts';
+import { GROUPS_PER_JOB, groupOf, inboxParts, parentsPerBlock, winnersOf, winnersParts } from './jobs.ts';
 import { shardOf } from './visited-shards.ts';
 
 export interface ExpandRequest {
@@ -69,7 +61,7 @@ export interface Expanded {
 }
 
 export interface Settled {
-  /** Per shard: its inboxBatch (empty when the job sends it nothing). */
+  /** Per shard: what the job sends its inbox (inboxParts; empty when nothing). */
   readonly inboxes: Int32Array[];
   /** The words of each group's successors sent to each shard, in key order, where there are some. */
   readonly words: { readonly shard: number; readonly group: number; readonly states: Int32Array }[];
@@ -89,10 +81,11 @@ export class ExpandChunk<S> {
   private readonly packed: PackedWords = { words: new Int32Array(PACK_WORDS), length: 0 };
   private readonly ownWords: boolean;
   private request: ExpandRequest | undefined;
-  private keys = new IntList();
-  private fingerprints = new IntList();
+  // Kept from job to job: a new list per job would be collected as often as the jobs come.
+  private readonly keys = new IntList();
+  private readonly fingerprints = new IntList();
   /** Each candidate's packed words, its length first. */
-  private words = new IntList();
+  private readonly words = new IntList(1 << 16);
   /** The candidates that break an invariant, with the first they break. */
   private broken = new Map<number, string>();
 
@@ -105,9 +98,9 @@ export class ExpandChunk<S> {
   expand(request: ExpandRequest): Expanded {
     const { model, fingerprint, packed } = this;
     this.request = request;
-    this.keys = new IntList();
-    this.fingerprints = new IntList();
-    this.words = new IntList(1 << 16);
+    this.keys.clear();
+    this.fingerprints.clear();
+    this.words.clear();
     this.broken = new Map();
     const words = new Int32Array(PACK_WORDS);
     const fired = model.actionKinds.map(() => 0);
@@ -186,56 +179,74 @@ export class ExpandChunk<S> {
 
   /** The candidates `fresh` marks (1: not in the visited set), split by owning shard, with the first that breaks an invariant. */
   settle(fresh: Uint8Array): Settled {
-    const { request } = this;
-    const { job, firstPosition, shards } = request!;
-    const perBlock = parentsPerBlock(request!.states);
-    const inboxes = Array.from({ length: shards }, () => ({
-      fingerprints: new IntList(16),
-      keys: new IntList(16),
-    }));
-    /** Per shard, per block of the job: the words sent. */
-    const words: (IntList | undefined)[] = new Array(shards * GROUPS_PER_JOB);
+    const { job, firstPosition, shards, states } = this.request!;
+    const perBlock = parentsPerBlock(states);
+    const { keys, fingerprints, words } = this;
+    // Where each candidate's words start, its shard and block (-1 when not fresh); then each
+    // list's size, so that each is made once at its size.
+    const starts = new Int32Array(fresh.length);
+    const lists = new Int32Array(fresh.length);
+    const sent = new Array<number>(shards).fill(0);
+    const sizes = new Int32Array(shards * GROUPS_PER_JOB);
     let violation: Settled['violation'];
     for (let c = 0, at = 0; c < fresh.length; c++) {
-      const length = this.words.get(at);
-      const start = at + 1;
+      const length = words.get(at);
+      starts[c] = at;
       at += 1 + length;
-      if (fresh[c] === 0) continue;
-      const high = this.fingerprints.get(2 * c);
-      const parent = this.keys.get(2 * c);
-      const action = this.keys.get(2 * c + 1);
+      if (fresh[c] === 0) {
+        lists[c] = -1;
+        continue;
+      }
+      const parent = keys.get(2 * c);
       const broken = this.broken.get(c);
-      if (violation === undefined && broken !== undefined) violation = { parent, action, property: broken };
-      const shard = shardOf(high, shards);
-      const inbox = inboxes[shard]!;
-      inbox.fingerprints.push(high);
-      inbox.fingerprints.push(this.fingerprints.get(2 * c + 1));
-      inbox.keys.push(parent);
-      inbox.keys.push(action);
-      const block = groupOf(job, firstPosition, perBlock, parent) - job * GROUPS_PER_JOB;
-      const list = (words[shard * GROUPS_PER_JOB + block] ??= new IntList(1 << 12));
-      list.pushPacked(this.words.subarray(start, start + length), length);
+      if (violation === undefined && broken !== undefined)
+        violation = { parent, action: keys.get(2 * c + 1), property: broken };
+      const shard = shardOf(fingerprints.get(2 * c), shards);
+      const list =
+        shard * GROUPS_PER_JOB + groupOf(job, firstPosition, perBlock, parent) - job * GROUPS_PER_JOB;
+      lists[c] = list;
+      sent[shard]!++;
+      sizes[list] = sizes[list]! + 1 + length;
     }
-    this.words = new IntList(16);
+    const inboxes = sent.map((n) => {
+      const batch = new Int32Array(n === 0 ? 0 : 4 + 4 * n);
+      if (n > 0) batch.set([n, job, firstPosition, perBlock]);
+      return batch;
+    });
+    const sentWords = Array.from(sizes, (size) => new Int32Array(size));
+    const filled = new Int32Array(shards);
+    const used = new Int32Array(sizes.length);
+    for (let c = 0; c < fresh.length; c++) {
+      const list = lists[c]!;
+      if (list < 0) continue;
+      const shard = Math.floor(list / GROUPS_PER_JOB);
+      const batch = inboxes[shard]!;
+      const n = batch[0]!;
+      const i = filled[shard]!++;
+      batch[4 + 2 * i] = fingerprints.get(2 * c);
+      batch[4 + 2 * i + 1] = fingerprints.get(2 * c + 1);
+      batch[4 + 2 * n + 2 * i] = keys.get(2 * c);
+      batch[4 + 2 * n + 2 * i + 1] = keys.get(2 * c + 1);
+      const from = starts[c]!;
+      const length = 1 + words.get(from);
+      sentWords[list]!.set(words.subarray(from, from + length), used[list]!);
+      used[list] = used[list]! + length;
+    }
     this.broken = new Map();
     return {
-      inboxes: inboxes.map((l) =>
-        l.keys.length === 0
-          ? new Int32Array(0)
-          : inboxBatch(job, firstPosition, perBlock, l.fingerprints.take(), l.keys.take()),
-      ),
-      words: words.flatMap((list, i) =>
-        list === undefined
+      inboxes,
+      words: sentWords.flatMap((states, list) =>
+        states.length === 0
           ? []
           : [
               {
-                shard: Math.floor(i / GROUPS_PER_JOB),
-                group: job * GROUPS_PER_JOB + (i % GROUPS_PER_JOB),
-                states: list.take(),
+                shard: Math.floor(list / GROUPS_PER_JOB),
+                group: job * GROUPS_PER_JOB + (list % GROUPS_PER_JOB),
+                states,
               },
             ],
       ),
-      sent: inboxes.map((l) => l.keys.length / 2),
+      sent,
       ...(violation === undefined ? {} : { violation }),
     };
   }
@@ -244,7 +255,7 @@ export class ExpandChunk<S> {
 /** The packed words of the job's states in key order (their order on one machine), and their keys. */
 function gathered(request: ExpandRequest): { states: Int32Array[]; trail: Int32Array } {
   const states: Int32Array[] = [];
-  const trail = new IntList(request.states * 2);
+  const trail = new Int32Array(request.states * 2);
   const { shards } = request;
   for (let g = 0; g < request.winners.length; g += shards) {
     const parts: { keys: Int32Array; indices: Int32Array; words: Int32Array; starts: number[] }[] = [];
@@ -263,13 +274,13 @@ function gathered(request: ExpandRequest): { states: Int32Array[]; trail: Int32A
     order.sort((a, b) => keyOf(a, 0) - keyOf(b, 0) || keyOf(a, 1) - keyOf(b, 1));
     for (const [p, i] of order) {
       const { keys, indices, words, starts } = parts[p]!;
-      trail.push(keys[2 * i]!);
-      trail.push(keys[2 * i + 1]!);
+      trail[2 * states.length] = keys[2 * i]!;
+      trail[2 * states.length + 1] = keys[2 * i + 1]!;
       const at = starts[indices[i]!]!;
       states.push(words.subarray(at + 1, at + 1 + words[at]!));
     }
   }
-  return { states, trail: trail.take() };
+  return { states, trail: trail.subarray(0, 2 * states.length) };
 }
 
 export interface Owned {
@@ -281,7 +292,7 @@ export interface Owned {
   readonly groups: number[];
 }
 
-/** Of the inboxBatches a shard received, in job order, each fingerprint at its first sight, per group. */
+/** Of what a shard's inbox received (inboxParts), in job order, each fingerprint at its first sight, per group. */
 export function own(batches: readonly Int32Array[]): Owned {
   let total = 0;
   for (const batch of batches) total += batch[0]!;

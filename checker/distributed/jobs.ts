@@ -149,7 +149,7 @@ export interface ExpandAnswer {
   readonly cutOff: boolean;
   /** Of the successors sent, the first (by key) that breaks an invariant, and the first invariant it breaks. */
   readonly violation?: { readonly parent: number; readonly action: number; readonly property: string };
-  /** Successors sent to each shard. */
+  /** Successors sent to the shards of each server. */
   readonly sent: readonly number[];
 }
 
@@ -167,27 +167,11 @@ export interface OwnAnswer {
 }
 
 /**
- * What an expand job sends a shard's inbox: in key order, the successors the shard owns, as one
- * Int32Array: their count n, the job's index, its first position and its positions per block
- * (which give each successor's group), then n (high, low) fingerprints and n (parent position,
- * action index) keys.
+ * What an expand job sends a shard's inbox, read back: in key order, the successors the shard
+ * owns, as one Int32Array: their count n, the job's index, its first position and its positions
+ * per block (which give each successor's group), then n (high, low) fingerprints and n (parent
+ * position, action index) keys.
  */
-export function inboxBatch(
-  job: number,
-  firstPosition: number,
-  perBlock: number,
-  fingerprints: Int32Array,
-  keys: Int32Array,
-): Int32Array {
-  const n = fingerprints.length / 2;
-  const all = new Int32Array(4 + 4 * n);
-  all.set([n, job, firstPosition, perBlock]);
-  all.set(fingerprints, 4);
-  all.set(keys, 4 + 2 * n);
-  return all;
-}
-
-/** The parts `inboxBatch` joined. */
 export function inboxParts(all: Int32Array): {
   job: number;
   firstPosition: number;
@@ -234,7 +218,7 @@ const shardKey = (run: string, shard: number, rest: string): string =>
 
 /** The shard's part of the visited set. */
 export const shardVisitedKey = (run: string, shard: number): string => shardKey(run, shard, 'visited');
-/** The shard's inbox for level `level`: a hash from expand job to its inboxBatch. */
+/** The shard's inbox for level `level`: a hash from expand job to what it sent (inboxParts). */
 export const inboxKey = (run: string, shard: number, level: number): string =>
   shardKey(run, shard, `inbox:${level}`);
 /** The words of the shard's successors for level `level`: a hash from group to their packed words, in key order, each state's preceded by its length. */

@@ -182,6 +182,11 @@ export class QueueRun<J, A> {
     return first;
   }
 
+  /** Jobs added so far. */
+  get jobs(): number {
+    return this.added;
+  }
+
   /** Jobs added and not answered. */
   get waiting(): number {
     return this.open.size;

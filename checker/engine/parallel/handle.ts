@@ -1,6 +1,6 @@
 // A worker thread started on one of the engine's modules, with promise-based requests; and,
 // inside the worker, the loop that answers them.
-import { Worker, parentPort } from 'node:worker_threads';
+import { type ResourceLimits, Worker, parentPort } from 'node:worker_threads';
 import { InputError } from '../input.ts';
 
 /** An error on its way out of a worker: bad input keeps its fields, so it still reads as one line. */
@@ -61,10 +61,11 @@ export class WorkerHandle {
   private pending: { resolve: (v: unknown) => void; reject: (e: unknown) => void } | undefined;
   private failure: unknown;
 
-  constructor(entry: URL, setup: unknown) {
+  constructor(entry: URL, setup: unknown, resourceLimits?: ResourceLimits) {
+    const options = { workerData: setup, ...(resourceLimits === undefined ? {} : { resourceLimits }) };
     this.worker = built
-      ? new Worker(new URL(entry.href.replace(/\.ts$/, '.js')), { workerData: setup })
-      : new Worker(start, { argv: [entry.href], workerData: setup });
+      ? new Worker(new URL(entry.href.replace(/\.ts$/, '.js')), options)
+      : new Worker(start, { argv: [entry.href], ...options });
     this.worker.on('message', (m) =>
       this.settle((p) => (isFailure(m) ? p.reject(rebuild(m)) : p.resolve(m))),
     );
