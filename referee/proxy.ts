@@ -1,0 +1,300 @@
+// A TCP proxy in front of one broker that reads Kafka's framing, so that single requests (or
+// answers) can be held, dropped, delayed and released. Frames on one connection keep their order:
+// a held frame holds the ones behind it, since Kafka's clients match answers to requests in order.
+import { type Server, type Socket, connect, createServer } from 'node:net';
+import { Reader } from './driver/codec.ts';
+
+/** The request header every API shares (RequestHeader.json: key, version, correlation id, client id). */
+export interface RequestHeader {
+  readonly apiKey: number;
+  readonly apiVersion: number;
+  readonly correlationId: number;
+  readonly clientId: string | null;
+}
+
+/** Reads the header of a request frame (the bytes after its size). */
+export function readRequestHeader(frame: Buffer): RequestHeader {
+  const r = new Reader(frame, false); // the client id keeps its two-byte length in every version
+  return { apiKey: r.int16(), apiVersion: r.int16(), correlationId: r.int32(), clientId: r.nullableString() };
+}
+
+/** A broker's own clients name themselves `broker-<id>-...` (markers, verification, fetchers). */
+export function sourceNode(clientId: string | null): number | null {
+  const m = /^broker-(\d+)-/.exec(clientId ?? '');
+  return m === null ? null : Number(m[1]);
+}
+
+/** One frame passing the proxy, with where it goes. */
+export interface FrameInfo {
+  readonly direction: 'request' | 'response';
+  /** The request's header (for an answer, its request's). */
+  readonly header: RequestHeader;
+  /** The node whose proxy the frame passes. */
+  readonly node: number;
+  /** The node that sent the request, when a broker did; null for other clients. */
+  readonly from: number | null;
+  /** The proxied connection, numbered per proxy from 1. */
+  readonly connection: number;
+  /** The frame without its size. */
+  readonly body: Buffer;
+}
+
+export type Action =
+  { readonly kind: 'hold' } | { readonly kind: 'drop' } | { readonly kind: 'delay'; readonly ms: number };
+
+export interface Rule {
+  readonly match: (frame: FrameInfo) => boolean;
+  readonly action: Action;
+  /** How many frames the rule takes before it lapses; unbounded when absent. */
+  readonly times?: number;
+}
+
+export type Settled = 'released' | 'dropped' | 'lost';
+
+/** A frame the proxy is holding: it goes on when released, or never when dropped. */
+export interface Held {
+  readonly frame: FrameInfo;
+  /** Settles once released, dropped, or lost with its connection. */
+  readonly settled: Promise<Settled>;
+  release(): void;
+  drop(): void;
+}
+
+/** A frame in its connection's queue: it waits until those before it went on. */
+interface Queued {
+  readonly bytes: Buffer;
+  gate: 'open' | 'held' | 'dropped';
+}
+
+/** One direction of a proxied connection: frames read from `from`, written in order to `to`. */
+class Lane {
+  private received: Buffer = Buffer.alloc(0);
+  readonly queue: Queued[] = [];
+
+  constructor(
+    readonly direction: 'request' | 'response',
+    private readonly to: () => Socket | undefined,
+    private readonly onFrame: (lane: Lane, body: Buffer, item: Queued) => void,
+  ) {}
+
+  push(chunk: Buffer): void {
+    this.received = this.received.length === 0 ? chunk : Buffer.concat([this.received, chunk]);
+    while (this.received.length >= 4) {
+      const size = this.received.readInt32BE(0);
+      if (this.received.length < 4 + size) return;
+      const bytes = this.received.subarray(0, 4 + size);
+      this.received = this.received.subarray(4 + size);
+      const item: Queued = { bytes, gate: 'open' };
+      this.queue.push(item);
+      this.onFrame(this, bytes.subarray(4), item);
+    }
+    this.flush();
+  }
+
+  /** Writes every frame at the head of the queue that is no longer held. */
+  flush(): void {
+    while (this.queue.length > 0 && this.queue[0]!.gate !== 'held') {
+      const item = this.queue.shift()!;
+      const socket = this.to();
+      if (item.gate === 'open' && socket !== undefined && !socket.destroyed) socket.write(item.bytes);
+    }
+  }
+
+  get holding(): boolean {
+    return this.queue.some((q) => q.gate === 'held');
+  }
+}
+
+/** A proxy in front of one broker: it listens on its own port and forwards to the broker's. */
+export class Proxy {
+  private readonly rules: { rule: Rule; left: number }[] = [];
+  private readonly heldFrames = new Set<Held>();
+  private readonly sockets = new Set<Socket>();
+  private readonly waiters: { match: (f: FrameInfo) => boolean; resolve: (h: Held) => void }[] = [];
+  /** Per connection: ends the broker's side once the client left and nothing is held. */
+  private readonly lanes = new Map<number, () => void>();
+  private readonly byItem = new Map<Queued, { held: Held; settle: (how: Settled) => void }>();
+  private connections = 0;
+  /** Frames seen, by API key and direction, for what a test or a run reports. */
+  readonly seen = new Map<string, number>();
+
+  private constructor(
+    readonly node: number,
+    private readonly server: Server,
+    readonly port: number,
+    private readonly target: { host: string; port: number },
+  ) {
+    server.on('connection', (client) => this.accept(client));
+  }
+
+  /** Listens on 127.0.0.1:`port` (0 for any free one) for the broker at `target`. */
+  static async start(node: number, port: number, target: { host: string; port: number }): Promise<Proxy> {
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    return new Proxy(node, server, (server.address() as { port: number }).port, target);
+  }
+
+  get address(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  /** Takes frames matching `rule` from now on; returns a function that lifts the rule. */
+  add(rule: Rule): () => void {
+    const entry = { rule, left: rule.times ?? Infinity };
+    this.rules.push(entry);
+    return () => {
+      const at = this.rules.indexOf(entry);
+      if (at >= 0) this.rules.splice(at, 1);
+    };
+  }
+
+  /** Frames held now, oldest first. */
+  held(): Held[] {
+    return [...this.heldFrames];
+  }
+
+  /** The first held frame matching `match`, once there is one; rejects after `timeoutMs`. */
+  nextHeld(match: (f: FrameInfo) => boolean, timeoutMs: number): Promise<Held> {
+    const now = this.held().find((h) => match(h.frame));
+    if (now !== undefined) return Promise.resolve(now);
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        match,
+        resolve: (h: Held) => {
+          clearTimeout(timer);
+          resolve(h);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        reject(new Error(`node ${this.node}'s proxy held no matching frame in ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** Releases every held frame and lifts every rule: the proxy forwards everything again. */
+  releaseAll(): void {
+    this.rules.length = 0;
+    for (const h of this.held()) h.release();
+  }
+
+  /** Stops listening and closes every connection; held frames are lost. */
+  async close(): Promise<void> {
+    this.rules.length = 0;
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private accept(client: Socket): void {
+    const connection = ++this.connections;
+    // Node queues what is written before the broker's side connects.
+    const upstream = connect(this.target);
+    let clientGone = false;
+    /** Correlation id → request header, to name each answer by its request. */
+    const asked = new Map<number, RequestHeader>();
+    const track = (socket: Socket): void => {
+      this.sockets.add(socket);
+      socket.setNoDelay(true);
+      socket.on('close', () => this.sockets.delete(socket));
+      socket.on('error', () => socket.destroy());
+    };
+    track(client);
+    track(upstream);
+
+    const onFrame = (lane: Lane, body: Buffer, item: Queued): void => {
+      let header: RequestHeader;
+      if (lane.direction === 'request') {
+        header = readRequestHeader(body);
+        asked.set(header.correlationId, header);
+      } else {
+        const correlationId = body.readInt32BE(0);
+        const request = asked.get(correlationId);
+        if (request === undefined) return; // not a request this proxy saw: pass it on
+        asked.delete(correlationId);
+        header = request;
+      }
+      const frame: FrameInfo = {
+        direction: lane.direction,
+        header,
+        node: this.node,
+        from: sourceNode(header.clientId),
+        connection,
+        body,
+      };
+      const key = `${lane.direction}:${header.apiKey}`;
+      this.seen.set(key, (this.seen.get(key) ?? 0) + 1);
+      const entry = this.rules.find((e) => e.left > 0 && e.rule.match(frame));
+      if (entry === undefined) return;
+      if (--entry.left === 0) this.rules.splice(this.rules.indexOf(entry), 1);
+      const { action } = entry.rule;
+      if (action.kind === 'drop') {
+        item.gate = 'dropped';
+        return;
+      }
+      item.gate = 'held';
+      const held = this.hold(frame, item, lane);
+      if (action.kind === 'delay') setTimeout(() => held.release(), action.ms).unref();
+    };
+
+    const requests = new Lane('request', () => upstream, onFrame);
+    const answers = new Lane('response', () => (clientGone ? undefined : client), onFrame);
+    client.on('data', (chunk: Buffer) => requests.push(chunk));
+    client.on('close', () => {
+      clientGone = true;
+      // A request held past its sender's time-out may still reach the broker when released.
+      if (!requests.holding) upstream.end();
+    });
+    this.lanes.set(connection, () => {
+      if (clientGone && !requests.holding) upstream.end();
+    });
+
+    upstream.on('data', (chunk: Buffer) => answers.push(chunk));
+    upstream.on('close', () => {
+      for (const lane of [requests, answers])
+        for (const item of lane.queue) if (item.gate === 'held') this.lose(item);
+      this.lanes.delete(connection);
+      client.destroy();
+    });
+  }
+
+  private hold(frame: FrameInfo, item: Queued, lane: Lane): Held {
+    let settle!: (how: Settled) => void;
+    const settled = new Promise<Settled>((resolve) => (settle = resolve));
+    const finish = (gate: 'open' | 'dropped', how: 'released' | 'dropped'): void => {
+      if (item.gate !== 'held') return;
+      item.gate = gate;
+      this.heldFrames.delete(held);
+      this.byItem.delete(item);
+      settle(how);
+      lane.flush();
+      this.lanes.get(frame.connection)?.();
+    };
+    const held: Held = {
+      frame,
+      settled,
+      release: () => finish('open', 'released'),
+      drop: () => finish('dropped', 'dropped'),
+    };
+    this.heldFrames.add(held);
+    this.byItem.set(item, { held, settle });
+    const at = this.waiters.findIndex((w) => w.match(frame));
+    if (at >= 0) this.waiters.splice(at, 1)[0]!.resolve(held);
+    return held;
+  }
+
+  private lose(item: Queued): void {
+    const entry = this.byItem.get(item);
+    if (entry === undefined) return;
+    item.gate = 'dropped';
+    this.heldFrames.delete(entry.held);
+    this.byItem.delete(item);
+    entry.settle('lost');
+  }
+}
