@@ -5,10 +5,22 @@ import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Cluster, createReplicatedTopic, describePartition, startCluster } from './cluster.ts';
+import {
+  type Cluster,
+  createReplicatedTopic,
+  describePartition,
+  electLeader,
+  startCluster,
+} from './cluster.ts';
 import { Connection } from './driver/connection.ts';
 import { fetchCommitted, findCoordinator, isNotYet, produceBatch, waitFor } from './driver/driver.ts';
-import { DescribeTransactions, EndTxn, InitProducerId, WriteTxnMarkers } from './driver/messages.ts';
+import {
+  DescribeProducers,
+  DescribeTransactions,
+  EndTxn,
+  InitProducerId,
+  WriteTxnMarkers,
+} from './driver/messages.ts';
 import { TEST_RELEASE, skipWithoutKafka } from './testing.ts';
 
 function alive(pid: number): boolean {
@@ -30,6 +42,28 @@ function accepts(address: string): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
+}
+
+const TXN_STATE = '__transaction_state';
+
+/** A producer id at epoch 0 for a fresh transactional id, once its coordinator has loaded. */
+async function initProducer(
+  coordinator: Connection,
+  transactionalId: string,
+): Promise<{ producerId: number }> {
+  const init = await waitFor(
+    'InitProducerId',
+    () =>
+      coordinator.send(InitProducerId, {
+        transactionalId,
+        transactionTimeoutMs: 60_000,
+        producerId: -1,
+        producerEpoch: -1,
+      }),
+    (a) => !isNotYet(a.error),
+  );
+  expect(init).toMatchObject({ error: 'NONE', producerEpoch: 0 });
+  return init;
 }
 
 describe.skipIf(skipWithoutKafka('referee/cluster.test.ts'))(`a cluster of Kafka ${TEST_RELEASE}`, () => {
@@ -61,19 +95,7 @@ describe.skipIf(skipWithoutKafka('referee/cluster.test.ts'))(`a cluster of Kafka
     const coordinatorId = (await findCoordinator(admin, 'transaction', transactionalId)).nodeId;
     const coordinator = await to(coordinatorId);
     const leader = await to(leaderId);
-    const init = await waitFor(
-      'InitProducerId',
-      () =>
-        coordinator.send(InitProducerId, {
-          transactionalId,
-          transactionTimeoutMs: 60_000,
-          producerId: -1,
-          producerEpoch: -1,
-        }),
-      (a) => !isNotYet(a.error),
-    );
-    expect(init).toMatchObject({ error: 'NONE', producerEpoch: 0 });
-    const { producerId } = init;
+    const { producerId } = await initProducer(coordinator, transactionalId);
     const batch = { producerId, producerEpoch: 0, baseSequence: 0, transactional: true };
     const produced = await produceBatch(
       leader,
@@ -121,10 +143,89 @@ describe.skipIf(skipWithoutKafka('referee/cluster.test.ts'))(`a cluster of Kafka
     lift();
   }, 60_000);
 
-  it('stops every JVM and proxy, and removes its directory', async () => {
+  it('fails the coordinator over: the new one loads PrepareCommit and writes the marker itself', async () => {
+    const admin = await to(1);
+    const topic = 'failover';
+    expect(await createReplicatedTopic(admin, topic, 1)).toBe('NONE');
+    const leaderId = (await describePartition(admin, topic, 0)).leaderId;
+    const transactionalId = 'failover-txn';
+    const before = await describePartition(admin, TXN_STATE, 0);
+    const oldId = before.leaderId;
+    const oldCoordinator = await to(oldId);
+    expect((await findCoordinator(admin, 'transaction', transactionalId)).nodeId).toBe(oldId);
+    const { producerId } = await initProducer(oldCoordinator, transactionalId);
+    const leader = await to(leaderId);
+    const batch = { producerId, producerEpoch: 0, baseSequence: 0, transactional: true };
+    await produceBatch(
+      leader,
+      12,
+      { transactionalId, topic, partition: 0 },
+      { ...batch, records: [{ key: null, value: 'f' }] },
+    );
+    const proxy = cluster.node(leaderId).proxy;
+    proxy.add({
+      match: (f) => f.header.apiKey === WriteTxnMarkers.key && f.from === oldId,
+      action: { kind: 'hold' },
+      times: 1,
+    });
+    await oldCoordinator.send(EndTxn, { transactionalId, producerId, producerEpoch: 0, committed: true }, 5);
+    const stale = await proxy.nextHeld((f) => f.from === oldId, 10_000);
+
+    // The __transaction_state partition moves to another in-sync node by a preferred election.
+    const newId = before.isrNodes.find((id) => id !== oldId)!;
+    const epoch = await electLeader(admin, TXN_STATE, 0, newId);
+    expect(epoch).toBeGreaterThan(before.leaderEpoch);
+    const found = await waitFor(
+      'the new coordinator',
+      () => findCoordinator(admin, 'transaction', transactionalId),
+      (c) => c.nodeId === newId,
+    );
+    expect(found.port).toBe(Number(cluster.node(newId).address.split(':')[1]));
+    // The old one has resigned; the new one loads the log and completes the commit on its own.
+    const describe = async (c: Connection) =>
+      (await c.send(DescribeTransactions, { transactionalIds: [transactionalId] })).transactionStates[0]!;
+    expect((await describe(oldCoordinator)).error).toBe('NOT_COORDINATOR');
+    const newCoordinator = await to(newId);
+    expect(
+      await waitFor(
+        'CompleteCommit at the new coordinator',
+        () => describe(newCoordinator),
+        (t) => t.transactionState === 'CompleteCommit',
+      ),
+    ).toMatchObject({ error: 'NONE', producerId, producerEpoch: 1, topics: [] });
+    const markers = async () => (await fetchCommitted(leader, topic, 0)).batches.filter((b) => b.control);
+    const written = await markers();
+    expect(written.map((b) => b.marker?.type)).toEqual(['COMMIT']);
+    const coordinatorEpoch = written[0]!.marker!.coordinatorEpoch;
+
+    // The resigned coordinator's marker, released late, is fenced by its older coordinator epoch.
+    stale.release();
+    expect(await stale.settled).toBe('released');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await markers()).map((b) => [b.marker?.type, b.marker?.coordinatorEpoch])).toEqual([
+      ['COMMIT', coordinatorEpoch],
+    ]);
+
+    // A data partition's leadership moves the same way; its producer state moves with it.
+    const next = (await describePartition(admin, topic, 0)).isrNodes.find((id) => id !== leaderId)!;
+    await electLeader(admin, topic, 0, next);
+    const producers = await (
+      await to(next)
+    ).send(DescribeProducers, { topics: [{ name: topic, partitionIndexes: [0] }] });
+    expect(producers.topics[0]!.partitions[0]).toMatchObject({
+      error: 'NONE',
+      activeProducers: [{ producerId, producerEpoch: 1, currentTxnStartOffset: -1 }],
+    });
+  }, 60_000);
+
+  it('reports a node that dies, then stops every JVM and proxy and removes its directory', async () => {
     const pids = cluster.nodes.map((n) => n.pid()!);
     const dir = dirname(dirname(cluster.nodes[0]!.logFile));
     expect(pids.every(alive)).toBe(true);
+    // A node that dies unasked is reported; the ones stopped after it are not.
+    await cluster.node(3).kill();
+    expect(await cluster.died).toBe(3);
+    expect(cluster.node(3).pid()).toBeUndefined();
     await cluster.stop();
     expect(pids.some(alive)).toBe(false);
     for (const node of cluster.nodes) expect(await accepts(node.address)).toBe(false);

@@ -50,10 +50,8 @@ export interface ClusterNode {
   readonly logFile: string;
   /** The running JVM's pid, or undefined while the node is down. */
   pid(): number | undefined;
-  /** Controlled shutdown (SIGTERM): its partitions' leadership moves to the others first. */
-  shutdown(): Promise<void>;
-  /** Starts the node again on its own data; resolves once the cluster counts it again. */
-  restart(): Promise<void>;
+  /** Kills the node's JVM outright, as a crash would; the cluster reports it in `died`. */
+  kill(): Promise<void>;
 }
 
 export interface Cluster {
@@ -165,12 +163,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       void jvm.exited.then(() => {
         if (jvms.get(id) !== jvm) return;
         jvms.delete(id);
-        if (!stopped && !asked.has(id)) died(id);
+        if (!stopped) died(id);
       });
       return jvm;
     };
-    /** Nodes whose JVM was asked to stop. */
-    const asked = new Set<number>();
     const deadline = () => Date.now() + (options.startTimeoutMs ?? 90_000);
     const nodes: ClusterNode[] = ids.map((id) => ({
       id,
@@ -178,18 +174,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       proxy: proxies[id - 1]!,
       logFile: files[id - 1]!.logFile,
       pid: () => jvms.get(id)?.pid,
-      shutdown: async () => {
-        const jvm = jvms.get(id);
-        if (jvm === undefined) return;
-        asked.add(id);
-        await jvm.stop();
-      },
-      restart: async () => {
-        if (jvms.has(id)) return;
-        asked.delete(id);
-        const jvm = launch(id);
-        (await waitUntilServing(proxies[id - 1]!.address, () => jvm.hasExited(), deadline())).close();
-        await awaitBrokers(proxies[id - 1]!.address, ids);
+      kill: async () => {
+        await jvms.get(id)?.kill();
       },
     }));
     for (const id of ids) launch(id);
