@@ -170,10 +170,25 @@ describe('the proxy', () => {
     socket.write(request(27, 9, 'broker-1-txn-marker-sender'));
     const held = await proxy.nextHeld(() => true, 1000);
     socket.destroy();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await until('closed', () => proxy.closedByClient.has(1));
     held.release();
     await until('received', () => received.length === 1);
     expect(received).toEqual([9]);
+  });
+
+  it('severs a client, whose held request still reaches the broker when released', async () => {
+    proxy.add({ match: () => true, action: { kind: 'hold' }, times: 1 });
+    const { socket } = await client();
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.write(request(27, 5, 'broker-1-txn-marker-sender'));
+    const held = await proxy.nextHeld(() => true, 1000);
+    proxy.sever(held.frame.connection);
+    await closed;
+    expect([...proxy.severed]).toEqual([1]);
+    expect([...proxy.closedByClient]).toEqual([]);
+    held.release();
+    await until('received', () => received.length === 1);
+    expect(received).toEqual([5]);
   });
 
   it('loses what it holds when the broker goes', async () => {

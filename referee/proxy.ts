@@ -18,6 +18,18 @@ export function readRequestHeader(frame: Buffer): RequestHeader {
   return { apiKey: r.int16(), apiVersion: r.int16(), correlationId: r.int32(), clientId: r.nullableString() };
 }
 
+/**
+ * A reader of a request frame's body, past its header: header v2 (a flexible version) ends with
+ * tagged fields, v1 does not.
+ */
+export function requestBody(frame: Buffer, flexible: boolean): Reader {
+  const clientIdLength = frame.readInt16BE(8);
+  const rest = frame.subarray(10 + Math.max(clientIdLength, 0));
+  const r = new Reader(rest, flexible);
+  if (flexible) r.struct(() => undefined);
+  return r;
+}
+
 /** A broker's own clients name themselves `broker-<id>-...` (markers, verification, fetchers). */
 export function sourceNode(clientId: string | null): number | null {
   const m = /^broker-(\d+)-/.exec(clientId ?? '');
@@ -115,6 +127,11 @@ export class Proxy {
   private readonly lanes = new Map<number, () => void>();
   private readonly byItem = new Map<Queued, { held: Held; settle: (how: Settled) => void }>();
   private connections = 0;
+  /** The client side of each open connection. */
+  private readonly clients = new Map<number, Socket>();
+  /** Connections whose client closed them; `sever` adds its own. */
+  readonly closedByClient = new Set<number>();
+  readonly severed = new Set<number>();
   /** Frames seen, by API key and direction, for what a test or a run reports. */
   readonly seen = new Map<string, number>();
 
@@ -185,6 +202,15 @@ export class Proxy {
     for (const h of this.held()) h.release();
   }
 
+  /**
+   * Closes a connection's client side, as a failed link would: the client sees a disconnection,
+   * while the frames held on it stay held, to be released to the broker or dropped later.
+   */
+  sever(connection: number): void {
+    this.severed.add(connection);
+    this.clients.get(connection)?.destroy();
+  }
+
   /** Stops listening and closes every connection; held frames are lost. */
   async close(): Promise<void> {
     this.rules.length = 0;
@@ -246,8 +272,11 @@ export class Proxy {
     const requests = new Lane('request', () => upstream, onFrame);
     const answers = new Lane('response', () => (clientGone ? undefined : client), onFrame);
     client.on('data', (chunk: Buffer) => requests.push(chunk));
+    this.clients.set(connection, client);
     client.on('close', () => {
       clientGone = true;
+      this.clients.delete(connection);
+      if (!this.severed.has(connection)) this.closedByClient.add(connection);
       // A request held past its sender's time-out may still reach the broker when released.
       if (!requests.holding) upstream.end();
     });

@@ -1098,6 +1098,24 @@ export const WriteTxnMarkers: Api<WriteTxnMarkersRequest, WriteTxnMarkersRespons
   },
 };
 
+/** A WriteTxnMarkers request body, as a partition leader reads it (a proxy looks inside one). */
+export function decodeWriteTxnMarkersRequest(r: Reader, version: number): WriteTxnMarkersRequest {
+  return r.struct((r) => ({
+    markers: r.array((r) =>
+      r.struct((r) => ({
+        producerId: r.int64(),
+        producerEpoch: r.int16(),
+        transactionResult: r.bool(),
+        topics: r.array((r) =>
+          r.struct((r) => ({ name: r.string(), partitionIndexes: r.array((r) => r.int32()) })),
+        ),
+        coordinatorEpoch: r.int32(),
+        ...(version >= 2 ? { transactionVersion: r.int8() } : {}),
+      })),
+    ),
+  }));
+}
+
 // ---- __transaction_state records (TransactionLogKey.json, TransactionLogValue.json) -------
 
 /** TransactionState by the id the log stores (TransactionState.java). */
