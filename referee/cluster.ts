@@ -236,15 +236,29 @@ async function awaitBrokers(address: string, ids: readonly number[]): Promise<vo
 
 /**
  * Creates a topic with a replica on every node and waits until each partition's leader serves it
- * and every replica is in sync; returns the error name, NONE when made.
+ * and every replica is in sync; returns the error name, NONE when made. With `leaders`, partition
+ * p is led by node `leaders[p]`.
  */
 export async function createReplicatedTopic(
   connection: Connection,
   name: string,
   partitions: number,
+  leaders?: readonly number[],
 ): Promise<string> {
+  const nodes = Array.from({ length: CLUSTER_SIZE }, (_, i) => i + 1);
+  const placed =
+    leaders === undefined
+      ? { numPartitions: partitions, replicationFactor: CLUSTER_SIZE }
+      : {
+          numPartitions: -1,
+          replicationFactor: -1,
+          assignments: leaders.map((leader, partitionIndex) => ({
+            partitionIndex,
+            brokerIds: [leader, ...nodes.filter((id) => id !== leader)],
+          })),
+        };
   const answer = await connection.send(CreateTopics, {
-    topics: [{ name, numPartitions: partitions, replicationFactor: CLUSTER_SIZE }],
+    topics: [{ name, ...placed }],
     timeoutMs: 10_000,
     validateOnly: false,
   });
@@ -256,7 +270,11 @@ export async function createReplicatedTopic(
     (a) =>
       a.topics[0]!.error === 'NONE' &&
       a.topics[0]!.partitions.length === partitions &&
-      a.topics[0]!.partitions.every((p) => p.leaderId >= 0 && p.isrNodes.length === CLUSTER_SIZE),
+      a.topics[0]!.partitions.every(
+        (p) =>
+          p.isrNodes.length === CLUSTER_SIZE &&
+          (leaders === undefined ? p.leaderId >= 0 : p.leaderId === leaders[p.partitionIndex]),
+      ),
   );
   return error;
 }

@@ -1,16 +1,20 @@
-// Differential testing against one broker: random runs of the model that one broker can take
-// (its own work done at once), each replayed on fresh ids and compared step by step. A run that
-// differs is shrunk, by dropping steps while the same difference shows, to the shortest one found.
+// Differential testing against one broker, or a three-node cluster whose network the replay
+// holds: random runs of the model that the referee can take (the brokers' other work done at
+// once), each replayed on fresh ids and compared step by step. A run that differs is shrunk, by
+// dropping steps while the same difference shows, to the shortest one found.
 import { walkRandom } from '../checker/engine/random.ts';
 import type { KafkaConfig } from '../model/kafka/config.ts';
 import { startBroker } from './broker.ts';
+import { type Cluster, startCluster } from './cluster.ts';
 import { traceTransactionVersion } from './replay/index.ts';
 import { BrokerUnusableError, type ReplayOutcome, type StepResult, replayOnBroker } from './replay/replay.ts';
-import { randomLabels, walkTrace } from './replay/walk.ts';
+import { type Referee, randomLabels, walkTrace } from './replay/walk.ts';
 
 export interface ConformOptions {
   /** HOST:PORT of a running broker, or a release to start at the model's transaction version. */
   readonly target: string;
+  /** Start a three-node cluster of the release, behind the replay's proxies. */
+  readonly cluster?: boolean;
   readonly params: unknown;
   readonly seed: number;
   readonly walks: number;
@@ -42,12 +46,16 @@ export interface ConformResult {
   readonly stoppedBy?: 'maxSeconds' | 'broker-died';
 }
 
-async function replayLabels(
-  address: string,
-  cfg: KafkaConfig,
-  labels: readonly string[],
-): Promise<ReplayOutcome> {
-  return replayOnBroker({ address, cfg, steps: walkTrace(cfg, labels).steps });
+/** Where the walks run: a broker's address, or a cluster (any node's address). */
+interface On {
+  readonly address: string;
+  readonly cluster?: Cluster;
+}
+
+const refereeOf = (on: On): Referee => (on.cluster === undefined ? 'broker' : 'cluster');
+
+async function replayLabels(on: On, cfg: KafkaConfig, labels: readonly string[]): Promise<ReplayOutcome> {
+  return replayOnBroker({ ...on, cfg, steps: walkTrace(cfg, labels, refereeOf(on)).steps });
 }
 
 const kindOf = (outcome: ReplayOutcome): string | undefined =>
@@ -58,7 +66,7 @@ const kindOf = (outcome: ReplayOutcome): string | undefined =>
  * the steps after the first difference go first, as they cannot matter to it.
  */
 async function shrink(
-  address: string,
+  on: On,
   cfg: KafkaConfig,
   labels: readonly string[],
   found: ReplayOutcome,
@@ -68,15 +76,15 @@ async function shrink(
   let best = { labels: labels.slice(0, differsAt), outcome: found };
   for (let i = best.labels.length - 1; i >= 0; i--) {
     const candidate = [...best.labels.slice(0, i), ...best.labels.slice(i + 1)];
-    if (walkTrace(cfg, candidate).stop !== undefined) continue;
-    const outcome = await replayLabels(address, cfg, candidate);
+    if (walkTrace(cfg, candidate, refereeOf(on)).stop !== undefined) continue;
+    const outcome = await replayLabels(on, cfg, candidate);
     if (outcome.status === 'diverges' && kindOf(outcome) === what) best = { labels: candidate, outcome };
   }
   return best;
 }
 
 async function conformOn(
-  address: string,
+  on: On,
   cfg: KafkaConfig,
   options: ConformOptions,
 ): Promise<Omit<ConformResult, 'broker'>> {
@@ -85,10 +93,10 @@ async function conformOn(
   let transactionVersion = 0;
   for (let walk = 0; walk < options.walks; walk++) {
     if (Date.now() > deadline) return { transactionVersion, walks, stoppedBy: 'maxSeconds' };
-    const labels = randomLabels(cfg, walkRandom(options.seed, walk), options.maxDepth);
+    const labels = randomLabels(cfg, walkRandom(options.seed, walk), options.maxDepth, refereeOf(on));
     let outcome: ReplayOutcome;
     try {
-      outcome = await replayLabels(address, cfg, labels);
+      outcome = await replayLabels(on, cfg, labels);
     } catch (e) {
       if (e instanceof BrokerUnusableError) throw e;
       const failed: WalkResult = {
@@ -103,7 +111,7 @@ async function conformOn(
     }
     transactionVersion = outcome.transactionVersion;
     const what = kindOf(outcome);
-    const shrunk = what === undefined ? undefined : await shrink(address, cfg, labels, outcome);
+    const shrunk = what === undefined ? undefined : await shrink(on, cfg, labels, outcome);
     const result: WalkResult = {
       walk,
       status: outcome.status,
@@ -122,10 +130,27 @@ async function conformOn(
 
 export async function conform(options: ConformOptions): Promise<ConformResult> {
   const cfg = options.params as KafkaConfig;
-  if (/^\d+\.\d+\.\d+$/.test(options.target)) {
+  const release = /^\d+\.\d+\.\d+$/.test(options.target);
+  if (options.cluster === true) {
+    if (!release)
+      throw new BrokerUnusableError(
+        `--kafka-cluster: expected a Kafka release such as 4.1.1, got ${options.target}`,
+      );
+    const cluster = await startCluster({ version: options.target, tv: traceTransactionVersion(cfg) });
+    try {
+      const on = { address: cluster.node(1).address, cluster };
+      return { broker: `a cluster of Kafka ${options.target}`, ...(await conformOn(on, cfg, options)) };
+    } finally {
+      await cluster.stop();
+    }
+  }
+  if (release) {
     const broker = await startBroker({ version: options.target, tv: traceTransactionVersion(cfg) });
     try {
-      return { broker: `Kafka ${options.target}`, ...(await conformOn(broker.address, cfg, options)) };
+      return {
+        broker: `Kafka ${options.target}`,
+        ...(await conformOn({ address: broker.address }, cfg, options)),
+      };
     } finally {
       await broker.stop();
     }
@@ -134,5 +159,8 @@ export async function conform(options: ConformOptions): Promise<ConformResult> {
     throw new BrokerUnusableError(
       `--kafka: expected HOST:PORT or a Kafka release such as 4.1.1, got ${options.target}`,
     );
-  return { broker: `the broker at ${options.target}`, ...(await conformOn(options.target, cfg, options)) };
+  return {
+    broker: `the broker at ${options.target}`,
+    ...(await conformOn({ address: options.target }, cfg, options)),
+  };
 }

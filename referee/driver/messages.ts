@@ -774,6 +774,11 @@ export interface CreateTopicsRequest {
     readonly name: string;
     readonly numPartitions: number;
     readonly replicationFactor: number;
+    /** Each partition's replicas, the first its leader; numPartitions and replicationFactor -1 then. */
+    readonly assignments?: readonly {
+      readonly partitionIndex: number;
+      readonly brokerIds: readonly number[];
+    }[];
     readonly configs?: readonly { readonly name: string; readonly value: string | null }[];
   }[];
   readonly timeoutMs: number;
@@ -806,7 +811,9 @@ export const CreateTopics: Api<CreateTopicsRequest, CreateTopicsResponse> = {
               .string(t.name)
               .int32(t.numPartitions)
               .int16(t.replicationFactor)
-              .array([], () => undefined) // Assignments: the controller places the replicas
+              .array(t.assignments ?? [], (w, a) =>
+                w.struct((w) => w.int32(a.partitionIndex).array(a.brokerIds, (w, id) => w.int32(id))),
+              )
               .array(t.configs ?? [], (w, c) => w.struct((w) => w.string(c.name).nullableString(c.value))),
           ),
         )

@@ -6,15 +6,18 @@
 // broker's answers and observable state are compared with the model's.
 import { randomBytes } from 'node:crypto';
 import type { KafkaConfig } from '../../model/kafka/config.ts';
-import type { ModelStep, ScheduledStep } from './walk.ts';
+import type { ModelStep, Referee, ScheduledStep } from './walk.ts';
 import { isIdempotentNode, isProducerNode } from '../../model/kafka/network.ts';
 import {
   type Message,
+  type Request,
   type Response,
   type State,
   Api,
   KAFKA_MAX_EPOCH,
+  LEADER_BASE,
   NO_STATE,
+  TC_NODE,
   TxnState,
   apiName,
   errName,
@@ -32,6 +35,8 @@ import {
   translate,
 } from './observe.ts';
 import { type Answer, CLIENT_APIS, sendRequest } from './wire.ts';
+import type { Cluster } from '../cluster.ts';
+import { HeldNetwork, MarkerNotSent } from './network.ts';
 
 export interface StepResult {
   /** 1 for the trace's first step. */
@@ -43,6 +48,7 @@ export interface StepResult {
   readonly difference?: { readonly what: string; readonly model: unknown; readonly kafka: unknown };
 }
 
+/** `broker-died`: a broker (or a cluster node) went away: the walk is not compared. */
 export type ReplayStatus = 'agrees' | 'diverges' | 'unsupported' | 'broker-died';
 
 export interface ReplayOutcome {
@@ -59,6 +65,9 @@ export class BrokerUnusableError extends Error {}
 
 /** A step one broker cannot be made to take. */
 class Unsupported extends Error {}
+
+/** A cluster node died during the replay. */
+class NodeDied extends Error {}
 
 /** An answer the model delivers that the broker never gave. */
 class Unanswered extends Error {
@@ -77,16 +86,32 @@ const SETTLE_TIMEOUT_MS = 5_000;
 
 const isClient = (node: number): boolean => isProducerNode(node) || isIdempotentNode(node);
 
-/** The broker's own work the model still holds in `s`, or undefined when there is none. */
-export function pendingBrokerWork(s: State): string | undefined {
-  const internal = s.network.find((ch) => !isClient(ch.from) && !isClient(ch.to));
+/** Whether `ch` carries the coordinator's marker requests, which a cluster's proxies hold. */
+function isMarkerChannel(ch: State['network'][number]): boolean {
+  return (
+    ch.from === TC_NODE &&
+    ch.to >= LEADER_BASE &&
+    ch.messages.every((m) => m.api === Api.WriteTxnMarkers && !m.response)
+  );
+}
+
+/**
+ * The broker's own work the model still holds in `s`, or undefined when there is none. Against a
+ * cluster, markers held for the trace are not such work: Kafka waits for them as the model does.
+ */
+export function pendingBrokerWork(s: State, referee: Referee = 'broker'): string | undefined {
+  const held = (ch: State['network'][number]): boolean => referee === 'cluster' && isMarkerChannel(ch);
+  const internal = s.network.find((ch) => !isClient(ch.from) && !isClient(ch.to) && !held(ch));
   if (internal !== undefined) return `${apiName[internal.messages[0]!.api]} between brokers in flight`;
-  const held = s.partitions.findIndex((p) => p.held.length > 0);
-  if (held >= 0) return `a Produce to p${held} waiting for its verification`;
+  const verifying = s.partitions.findIndex((p) => p.held.length > 0);
+  if (verifying >= 0) return `a Produce to p${verifying} waiting for its verification`;
   if (s.coordinator.appends.length > 0) return 'a __transaction_state append in flight';
+  const markersHeld = (t: number): boolean =>
+    s.network.some((ch) => held(ch) && ch.messages.some((m) => m.txnId === t));
   const t = s.coordinator.metadata.findIndex(
-    (md) =>
+    (md, t) =>
       md !== null &&
+      !markersHeld(t) &&
       (md.pendingState !== NO_STATE ||
         md.state === TxnState.PrepareCommit ||
         md.state === TxnState.PrepareAbort ||
@@ -143,7 +168,10 @@ function keyed(o: Observation): unknown {
 }
 
 export interface ReplayInput {
+  /** The broker's address; with `cluster`, any node's. */
   readonly address: string;
+  /** A cluster whose network the replay holds (the walk must have been made for one). */
+  readonly cluster?: Cluster;
   readonly cfg: KafkaConfig;
   readonly steps: readonly ScheduledStep[];
   /** Told each step's result as it is known (progress). */
@@ -176,6 +204,9 @@ class Replay {
   private readonly answers = new Map<string, Promise<Answer | Error>[]>();
   private readonly results: StepResult[] = [];
   private readonly transactionVersion: number;
+  /** With a cluster: where each model node lives, and the markers held for the trace. */
+  private readonly network: HeldNetwork | undefined;
+  private readonly referee: Referee;
 
   constructor(
     private readonly input: ReplayInput,
@@ -185,11 +216,43 @@ class Replay {
     this.names = { topic: run, transactionalId: (t) => `${run}-t${t}` };
     const feature = observer.apiVersions?.finalizedFeatures.find((f) => f.name === 'transaction.version');
     this.transactionVersion = feature?.maxVersionLevel ?? 0;
+    const { cluster, cfg } = input;
+    this.network = cluster === undefined ? undefined : new HeldNetwork(cluster, run, cfg.partitions);
+    this.referee = cluster === undefined ? 'broker' : 'cluster';
   }
 
   close(): void {
+    this.network?.close();
     this.observer.close();
     for (const c of this.connections.values()) c.close();
+  }
+
+  /** Where a model node's requests go now: the one broker, or the cluster node that plays it. */
+  private addressOf(node: number): string {
+    const net = this.network;
+    if (net === undefined) return this.input.address;
+    if (node >= LEADER_BASE) return net.leaderAddress(node - LEADER_BASE);
+    return net.coordinatorAddress();
+  }
+
+  /** The replay's own connection to the coordinator, for reads. */
+  private coordinatorObserver(): Promise<Connection> {
+    return this.network?.coordinator() ?? Promise.resolve(this.observer);
+  }
+
+  /** The replay's own connection to partition p's leader, for reads. */
+  private leaderObserver(partition: number): Promise<Connection> {
+    return this.network?.leader(partition) ?? Promise.resolve(this.observer);
+  }
+
+  /** Settles `work`, unless a cluster node dies first. */
+  private guarded<T>(work: Promise<T>): Promise<T> {
+    const cluster = this.input.cluster;
+    if (cluster === undefined) return work;
+    const died = cluster.died.then((id) => {
+      throw new NodeDied(`node ${id} of the cluster died`);
+    });
+    return Promise.race([work, died]);
   }
 
   async run(): Promise<ReplayOutcome> {
@@ -197,18 +260,22 @@ class Replay {
     const config = unsupportedConfig(cfg);
     if (config !== undefined) return this.outcome('unsupported', `stopped before step 1: ${config}`);
     try {
-      await this.prepare();
+      await this.guarded(this.prepare());
       for (const st of steps) {
         if (st.taken === undefined) {
           this.record({ index: st.index, label: st.label, did: 'done by the broker at once, earlier' });
           continue;
         }
-        const did = await this.take(st.index, st.taken);
+        for (const m of [st.taken, ...st.broker]) this.noteMarkers(m.after);
+        const did = await this.guarded(this.take(st.index, st.taken));
         const after = st.broker.at(-1)?.after ?? st.taken.after;
         const { difference, note } =
           did.difference === undefined
-            ? await this.compare(after, did.answer)
+            ? await this.guarded(this.compare(after, did.answer))
             : { difference: did.difference, note: undefined };
+        const ownClock = this.network?.timedOutByKafka();
+        if (ownClock !== undefined)
+          throw new Unsupported(`stopped at step ${st.index} (${st.label}): ${ownClock}`);
         const own = st.broker.length === 0 ? '' : `; then the broker's own ${brokerWork(st.broker)}`;
         const text = `${did.text}${own}${note === undefined ? '' : ` (${note})`}`;
         this.record({ index: st.index, label: st.label, did: text, ...(difference && { difference }) });
@@ -231,6 +298,8 @@ class Replay {
         );
       }
       if (e instanceof UnsupportedVersionError) throw new BrokerUnusableError(e.message);
+      if (e instanceof NodeDied)
+        return this.outcome('broker-died', `${e.message} after ${this.results.length} steps compared`);
       if (e instanceof ConnectionClosedError || (e as NodeJS.ErrnoException).code === 'ECONNREFUSED')
         return this.outcome(
           'broker-died',
@@ -252,16 +321,20 @@ class Replay {
   /** A fresh topic, and the transaction coordinator created and loaded. */
   private async prepare(): Promise<void> {
     const { cfg } = this.input;
-    const made = await createTopic(this.observer, this.names.topic, cfg.partitions);
-    if (made !== 'NONE') throw new Error(`CreateTopics ${this.names.topic}: ${made}`);
     // DescribeTransactions answers NOT_FOUND while __transaction_state still loads, so the
     // coordinator is known to serve once a transactional.id of the replay's own has been initialized.
     const ready = `${this.names.topic}-ready`;
-    await findCoordinator(this.observer, 'transaction', ready);
+    let coordinator = this.observer;
+    if (this.network !== undefined) coordinator = await this.network.prepare(ready);
+    else {
+      const made = await createTopic(this.observer, this.names.topic, cfg.partitions);
+      if (made !== 'NONE') throw new Error(`CreateTopics ${this.names.topic}: ${made}`);
+      await findCoordinator(this.observer, 'transaction', ready);
+    }
     const init = await waitFor(
       'the transaction coordinator to load',
       () =>
-        this.observer.send(InitProducerId, {
+        coordinator.send(InitProducerId, {
           transactionalId: ready,
           transactionTimeoutMs: 60_000,
           producerId: -1,
@@ -290,10 +363,12 @@ class Replay {
       case 'lose': {
         const key = `${a.actor}>${a.target}#${a.conn}`;
         const message = head(st.before, a.actor, a.target, a.conn);
+        if (a.actor === TC_NODE && message.api === Api.WriteTxnMarkers && !message.response)
+          return this.marker(st, message as Request, step.kind === 'deliver');
         if (isClient(a.actor)) {
           if (step.kind === 'lose') return { text: 'held, never sent' };
           if (!CLIENT_APIS.has(message.api)) refuse(`the replay does not send ${apiName[message.api]} yet`);
-          const connection = await this.connection(key);
+          const connection = await this.connection(key, this.addressOf(a.target));
           const answer = sendRequest(connection, message as never, this.names, this.ids).catch(
             (e: Error) => e,
           );
@@ -321,7 +396,7 @@ class Replay {
       case 'idempotentInitProducerId': {
         // The model gives an idempotent producer its id in one step; the broker answers an InitProducerId.
         const j = a.actor;
-        const connection = await this.connection(`I${j}>init`);
+        const connection = await this.connection(`I${j}>init`, this.addressOf(TC_NODE));
         const answer = await connection.send(InitProducerId, {
           transactionalId: null,
           transactionTimeoutMs: 60_000,
@@ -356,25 +431,118 @@ class Replay {
         const isolation = before.readCommitted
           ? IsolationLevel.READ_COMMITTED
           : IsolationLevel.READ_UNCOMMITTED;
-        const fetched = await fetchAt(this.observer, this.names.topic, a.target, from, isolation);
+        const fetched = await fetchAt(
+          await this.leaderObserver(a.target),
+          this.names.topic,
+          a.target,
+          from,
+          isolation,
+        );
         const kafka = fetched.records.map((r) => r.offset);
         const level = before.readCommitted ? 'read_committed' : 'read_uncommitted';
         const text = `${level} fetch from offset ${from}: ${kafka.length} records`;
         const difference = firstDifference(model, kafka, `consumers.C${a.actor}.p${a.target} delivered`);
         return { text, ...(difference && { difference }) };
       }
+      case 'markerTimeout': {
+        const p = a.target;
+        await this.network!.markerTimeout(p, st.before.coordinator.markerConns[p]!);
+        return { text: `closed the coordinator's marker connection to p${p}'s leader under its request` };
+      }
+      case 'coordinatorFailover':
+        return this.failover(st);
       default:
         return { text: 'client only' };
     }
   }
 
-  private async connection(key: string): Promise<Connection> {
-    let c = this.connections.get(key);
+  /** A model channel's connection to `address` (the node that plays the channel's target now). */
+  private async connection(key: string, address: string): Promise<Connection> {
+    const at = `${key}@${address}`;
+    let c = this.connections.get(at);
     if (c === undefined) {
-      c = await Connection.open(this.input.address, { requestTimeoutMs: ANSWER_TIMEOUT_MS });
-      this.connections.set(key, c);
+      c = await Connection.open(address, { requestTimeoutMs: ANSWER_TIMEOUT_MS });
+      this.connections.set(at, c);
     }
     return c;
+  }
+
+  /** Notes the model's marker connections in `s`, so that each is matched to the cluster's own. */
+  private noteMarkers(s: State): void {
+    if (this.network === undefined) return;
+    for (const ch of s.network)
+      if (
+        ch.from === TC_NODE &&
+        ch.to >= LEADER_BASE &&
+        ch.messages.some((m) => m.api === Api.WriteTxnMarkers)
+      )
+        this.network.noteModelConnection(ch.to - LEADER_BASE, ch.conn);
+  }
+
+  /**
+   * The coordinator's marker request, held at the leader's proxy, is released (delivered) or
+   * dropped (lost); the marker it carries is compared with the model's.
+   */
+  private async marker(
+    st: ModelStep,
+    model: Request,
+    deliver: boolean,
+  ): Promise<{ text: string; difference?: StepResult['difference'] }> {
+    const p = st.action.target - LEADER_BASE;
+    let markers;
+    try {
+      markers = await this.network!.marker(p, st.action.conn, deliver);
+    } catch (e) {
+      if (!(e instanceof MarkerNotSent)) throw e;
+      return {
+        text: e.message,
+        difference: { what: 'WriteTxnMarkers request', model: 'sent', kafka: undefined },
+      };
+    }
+    if (markers.length !== 1)
+      throw new Unsupported(
+        `stopped at ${st.label}: Kafka's coordinator sent ${markers.length} markers in one request, the model one per request`,
+      );
+    const kafka = markers[0]!;
+    const text = `${deliver ? 'released' : 'dropped'} the coordinator's WriteTxnMarkers (${kafka.transactionResult ? 'COMMIT' : 'ABORT'})`;
+    const seen = {
+      result: kafka.transactionResult ? 'COMMIT' : 'ABORT',
+      producerId: this.ids.model(kafka.producerId),
+      producerEpoch: kafka.producerEpoch,
+    };
+    const expected = {
+      result: model.commit ? 'COMMIT' : 'ABORT',
+      producerId: model.pid,
+      producerEpoch: model.epoch,
+    };
+    const difference = firstDifference(expected, seen, 'WriteTxnMarkers request');
+    return { text, ...(difference && { difference }) };
+  }
+
+  /**
+   * The coordinator fails over: its partition's leadership moves to another node, which loads
+   * it. The requests the model has on their way to the coordinator then reach the old one, which
+   * answers NOT_COORDINATOR as the model does.
+   */
+  private async failover(st: ModelStep): Promise<{ text: string }> {
+    const ids = Array.from({ length: this.input.cfg.transactionalIds }, (_, t) =>
+      this.names.transactionalId(t),
+    );
+    const old = await this.network!.failover(ids);
+    let late = 0;
+    for (const ch of st.before.network) {
+      if (ch.to !== TC_NODE || !isClient(ch.from)) continue;
+      const connection = await this.connection(`${ch.from}>${ch.to}#${ch.conn}`, old);
+      const back = `${ch.to}>${ch.from}#${ch.conn}`;
+      for (const m of ch.messages) {
+        if (m.response) continue;
+        const answer = sendRequest(connection, m as never, this.names, this.ids).catch((e: Error) => e);
+        this.answers.set(back, [...(this.answers.get(back) ?? []), answer]);
+        late++;
+      }
+    }
+    const moved = `moved the coordinator from ${old} to ${this.network!.coordinatorAddress()}`;
+    return { text: late === 0 ? moved : `${moved}; ${late} requests on their way reach the old one` };
   }
 
   /**
@@ -389,13 +557,17 @@ class Replay {
       const difference = this.compareAnswer(answer.model, answer.kafka);
       if (difference !== undefined) return { difference };
     }
-    const pending = pendingBrokerWork(after);
+    const pending = pendingBrokerWork(after, this.referee);
     if (pending !== undefined) return { note: `state not compared: the model still holds ${pending}` };
     const model = observeModel(this.input.cfg, after);
     const deadline = Date.now() + SETTLE_TIMEOUT_MS;
     for (;;) {
+      const coordinator = await this.coordinatorObserver();
+      const leaders = await Promise.all(
+        Array.from({ length: this.input.cfg.partitions }, (_, p) => this.leaderObserver(p)),
+      );
       const kafka = translate(
-        await observeBroker(this.observer, this.names, this.input.cfg),
+        await observeBroker({ coordinator, leaders }, this.names, this.input.cfg),
         model,
         this.ids,
       );

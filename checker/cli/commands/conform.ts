@@ -21,12 +21,17 @@ const DEFAULT_DEPTH = 40;
 export async function run(args: readonly string[], flags: Flags, io: Io): Promise<number> {
   const file = fileArgument('conform', args, 'a Kafka spec file');
   rejectOtherFlags('conform', flags);
-  if (flags.kafka === undefined)
+  if (flags.kafka !== undefined && flags['kafka-cluster'] !== undefined)
+    throw new InputError(COMMAND_LINE, '--kafka-cluster', 'either --kafka or --kafka-cluster, not both');
+  const cluster = flags['kafka-cluster'] !== undefined;
+  const kafka = flags.kafka ?? flags['kafka-cluster'];
+  if (kafka === undefined)
     throw new InputError(
       COMMAND_LINE,
       '--kafka',
-      'the broker to run against: HOST:PORT or a release such as 4.1.1',
+      'the broker to run against: HOST:PORT or a release such as 4.1.1 (or --kafka-cluster RELEASE)',
     );
+  const kafkaFlag = cluster ? '--kafka-cluster' : '--kafka';
   const loaded = loadSpecFile(file);
   if (loaded.entry.name !== 'kafka')
     throw new InputError(
@@ -54,11 +59,12 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
   const json = flags.json === true;
   const { conform } = await import('../../../referee/conform.ts');
   const { isSetupError } = await import('../../../referee/replay/index.ts');
-  if (!json) io.out(`${TOOL}: conform ${file} against ${flags.kafka}\n`);
+  if (!json) io.out(`${TOOL}: conform ${file} against ${cluster ? `a cluster of Kafka ${kafka}` : kafka}\n`);
   let result;
   try {
     result = await conform({
-      target: flags.kafka,
+      target: kafka,
+      cluster,
       params: spec.params,
       seed: options.seed,
       walks: flags.walks === undefined ? DEFAULT_WALKS : options.walks,
@@ -67,14 +73,19 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
       onWalk: json ? undefined : (w) => io.out(walkLine(w)),
     });
   } catch (e) {
-    if (isSetupError(e)) throw new FlagValueError(`--kafka ${flags.kafka}`, (e as Error).message);
+    if (isSetupError(e)) throw new FlagValueError(`${kafkaFlag} ${kafka}`, (e as Error).message);
     throw e;
   }
   const differ = result.walks.filter((w) => w.status === 'diverges');
   const { conformTrace } = await import('../../../referee/conform-trace.ts');
   const model = spec.entry.build(spec.params, spec.properties);
   const traceFiles = differ.map((w, k) => {
-    const { trace, observed, difference } = conformTrace(spec.params as never, w.shrunk!, w.observed!);
+    const { trace, observed, difference } = conformTrace(
+      spec.params as never,
+      w.shrunk!,
+      w.observed!,
+      cluster ? 'cluster' : 'broker',
+    );
     const path =
       flags.out === undefined
         ? `out/${spec.name}.conform-walk${w.walk}.itf.json`
