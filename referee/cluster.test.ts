@@ -1,6 +1,8 @@
-// A three-node cluster behind its proxies: a coordinator's WriteTxnMarkers held at the partition
-// leader's proxy keeps the transaction in PrepareCommit until it is released, and the cluster
-// leaves no process, port or directory behind.
+// A three-node cluster behind its proxies, the one cluster of the suite: a coordinator's
+// WriteTxnMarkers held at the partition leader's proxy keeps the transaction in PrepareCommit
+// until it is released, the coordinator fails over, a trace that needs a marker time-out replays
+// and conform walks through failovers, a dead node ends a walk uncompared, and the cluster leaves
+// no process, port or directory behind.
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname } from 'node:path';
@@ -22,6 +24,14 @@ import {
   WriteTxnMarkers,
 } from './driver/messages.ts';
 import { TEST_RELEASE, skipWithoutKafka } from './testing.ts';
+import { walkRandom } from '../checker/engine/random.ts';
+import { readTraceFile } from '../checker/engine/trace.ts';
+import type { KafkaConfig } from '../model/kafka/config.ts';
+import { kafkaProperties } from '../model/kafka/properties.ts';
+import { loadSpecFile, parseSpec } from '../specs/load.ts';
+import { conformOn } from './conform.ts';
+import { replayOnBroker } from './replay/replay.ts';
+import { randomLabels, walkTrace } from './replay/walk.ts';
 
 function alive(pid: number): boolean {
   try {
@@ -184,7 +194,12 @@ describe.skipIf(skipWithoutKafka('referee/cluster.test.ts'))(`a cluster of Kafka
     // The old one has resigned; the new one loads the log and completes the commit on its own.
     const describe = async (c: Connection) =>
       (await c.send(DescribeTransactions, { transactionalIds: [transactionalId] })).transactionStates[0]!;
-    expect((await describe(oldCoordinator)).error).toBe('NOT_COORDINATOR');
+    // Each node learns of the election on its own: the old one resigns a moment later.
+    await waitFor(
+      'the old coordinator to resign',
+      () => describe(oldCoordinator),
+      (t) => t.error === 'NOT_COORDINATOR',
+    );
     const newCoordinator = await to(newId);
     expect(
       await waitFor(
@@ -218,14 +233,56 @@ describe.skipIf(skipWithoutKafka('referee/cluster.test.ts'))(`a cluster of Kafka
     });
   }, 60_000);
 
-  it('reports a node that dies, then stops every JVM and proxy and removes its directory', async () => {
-    const pids = cluster.nodes.map((n) => n.pid()!);
+  it('replays a marker time-out: the late COMMIT ends the next transaction, as the trace says', async () => {
+    const trace = readTraceFile('traces/kafka-3.5-marker-timeout.itf.json');
+    const cfg = parseSpec('trace', trace.meta.spec, '').params as KafkaConfig;
+    const walk = walkTrace(cfg, trace.actions, 'cluster');
+    const outcome = await replayOnBroker({
+      address: cluster.node(1).address,
+      cfg,
+      steps: walk.steps,
+      cluster,
+    });
+    expect(outcome.message).toBe('agrees with Kafka on every step (29 steps)');
+    expect(outcome.steps.find((s) => s.label === 'TC: markerTimeout(L0)')?.did).toMatch(
+      /^closed the coordinator/,
+    );
+    expect(outcome.steps.at(-2)?.did).toMatch(/^released the coordinator's WriteTxnMarkers \(COMMIT\)/);
+    expect(kafkaProperties.find((p) => p.name === 'ReadCommittedIsolation')!.holds(walk.last)).toBe(false);
+  }, 60_000);
+
+  it('conform: walks through coordinator failovers agree, and a dead node ends a walk uncompared', async () => {
+    const spec = loadSpecFile('specs/kafka/coordinator-failover.json');
+    const cfg = parseSpec(spec.file, spec.raw, '').params as KafkaConfig;
+    const on = { address: cluster.node(1).address, cluster };
+    const labels = randomLabels(cfg, walkRandom(1, 0), 20, 'cluster');
+    expect(labels).toContain('TC: coordinatorFailover');
+    const result = await conformOn(on, cfg, { target: '', params: cfg, seed: 1, walks: 1, maxDepth: 20 });
+    expect(result.walks.map((w) => [w.status, w.steps])).toEqual([['agrees', labels.length]]);
+
+    // Node 1 leads p0, whose state every step compares: the step after its death cannot be.
+    const { steps } = walkTrace(cfg, labels, 'cluster');
+    const died = await replayOnBroker({
+      ...on,
+      cfg,
+      steps,
+      onStep: (r) => void (r.index === 3 && cluster.node(1).kill()),
+    });
+    expect(died.status).toBe('broker-died');
+    expect(died.steps).toHaveLength(3);
+    expect(died.message).toMatch(
+      /^(node 1 of the cluster died|a node of the cluster went away) after 3 steps compared/,
+    );
+  }, 90_000);
+
+  it('stops every JVM and proxy and removes its directory', async () => {
+    const pids = cluster.nodes.flatMap((n) => n.pid() ?? []);
     const dir = dirname(dirname(cluster.nodes[0]!.logFile));
+    expect(pids).toHaveLength(2);
     expect(pids.every(alive)).toBe(true);
-    // A node that dies unasked is reported; the ones stopped after it are not.
-    await cluster.node(3).kill();
-    expect(await cluster.died).toBe(3);
-    expect(cluster.node(3).pid()).toBeUndefined();
+    // The node killed above was reported; the ones stopped now are not.
+    expect(await cluster.died).toBe(1);
+    expect(cluster.node(1).pid()).toBeUndefined();
     await cluster.stop();
     expect(pids.some(alive)).toBe(false);
     for (const node of cluster.nodes) expect(await accepts(node.address)).toBe(false);

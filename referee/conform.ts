@@ -47,7 +47,7 @@ export interface ConformResult {
 }
 
 /** Where the walks run: a broker's address, or a cluster (any node's address). */
-interface On {
+export interface On {
   readonly address: string;
   readonly cluster?: Cluster;
 }
@@ -83,7 +83,8 @@ async function shrink(
   return best;
 }
 
-async function conformOn(
+/** The walks of `options` against a broker or cluster already running. */
+export async function conformOn(
   on: On,
   cfg: KafkaConfig,
   options: ConformOptions,

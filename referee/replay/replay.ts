@@ -303,7 +303,7 @@ class Replay {
       if (e instanceof ConnectionClosedError || (e as NodeJS.ErrnoException).code === 'ECONNREFUSED')
         return this.outcome(
           'broker-died',
-          `the broker went away after ${this.results.length} steps compared: ${(e as Error).message}`,
+          `${this.network === undefined ? 'the broker' : 'a node of the cluster'} went away after ${this.results.length} steps compared: ${(e as Error).message}`,
         );
       throw e;
     }
