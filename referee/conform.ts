@@ -22,6 +22,8 @@ export interface ConformOptions {
   readonly maxDepth: number;
   readonly maxSeconds?: number;
   readonly onWalk?: (walk: WalkResult) => void;
+  /** Asked before each walk and step: true ends the run there (a signal). */
+  readonly shouldStop?: () => boolean;
 }
 
 export interface WalkResult {
@@ -42,8 +44,8 @@ export interface ConformResult {
   readonly broker: string;
   readonly transactionVersion: number;
   readonly walks: readonly WalkResult[];
-  /** Why the run ended before its walks: the time bound, or a broker that died. */
-  readonly stoppedBy?: 'maxSeconds' | 'broker-died';
+  /** Why the run ended before its walks: the time bound, a broker that died, or a signal. */
+  readonly stoppedBy?: 'maxSeconds' | 'broker-died' | 'signal';
 }
 
 /** Where the walks run: a broker's address, or a cluster (any node's address). */
@@ -54,8 +56,18 @@ export interface On {
 
 const refereeOf = (on: On): Referee => (on.cluster === undefined ? 'broker' : 'cluster');
 
-async function replayLabels(on: On, cfg: KafkaConfig, labels: readonly string[]): Promise<ReplayOutcome> {
-  return replayOnBroker({ ...on, cfg, steps: walkTrace(cfg, labels, refereeOf(on)).steps });
+async function replayLabels(
+  on: On,
+  cfg: KafkaConfig,
+  labels: readonly string[],
+  shouldStop?: () => boolean,
+): Promise<ReplayOutcome> {
+  return replayOnBroker({
+    ...on,
+    cfg,
+    steps: walkTrace(cfg, labels, refereeOf(on)).steps,
+    ...(shouldStop && { shouldStop }),
+  });
 }
 
 const kindOf = (outcome: ReplayOutcome): string | undefined =>
@@ -94,10 +106,11 @@ export async function conformOn(
   let transactionVersion = 0;
   for (let walk = 0; walk < options.walks; walk++) {
     if (Date.now() > deadline) return { transactionVersion, walks, stoppedBy: 'maxSeconds' };
+    if (options.shouldStop?.() === true) return { transactionVersion, walks, stoppedBy: 'signal' };
     const labels = randomLabels(cfg, walkRandom(options.seed, walk), options.maxDepth, refereeOf(on));
     let outcome: ReplayOutcome;
     try {
-      outcome = await replayLabels(on, cfg, labels);
+      outcome = await replayLabels(on, cfg, labels, options.shouldStop);
     } catch (e) {
       if (e instanceof BrokerUnusableError) throw e;
       const failed: WalkResult = {
@@ -111,6 +124,7 @@ export async function conformOn(
       continue;
     }
     transactionVersion = outcome.transactionVersion;
+    if (options.shouldStop?.() === true) return { transactionVersion, walks, stoppedBy: 'signal' };
     const what = kindOf(outcome);
     const shrunk = what === undefined ? undefined : await shrink(on, cfg, labels, outcome);
     const result: WalkResult = {

@@ -26,6 +26,8 @@ export interface KafkaReplayOptions {
   /** The property the trace violates. */
   readonly property: string;
   readonly onStep?: (result: StepResult) => void;
+  /** Asked before each step: true ends the replay there (a signal). */
+  readonly shouldStop?: () => boolean;
 }
 
 /**
@@ -69,13 +71,14 @@ export async function replayOnKafka(options: KafkaReplayOptions): Promise<KafkaR
   const cfg = options.params as KafkaConfig;
   const referee: Referee = options.cluster === true ? 'cluster' : 'broker';
   const walk = walkTrace(cfg, options.labels, referee);
-  const { target, onStep } = options;
+  const { target, onStep, shouldStop } = options;
   const run = async (address: string, cluster?: Cluster): Promise<ReplayOutcome> => {
     const outcome = await replayOnBroker({
       address,
       cfg,
       steps: walk.steps,
       onStep,
+      ...(shouldStop && { shouldStop }),
       ...(cluster && { cluster }),
     });
     const { stop } = walk;

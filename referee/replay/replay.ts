@@ -176,6 +176,8 @@ export interface ReplayInput {
   readonly steps: readonly ScheduledStep[];
   /** Told each step's result as it is known (progress). */
   readonly onStep?: (result: StepResult) => void;
+  /** Asked before each step: true ends the replay there (a signal), the rest not compared. */
+  readonly shouldStop?: () => boolean;
 }
 
 export async function replayOnBroker(input: ReplayInput): Promise<ReplayOutcome> {
@@ -262,6 +264,10 @@ class Replay {
     try {
       await this.guarded(this.prepare());
       for (const st of steps) {
+        if (this.input.shouldStop?.() === true)
+          throw new Unsupported(
+            `stopped by a signal before step ${st.index}, ${this.results.length} steps compared`,
+          );
         if (st.taken === undefined) {
           this.record({ index: st.index, label: st.label, did: 'done by the broker at once, earlier' });
           continue;

@@ -71,6 +71,7 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
       maxDepth: options.maxDepth ?? DEFAULT_DEPTH,
       ...(options.maxSeconds === undefined ? {} : { maxSeconds: options.maxSeconds }),
       onWalk: json ? undefined : (w) => io.out(walkLine(w)),
+      shouldStop: () => io.stop?.received !== undefined,
     });
   } catch (e) {
     if (isSetupError(e)) throw new FlagValueError(`${kafkaFlag} ${kafka}`, (e as Error).message);
@@ -124,7 +125,7 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
   else {
     const kinds = [...byKind].map(([k, n]) => `${n} at ${k}`).join(', ');
     io.out(
-      `${summary.walks} walks on ${result.broker} (transaction.version ${result.transactionVersion}), ${steps} steps compared: ${summary.agreements} agree, ${differ.length} differ${kinds === '' ? '' : ` (${kinds})`}${result.stoppedBy === undefined ? '' : `; stopped by ${result.stoppedBy}`}\n`,
+      `${summary.walks} walks on ${result.broker} (transaction.version ${result.transactionVersion}), ${steps} steps compared: ${summary.agreements} agree, ${differ.length} differ${kinds === '' ? '' : ` (${kinds})`}${result.stoppedBy === undefined ? '' : `; stopped by ${result.stoppedBy === 'signal' ? io.stop!.received : result.stoppedBy}`}\n`,
     );
     for (const [k, w] of differ.entries())
       io.out(
@@ -133,7 +134,8 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
   }
   if (result.stoppedBy === 'broker-died' || result.walks.some((w) => w.status === 'error'))
     return ExitCode.Internal;
-  return differ.length > 0 ? ExitCode.Violation : ExitCode.Ok;
+  if (differ.length > 0) return ExitCode.Violation;
+  return result.stoppedBy === 'signal' ? ExitCode.Incomplete : ExitCode.Ok;
 }
 
 function walkLine(w: WalkResult): string {

@@ -73,6 +73,7 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
       labels: trace.actions,
       property: trace.meta.property,
       onStep: json ? undefined : (r) => io.out(stepLine(r)),
+      shouldStop: () => io.stop?.received !== undefined,
     });
   } catch (e) {
     if (isSetupError(e)) throw new FlagValueError(`${kafkaFlag} ${kafka}`, (e as Error).message);
