@@ -83,6 +83,8 @@ class Unanswered extends Error {
 /** How long a step waits for the broker's answer or for its state to settle to the model's. */
 const ANSWER_TIMEOUT_MS = 10_000;
 const SETTLE_TIMEOUT_MS = 5_000;
+/** A cluster's __transaction_state appends wait for every in-sync replica, through the proxies. */
+const CLUSTER_SETTLE_TIMEOUT_MS = 15_000;
 
 const isClient = (node: number): boolean => isProducerNode(node) || isIdempotentNode(node);
 
@@ -566,7 +568,8 @@ class Replay {
     const pending = pendingBrokerWork(after, this.referee);
     if (pending !== undefined) return { note: `state not compared: the model still holds ${pending}` };
     const model = observeModel(this.input.cfg, after);
-    const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+    const deadline =
+      Date.now() + (this.network === undefined ? SETTLE_TIMEOUT_MS : CLUSTER_SETTLE_TIMEOUT_MS);
     for (;;) {
       const coordinator = await this.coordinatorObserver();
       const leaders = await Promise.all(
