@@ -143,6 +143,11 @@ export interface BrokerOptions {
   readonly config?: Readonly<Record<string, string>>;
   /** How long to wait for the broker to serve. */
   readonly startTimeoutMs?: number;
+  /**
+   * HOST:PORT the broker gives clients and the other brokers for itself (a proxy in front of it,
+   * referee/proxy.ts): its own markers and verification requests then go there too.
+   */
+  readonly advertise?: string;
 }
 
 export interface Broker {
@@ -178,13 +183,14 @@ function serverProperties(
   port: number,
   controllerPort: number,
   extra: Record<string, string>,
+  advertised?: string,
 ): string {
   const config: Record<string, string> = {
     'process.roles': 'broker,controller',
     'node.id': '1',
     'controller.quorum.voters': `1@127.0.0.1:${controllerPort}`,
     listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
-    'advertised.listeners': `PLAINTEXT://127.0.0.1:${port}`,
+    'advertised.listeners': `PLAINTEXT://${advertised ?? `127.0.0.1:${port}`}`,
     'controller.listener.names': 'CONTROLLER',
     'inter.broker.listener.name': 'PLAINTEXT',
     'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
@@ -379,7 +385,10 @@ export async function startBroker(options: BrokerOptions): Promise<Broker> {
   try {
     const [port, controllerPort] = (await freePorts(2)) as [number, number];
     const properties = join(dir, 'server.properties');
-    writeFileSync(properties, serverProperties(dir, port, controllerPort, { ...options.config }));
+    writeFileSync(
+      properties,
+      serverProperties(dir, port, controllerPort, { ...options.config }, options.advertise),
+    );
     const java = ['-cp', classpath, ...jvmOptions(512)];
     await formatStorage(version, java, properties, clusterId(), options.tv);
     const jvm = spawnKafka(java, properties, logFile, dir);

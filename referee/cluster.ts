@@ -29,7 +29,7 @@ import {
   Metadata,
   type MetadataPartition,
 } from './driver/messages.ts';
-import { Proxy } from './proxy.ts';
+import { KafkaProxy } from './proxy.ts';
 
 export interface ClusterOptions {
   readonly version: string;
@@ -46,7 +46,7 @@ export interface ClusterNode {
   readonly id: number;
   /** 127.0.0.1:PORT of the node's proxy: the address clients and the other brokers use. */
   readonly address: string;
-  readonly proxy: Proxy;
+  readonly proxy: KafkaProxy;
   readonly logFile: string;
   /** The running JVM's pid, or undefined while the node is down. */
   pid(): number | undefined;
@@ -122,7 +122,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const java = ['-cp', classpath, ...jvmOptions(options.heapMb ?? 384)];
   const dir = mkdtempSync(join(tmpdir(), 'txcheck-cluster-'));
   const ids = Array.from({ length: CLUSTER_SIZE }, (_, i) => i + 1);
-  const proxies: Proxy[] = [];
+  const proxies: KafkaProxy[] = [];
   const jvms = new Map<number, KafkaProcess>();
   let stopped = false;
   let died!: (id: number) => void;
@@ -144,7 +144,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       proxy: ports[3 * (id - 1) + 2]!,
     });
     for (const id of ids)
-      proxies.push(await Proxy.start(id, portsOf(id).proxy, { host: '127.0.0.1', port: portsOf(id).broker }));
+      proxies.push(
+        await KafkaProxy.start(`127.0.0.1:${portsOf(id).broker}`, { node: id, port: portsOf(id).proxy }),
+      );
     const voters = ids.map((id) => `${id}@127.0.0.1:${portsOf(id).controller}`).join(',');
     const cluster = clusterId();
     const files = ids.map((id) => {

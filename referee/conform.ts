@@ -8,7 +8,7 @@ import { startBroker } from './broker.ts';
 import { type Cluster, startCluster } from './cluster.ts';
 import { traceTransactionVersion } from './replay/index.ts';
 import { BrokerUnusableError, type ReplayOutcome, type StepResult, replayOnBroker } from './replay/replay.ts';
-import { type Referee, randomLabels, walkTrace } from './replay/walk.ts';
+import { type Referee, type Timings, noTimings, randomLabels, walkTrace } from './replay/walk.ts';
 
 export interface ConformOptions {
   /** HOST:PORT of a running broker, or a release to start at the model's transaction version. */
@@ -46,6 +46,8 @@ export interface ConformResult {
   readonly walks: readonly WalkResult[];
   /** Why the run ended before its walks: the time bound, a broker that died, or a signal. */
   readonly stoppedBy?: 'maxSeconds' | 'broker-died' | 'signal';
+  /** The broker's timings the walks did not choose: its own work, and its own moments passed over. */
+  readonly timings: Timings;
 }
 
 /** Where the walks run: a broker's address, or a cluster (any node's address). */
@@ -102,12 +104,19 @@ export async function conformOn(
   options: ConformOptions,
 ): Promise<Omit<ConformResult, 'broker'>> {
   const walks: WalkResult[] = [];
+  const timings = noTimings();
   const deadline = options.maxSeconds === undefined ? Infinity : Date.now() + options.maxSeconds * 1000;
   let transactionVersion = 0;
   for (let walk = 0; walk < options.walks; walk++) {
-    if (Date.now() > deadline) return { transactionVersion, walks, stoppedBy: 'maxSeconds' };
-    if (options.shouldStop?.() === true) return { transactionVersion, walks, stoppedBy: 'signal' };
-    const labels = randomLabels(cfg, walkRandom(options.seed, walk), options.maxDepth, refereeOf(on));
+    if (Date.now() > deadline) return { transactionVersion, walks, stoppedBy: 'maxSeconds', timings };
+    if (options.shouldStop?.() === true) return { transactionVersion, walks, stoppedBy: 'signal', timings };
+    const labels = randomLabels(
+      cfg,
+      walkRandom(options.seed, walk),
+      options.maxDepth,
+      refereeOf(on),
+      timings,
+    );
     let outcome: ReplayOutcome;
     try {
       outcome = await replayLabels(on, cfg, labels, options.shouldStop);
@@ -124,14 +133,14 @@ export async function conformOn(
       continue;
     }
     transactionVersion = outcome.transactionVersion;
-    if (options.shouldStop?.() === true) return { transactionVersion, walks, stoppedBy: 'signal' };
+    if (options.shouldStop?.() === true) return { transactionVersion, walks, stoppedBy: 'signal', timings };
     const what = kindOf(outcome);
     const shrunk = what === undefined ? undefined : await shrink(on, cfg, labels, outcome);
     // A difference that the shortest walk does not show again was the machine's, not Kafka's
     // (a broker starved of CPU past the wait): the walk is not compared.
     const confirmed =
       shrunk === undefined || kindOf(await replayLabels(on, cfg, shrunk.labels, options.shouldStop)) === what;
-    if (options.shouldStop?.() === true) return { transactionVersion, walks, stoppedBy: 'signal' };
+    if (options.shouldStop?.() === true) return { transactionVersion, walks, stoppedBy: 'signal', timings };
     const result: WalkResult =
       shrunk === undefined || !confirmed
         ? {
@@ -153,9 +162,10 @@ export async function conformOn(
           };
     walks.push(result);
     options.onWalk?.(result);
-    if (outcome.status === 'broker-died') return { transactionVersion, walks, stoppedBy: 'broker-died' };
+    if (outcome.status === 'broker-died')
+      return { transactionVersion, walks, stoppedBy: 'broker-died', timings };
   }
-  return { transactionVersion, walks };
+  return { transactionVersion, walks, timings };
 }
 
 export async function conform(options: ConformOptions): Promise<ConformResult> {

@@ -1,8 +1,15 @@
-// A TCP proxy in front of one broker that reads Kafka's framing, so that single requests (or
-// answers) can be held, dropped, delayed and released. Frames on one connection keep their order:
-// a held frame holds the ones behind it, since Kafka's clients match answers to requests in order.
+// A TCP proxy in front of one broker's listener that reads Kafka's framing, so that the driver
+// can hold, delay, release or drop single requests (or answers): a client's EndTxn or Produce,
+// or, with the broker advertising the proxy as its own address, the WriteTxnMarkers and the
+// verifying AddPartitionsToTxn other brokers (and the broker itself) send it. One proxy serves a
+// single broker (broker.ts's `advertise`); a cluster (cluster.ts) puts one before each node.
+//
+// A Kafka connection answers its requests in order, so a held frame holds the frames behind it on
+// the same connection too. A held request whose sender times it out and closes the connection
+// still reaches the broker when released: a late first copy.
 import { type Server, type Socket, connect, createServer } from 'node:net';
 import { Reader } from './driver/codec.ts';
+import { parseAddress } from './driver/connection.ts';
 
 /** The request header every API shares (RequestHeader.json: key, version, correlation id, client id). */
 export interface RequestHeader {
@@ -12,10 +19,20 @@ export interface RequestHeader {
   readonly clientId: string | null;
 }
 
-/** Reads the header of a request frame (the bytes after its size). */
-export function readRequestHeader(frame: Buffer): RequestHeader {
-  const r = new Reader(frame, false); // the client id keeps its two-byte length in every version
-  return { apiKey: r.int16(), apiVersion: r.int16(), correlationId: r.int32(), clientId: r.nullableString() };
+/** Size, API key, API version and correlation id: the least of a request the proxy reads. */
+const REQUEST_PREFIX = 8;
+
+/** Reads the header of a request frame (the bytes after its size); undefined when too short. */
+export function readRequestHeader(frame: Buffer): RequestHeader | undefined {
+  if (frame.length < REQUEST_PREFIX) return undefined;
+  // The client id keeps its two-byte length in every header version.
+  const length = frame.length >= 10 ? frame.readInt16BE(8) : -1;
+  return {
+    apiKey: frame.readInt16BE(0),
+    apiVersion: frame.readInt16BE(2),
+    correlationId: frame.readInt32BE(4),
+    clientId: length < 0 || 10 + length > frame.length ? null : frame.toString('utf8', 10, 10 + length),
+  };
 }
 
 /**
@@ -51,6 +68,16 @@ export interface FrameInfo {
   readonly body: Buffer;
 }
 
+/** Matches the requests of one API, and of them those `match` takes. */
+export const requestOf =
+  (apiKey: number, match?: (f: FrameInfo) => boolean) =>
+  (f: FrameInfo): boolean =>
+    f.direction === 'request' && f.header.apiKey === apiKey && (match === undefined || match(f));
+
+/**
+ * `drop` discards the frame alone and the connection goes on: a frame lost on a link that stays
+ * up, which its sender finds out by its own time-out.
+ */
 export type Action =
   { readonly kind: 'hold' } | { readonly kind: 'drop' } | { readonly kind: 'delay'; readonly ms: number };
 
@@ -69,7 +96,12 @@ export interface Held {
   /** Settles once released, dropped, or lost with its connection. */
   readonly settled: Promise<Settled>;
   release(): void;
-  drop(): void;
+  /**
+   * Discards the frame. With `sever`, the connection's client side is closed too: a client that
+   * gets no answer, and no later one out of order, sees what a lost request and its time-out
+   * give it.
+   */
+  drop(options?: { readonly sever?: boolean }): void;
 }
 
 /** A frame in its connection's queue: it waits until those before it went on. */
@@ -117,8 +149,15 @@ class Lane {
   }
 }
 
+export interface ProxyOptions {
+  /** The node.id of the broker behind the proxy, named in its frames; 1 when absent. */
+  readonly node?: number;
+  /** The port to listen on; any free one when absent. */
+  readonly port?: number;
+}
+
 /** A proxy in front of one broker: it listens on its own port and forwards to the broker's. */
-export class Proxy {
+export class KafkaProxy {
   private readonly rules: { rule: Rule; left: number }[] = [];
   private readonly heldFrames = new Set<Held>();
   private readonly sockets = new Set<Socket>();
@@ -127,38 +166,58 @@ export class Proxy {
   private readonly lanes = new Map<number, () => void>();
   private readonly byItem = new Map<Queued, { held: Held; settle: (how: Settled) => void }>();
   private connections = 0;
+  private target: { host: string; port: number } | undefined;
+  /** Clients that came before the upstream was known. */
+  private readonly pendingClients: Socket[] = [];
   /** The client side of each open connection. */
   private readonly clients = new Map<number, Socket>();
   /** Connections whose client closed them; `sever` adds its own. */
   readonly closedByClient = new Set<number>();
   readonly severed = new Set<number>();
-  /** Frames seen, by API key and direction, for what a test or a run reports. */
-  readonly seen = new Map<string, number>();
+  /** Requests seen, and answers, by API key: what a test or a run reports. */
+  readonly seen = new Map<number, number>();
+  readonly answered = new Map<number, number>();
 
   private constructor(
     readonly node: number,
     private readonly server: Server,
     readonly port: number,
-    private readonly target: { host: string; port: number },
   ) {
-    server.on('connection', (client) => this.accept(client));
+    // Attached in the same turn as listen's callback: no connection can come before it.
+    server.on('connection', (client) => {
+      this.track(client);
+      if (this.target === undefined) this.pendingClients.push(client);
+      else this.accept(client);
+    });
   }
 
-  /** Listens on 127.0.0.1:`port` (0 for any free one) for the broker at `target`. */
-  static async start(node: number, port: number, target: { host: string; port: number }): Promise<Proxy> {
+  /**
+   * A proxy listening on 127.0.0.1 for the broker at `upstream` (HOST:PORT). The upstream may be
+   * given later, with setUpstream (a broker that advertises the proxy starts after it);
+   * connections wait for it.
+   */
+  static async start(upstream?: string, options: ProxyOptions = {}): Promise<KafkaProxy> {
     const server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => {
+      server.listen(options.port ?? 0, '127.0.0.1', () => {
         server.off('error', reject);
         resolve();
       });
     });
-    return new Proxy(node, server, (server.address() as { port: number }).port, target);
+    const proxy = new KafkaProxy(options.node ?? 1, server, (server.address() as { port: number }).port);
+    if (upstream !== undefined) proxy.setUpstream(upstream);
+    return proxy;
   }
 
   get address(): string {
     return `127.0.0.1:${this.port}`;
+  }
+
+  /** Where the proxy forwards to; connections that came before are forwarded from now. */
+  setUpstream(address: string): void {
+    this.target = parseAddress(address);
+    for (const client of this.pendingClients.splice(0)) if (!client.destroyed) this.accept(client);
   }
 
   /** Takes frames matching `rule` from now on; returns a function that lifts the rule. */
@@ -176,8 +235,12 @@ export class Proxy {
     return [...this.heldFrames];
   }
 
-  /** The first held frame matching `match`, once there is one; rejects after `timeoutMs`. */
-  nextHeld(match: (f: FrameInfo) => boolean, timeoutMs: number): Promise<Held> {
+  /**
+   * The first held frame matching `which` (a request's API key, or a test of the frame), once
+   * there is one; rejects after `timeoutMs`.
+   */
+  nextHeld(which: number | ((f: FrameInfo) => boolean), timeoutMs = 30_000): Promise<Held> {
+    const match = typeof which === 'number' ? requestOf(which) : which;
     const now = this.held().find((h) => match(h.frame));
     if (now !== undefined) return Promise.resolve(now);
     return new Promise((resolve, reject) => {
@@ -190,7 +253,13 @@ export class Proxy {
       };
       const timer = setTimeout(() => {
         this.waiters.splice(this.waiters.indexOf(waiter), 1);
-        reject(new Error(`node ${this.node}'s proxy held no matching frame in ${timeoutMs} ms`));
+        reject(
+          new Error(
+            typeof which === 'number'
+              ? `no request of API key ${which} was held within ${timeoutMs} ms`
+              : `node ${this.node}'s proxy held no matching frame in ${timeoutMs} ms`,
+          ),
+        );
       }, timeoutMs);
       this.waiters.push(waiter);
     });
@@ -218,28 +287,35 @@ export class Proxy {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  private track(socket: Socket): void {
+    this.sockets.add(socket);
+    socket.setNoDelay(true);
+    socket.on('close', () => this.sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+  }
+
   private accept(client: Socket): void {
     const connection = ++this.connections;
     // Node queues what is written before the broker's side connects.
-    const upstream = connect(this.target);
+    const upstream = connect(this.target!);
+    this.track(upstream);
     let clientGone = false;
     /** Correlation id → request header, to name each answer by its request. */
     const asked = new Map<number, RequestHeader>();
-    const track = (socket: Socket): void => {
-      this.sockets.add(socket);
-      socket.setNoDelay(true);
-      socket.on('close', () => this.sockets.delete(socket));
-      socket.on('error', () => socket.destroy());
-    };
-    track(client);
-    track(upstream);
 
     const onFrame = (lane: Lane, body: Buffer, item: Queued): void => {
       let header: RequestHeader;
       if (lane.direction === 'request') {
-        header = readRequestHeader(body);
+        const read = readRequestHeader(body);
+        if (read === undefined) {
+          // Not a Kafka request: the broker would close the connection on it too.
+          client.destroy();
+          return;
+        }
+        header = read;
         asked.set(header.correlationId, header);
       } else {
+        if (body.length < 4) return; // too short to name its request: pass it on
         const correlationId = body.readInt32BE(0);
         const request = asked.get(correlationId);
         if (request === undefined) return; // not a request this proxy saw: pass it on
@@ -254,8 +330,8 @@ export class Proxy {
         connection,
         body,
       };
-      const key = `${lane.direction}:${header.apiKey}`;
-      this.seen.set(key, (this.seen.get(key) ?? 0) + 1);
+      const counts = lane.direction === 'request' ? this.seen : this.answered;
+      counts.set(header.apiKey, (counts.get(header.apiKey) ?? 0) + 1);
       const entry = this.rules.find((e) => e.left > 0 && e.rule.match(frame));
       if (entry === undefined) return;
       if (--entry.left === 0) this.rules.splice(this.rules.indexOf(entry), 1);
@@ -296,20 +372,23 @@ export class Proxy {
   private hold(frame: FrameInfo, item: Queued, lane: Lane): Held {
     let settle!: (how: Settled) => void;
     const settled = new Promise<Settled>((resolve) => (settle = resolve));
-    const finish = (gate: 'open' | 'dropped', how: 'released' | 'dropped'): void => {
-      if (item.gate !== 'held') return;
+    const finish = (gate: 'open' | 'dropped', how: 'released' | 'dropped'): boolean => {
+      if (item.gate !== 'held') return false;
       item.gate = gate;
       this.heldFrames.delete(held);
       this.byItem.delete(item);
       settle(how);
       lane.flush();
       this.lanes.get(frame.connection)?.();
+      return true;
     };
     const held: Held = {
       frame,
       settled,
-      release: () => finish('open', 'released'),
-      drop: () => finish('dropped', 'dropped'),
+      release: () => void finish('open', 'released'),
+      drop: (options) => {
+        if (finish('dropped', 'dropped') && options?.sever === true) this.sever(frame.connection);
+      },
     };
     this.heldFrames.add(held);
     this.byItem.set(item, { held, settle });

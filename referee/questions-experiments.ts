@@ -378,6 +378,28 @@ export async function staleMarkers(lab: Lab): Promise<MarkerAnswer[]> {
   return answers;
 }
 
+// ---- Beside the four: the first sequence of a producer the leader does not know ------------
+
+export interface FirstSequenceAnswer {
+  /** Produce v12 of a fresh producer's first batch at sequence 3, then at sequence 0. */
+  atThree: string;
+  thenZero: string;
+}
+
+/**
+ * KAFKA-18202 (the switch tv2SequenceZero): a verified version-2 batch from a producer the leader
+ * has no state for must start at sequence 0. A fresh producer's first batch goes at sequence 3,
+ * then another at 0.
+ */
+export async function firstSequenceOfNewProducer(lab: Lab): Promise<FirstSequenceAnswer> {
+  const id = lab.fresh('first-sequence');
+  const topic = await lab.topic('first-sequence');
+  const producer = await lab.init(id);
+  const atThree = await lab.produce(id, topic, producer, 3, 'at three');
+  const thenZero = await lab.produce(id, topic, producer, 0, 'at zero');
+  return { atThree, thenZero };
+}
+
 // ---- All four, and the one-line answers of the table --------------------------------------
 
 /** The answers of one broker; before 4.0 only the second question can be asked. */

@@ -11,6 +11,7 @@ import {
   Lab,
   atLeast,
   fencedLowerEpochBatch,
+  firstSequenceOfNewProducer,
   retriedInitProducerId,
   staleMarkers,
   transactionLogProducerIds,
@@ -108,6 +109,17 @@ describe.each([TEST_RELEASE, ...OTHER_RELEASES].map((version) => ({ version })))
       // A legacy marker at the producer's epoch commits the next transaction's open batch.
       expect(answers.filter((a) => a.closedOpenTransaction).map((a) => a.version)).toEqual(
         strict ? [2, 1] : [1],
+      );
+    });
+
+    // KAFKA-18202 (4.1.0, tv2SequenceZero): before it, the leader takes a new producer's first
+    // verified batch at any sequence, and then refuses sequence 0.
+    it.skipIf(skipped(version))('a new producer starts at sequence 0 from 4.1.0', async () => {
+      const strict = atLeast(version, '4.1.0');
+      expect(await firstSequenceOfNewProducer(lab)).toEqual(
+        strict
+          ? { atThree: 'OUT_OF_ORDER_SEQUENCE_NUMBER', thenZero: 'NONE' }
+          : { atThree: 'NONE', thenZero: 'OUT_OF_ORDER_SEQUENCE_NUMBER' },
       );
     });
   },

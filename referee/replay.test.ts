@@ -14,7 +14,7 @@ import { conform } from './conform.ts';
 import { type Broker, startBroker } from './broker.ts';
 import { type KafkaReplayResult, replayOnKafka } from './replay/index.ts';
 import { replayOnBroker } from './replay/replay.ts';
-import { randomLabels, walkTrace } from './replay/walk.ts';
+import { noTimings, randomLabels, walkTrace } from './replay/walk.ts';
 import { TEST_RELEASE, skipWithoutKafka } from './testing.ts';
 
 const SELF_FENCING = 'traces/kafka-3.5-init-producer-id-retry.itf.json';
@@ -153,6 +153,7 @@ describe.skipIf(skipWithoutKafka('referee/replay.test.ts'))(`replay against Kafk
     const summary = JSON.parse(run.out);
     const [what] = Object.keys(summary.divergences);
     expect(summary).toMatchObject({ divergences: { [what!]: 1 }, traceFiles: [out] });
+    expect(summary.notUnderControl.brokerWork).toHaveProperty('WriteTxnMarkers');
     const trace = readTraceFile(out);
     expect(trace.meta).toMatchObject({
       property: 'RefereeAgreement',
@@ -176,6 +177,9 @@ describe.skipIf(skipWithoutKafka('referee/replay.test.ts'))(`replay against Kafk
     const result = await conform({ target: broker.address, params, seed: 7, walks: 4, maxDepth: 30 });
     expect(result.walks.map((w) => w.status)).toEqual(['agrees', 'agrees', 'agrees', 'agrees']);
     for (const w of result.walks) expect(w.steps).toBe(labels(w.walk).length);
+    const timings = noTimings();
+    for (let walk = 0; walk < 4; walk++) randomLabels(params, walkRandom(7, walk), 30, 'broker', timings);
+    expect(result.timings).toEqual(timings);
   });
 
   it('conform: an idempotent producer beside a transactional one gets its id from the broker', async () => {

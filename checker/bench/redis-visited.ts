@@ -1,6 +1,6 @@
 // What one Redis server sustains as the visited set of a distributed breadth-first search, with
-// the commands a worker sends (visited-shards.ts): new fingerprints inserted per second, and
-// fingerprints already there tested per second, for a few batch sizes and clients at once; and
+// the commands a worker sends (visited-shards.ts): new fingerprints inserted per second (as an own
+// job adds them), and fingerprints already there tested per second (as an expand job asks), for a few batch sizes and clients at once; and
 // the bytes the set takes per fingerprint. Random fingerprints, as a run's are. Its keys are
 // deleted at the end.
 //
@@ -8,9 +8,10 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { visitedKey } from '../distributed/jobs.ts';
+import { epochKey, markServer } from '../distributed/epoch.ts';
+import { shardVisitedKey } from '../distributed/jobs.ts';
 import { connectionOf, redisAddress } from '../distributed/redis.ts';
-import { admit } from '../distributed/visited-shards.ts';
+import { addMembers, unvisited } from '../distributed/visited-shards.ts';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -20,7 +21,6 @@ const address = redisAddress(positionals[0] ?? 'redis://127.0.0.1:6379', 'comman
 const total = Number(values.fingerprints);
 const fingerprints = new Int32Array(total * 2);
 for (let i = 0; i < fingerprints.length; i++) fingerprints[i] = randomInt(-(2 ** 31), 2 ** 31);
-const none = new Int32Array(0);
 
 const clients = [new Redis(connectionOf(address)), new Redis(connectionOf(address))];
 const usedMemory = async (): Promise<number> =>
@@ -49,11 +49,16 @@ const rows: string[] = [];
 for (const batch of [1024, 8192]) {
   for (const concurrency of [1, 2]) {
     const run = randomUUID();
+    await markServer(clients[0]!, run);
     const before = await usedMemory();
-    const inserted = await rate(batch, concurrency, (client, pairs) => admit([client], run, pairs, none));
+    const inserted = await rate(batch, concurrency, (client, pairs) => {
+      const pipeline = client.pipeline();
+      addMembers(pipeline, shardVisitedKey(run, 0), pairs);
+      return pipeline.exec();
+    });
     const bytes = (await usedMemory()) - before;
-    const tested = await rate(batch, concurrency, (client, pairs) => admit([client], run, none, pairs));
-    await clients[0]!.del(visitedKey(run));
+    const tested = await rate(batch, concurrency, (client, pairs) => unvisited([client], run, 1, pairs));
+    await clients[0]!.del(shardVisitedKey(run, 0), epochKey(run));
     rows.push(
       `| ${batch} | ${concurrency} | ${Math.round(inserted).toLocaleString('en-US')} | ${Math.round(tested).toLocaleString('en-US')} | ${(bytes / total).toFixed(1)} |`,
     );

@@ -1,139 +1,120 @@
-// The coordinator of a distributed breadth-first search: level by level, as one machine searches.
-// A level's states wait here, in the order one machine discovers them (a state's position in
-// its level is its id there, less the level's first id); they go on the queue as jobs of
-// consecutive positions (each job's states a binary value beside it, and so its answer's
-// successors), and the answers (level.ts) are merged in job order, each successor kept
-// when its fingerprint is new to this level and the one before it (the visited set in Redis
-// holds the older ones). So each new state gets its least key (parent position, action index),
-// the key of its first discovery on one machine, and its position there; the violation reported
-// is the event of least key, a deadlock of the state at position p counting as (p, -1). A level
-// in which one is found is finished first, as on one machine: the counts, the verdict and the
-// trace are those of `--workers 1` whatever the number of workers.
+// The coordinator of a distributed breadth-first search in which the owners of the states compute
+// each level, and the coordinator only keeps the level barrier and adds up counts: it never
+// handles a state's words.
 //
-// Per state, its parent's position and its action index go to Redis, one binary string per level
-// (trailKey); a counterexample is read back from them and replayed here from its initial state.
-// Every round trip that reads or writes the run's keys looks at the run's mark too (epoch.ts), so
-// that a server that lost them stops the run rather than make it count from what is left.
-import { IntList } from '../engine/int-list.ts';
-import { type Model, PACK_WORDS } from '../engine/model.ts';
-import {
-  DEADLOCK,
-  type Limit,
-  type Result,
-  brokenInvariant,
-  rebuildTrace,
-  stateFingerprint,
-} from '../engine/search.ts';
-import { VisitedSet } from '../engine/visited.ts';
+// Every fingerprint has an owner, one of the run's shards (SHARDS_PER_SERVER on each server),
+// where its part of the visited set, its inboxes and its states are kept. Level d is searched in
+// two steps. Expand: jobs of consecutive positions of level d (a state's position in its level is
+// its id on one machine, less the level's first id) gather their states from the shards, expand
+// them in position order, drop the successors the visited set holds, and send the rest, batched,
+// to their owners: fingerprints and keys (parent position, action index) to the owner's inbox,
+// words beside it, grouped by the block of positions their parent is in (GROUPS_PER_JOB blocks
+// to a job). Own: once every expand job is done, one job per server takes each of its shards that
+// received something: it takes the shard's inbox in job order, keeps each fingerprint at its
+// first sight, which is its least key since jobs hold consecutive positions and send in key
+// order, and in one transaction per shard adds the winners to its part of the visited set and
+// keeps, per group, which of the words sent won. Each answers
+// how many states it keeps per group; the sums give each group's first position, and the next
+// level's jobs are cut from them. So each state gets its position on one machine, and its words
+// cross the network twice: to its owner's server, and from there to the job that expands it.
+//
+// The event reported is the one of least key, as on one machine: a deadlock of the state at
+// position p as (p, -1), or a violation: the least of each expand job's first violating successor
+// sent, which is the least over the level (a state that breaks an invariant in one job breaks it
+// in every job that sends it). The level in which one is met is decided first. An expand job
+// keeps its states' keys in Redis (jobTrailKey); a counterexample is read back from them and
+// replayed here from its initial state. Every round trip looks at the run's mark too (epoch.ts).
+import type { Model } from '../engine/model.ts';
+import { DEADLOCK, type Limit, type Result, rebuildTrace } from '../engine/search.ts';
 import type { DistributedRun } from './coordinator.ts';
 import type { RunDigest } from './digest.ts';
 import {
-  LEVEL_JOB,
-  type LevelJob,
-  type LevelJobAnswer,
+  EXPAND_JOB,
+  GROUPS_PER_JOB,
+  type ExpandAnswer,
+  type ExpandJob,
+  OWN_JOB,
+  type OwnAnswer,
+  type OwnJob,
   RUN_KEY_SECONDS,
   type WalkJob,
-  bytesOf,
-  chunkKey,
-  int32sOfBytes,
-  successorParts,
-  trailKey,
-  visitedKey,
+  inboxKey,
+  jobTrailKey,
+  levelKey,
+  ownedKey,
+  shardVisitedKey,
+  wordsKey,
 } from './jobs.ts';
 import { QueueRun, type QueueRunOptions } from './queue-run.ts';
 import type { RedisAddress } from './redis.ts';
+import { serverOf } from './visited-shards.ts';
 
 export interface DistributedBfsOptions extends QueueRunOptions {
   readonly maxDepth?: number;
   readonly deadlockAllowed: boolean;
 }
 
+/** Shards on each server: enough own jobs a level to keep a few workers busy per server. */
+export const SHARDS_PER_SERVER = 16;
 /** Jobs a level is cut into when it is large enough: a few per worker of a small cluster, so that none waits long at the level's end. */
 const JOBS_PER_LEVEL = 16;
-/** States per job: enough to outweigh its round trip through Redis, few enough for a job of some hundred kilobytes. */
+/** States per job: enough to outweigh its round trips through Redis, few enough for a job of some hundred kilobytes. */
 const MIN_STATES_PER_JOB = 128;
 const MAX_STATES_PER_JOB = 1024;
-/** How often the run's trail keys have their expiry renewed (the workers renew the visited set's with each job). */
+/** How often the run's trails and visited sets have their expiry renewed. */
 const RENEW_EVERY_MS = 60_000;
 
-/** The states of one level, as they wait for their jobs: packed, in position order, with their keys. */
-class Level {
-  readonly fingerprints = new VisitedSet(1 << 10);
-  /** Packed words, each state's preceded by its length. */
-  readonly words = new IntList(1 << 12);
-  /** Where each state's words start. */
-  readonly starts = new IntList();
-  /** Per state: its parent's position in the level before (-1 at level 0) and its action index (its index in init() at level 0). */
-  readonly trail = new IntList();
-
-  get size(): number {
-    return this.starts.length;
-  }
-
-  /** Adds the state of `words` (its length first), with its key. */
-  push(words: Int32Array, parent: number, action: number): void {
-    this.starts.push(this.words.length);
-    this.words.pushAll(words, words.length);
-    this.trail.push(parent);
-    this.trail.push(action);
-  }
-
-  /** The packed words of the states from position `from` to `to`. */
-  slice(from: number, to: number): Int32Array {
-    return this.words.subarray(
-      this.starts.get(from),
-      to === this.size ? this.words.length : this.starts.get(to),
-    );
-  }
-}
-
-/** The reply of a round trip's one command. */
-function replyOf(replies: readonly [Error | null, unknown][]): unknown {
-  const [error, reply] = replies[0]!;
-  if (error !== null) throw error;
-  return reply;
-}
-
-/** The first event one machine would meet: a violation of the state (level, position), discovered with key (parent, action). */
+/** The first event one machine would meet: of key (parent, action) at level `level` + 1, or a deadlock at (parent, -1) at `level`. */
 interface Found {
   readonly property: string;
+  /** The level of the parent (-1 for an initial state, whose action is its index in init()). */
   readonly level: number;
-  readonly position: number;
   readonly parent: number;
   readonly action: number;
 }
+
+/** What the expand jobs of a level were: where each starts, for reading the trail back. */
+interface Expanded {
+  readonly starts: number[];
+}
+
+type Answer = ExpandAnswer | OwnAnswer;
 
 export async function distributedBfs<S, A>(
   model: Model<S, A>,
   spec: WalkJob['spec'],
   digest: RunDigest,
-  shards: readonly RedisAddress[],
+  servers: readonly RedisAddress[],
   options: DistributedBfsOptions,
 ): Promise<DistributedRun> {
-  const fingerprintOf = stateFingerprint(model);
+  const shards = servers.length * SHARDS_PER_SERVER;
   const maxDepth = options.maxDepth ?? Infinity;
   const fired: Record<string, number> = Object.fromEntries(model.actionKinds.map((k) => [k, 0]));
   const walkers = new Set<string>();
   let statesGenerated = 0;
-  /** States of the levels before `current`. */
-  let before = 0;
+  /** States of the levels decided. */
+  let distinct = 0;
   let depth = 0;
-  let current = new Level();
-  let next = new Level();
   let found: Found | undefined;
   let stoppedBy: Limit | undefined;
   let trace: Result['violation'] | undefined;
+  const expanded: Expanded[] = [];
 
-  // This level's jobs: the first one's index on the queue, where each starts, and the answers not merged yet.
+  // The step under way: the level expanded, or the level owned; its jobs' first index on the queue and how many are answered.
+  let level = -1;
+  let step: 'expand' | 'own' = 'expand';
   let firstJob = 0;
-  let jobStarts: number[] = [];
-  let merged = 0;
-  const answers = new Map<number, { answer: LevelJobAnswer; successors: Int32Array }>();
+  let jobs: readonly (ExpandJob | OwnJob)[] = [];
+  let answered = 0;
   let cut = false;
   let cutOff = false;
-
-  /** The states met so far: a level stopped half-way counts the new states of the jobs merged, as one machine counts those of the states it expanded. */
-  const discovered = (): number => before + current.size + next.size;
+  /** Level `level`'s states, and those of its expand jobs answered. */
+  let size = 1;
+  let sizeDone = 0;
+  /** Per shard, the successors sent to it by this level's expand jobs. */
+  let sent: number[] = [];
+  /** Per group of the level being owned, its states. */
+  let groups: number[] = [];
 
   const consider = (f: Found): void => {
     if (
@@ -144,190 +125,221 @@ export async function distributedBfs<S, A>(
       found = f;
   };
 
-  const merge = (answer: LevelJobAnswer, successors: Int32Array): void => {
-    statesGenerated += answer.statesGenerated;
-    for (const kind of model.actionKinds) fired[kind]! += answer.fired[kind] ?? 0;
-    walkers.add(answer.walker);
-    cutOff ||= answer.cutOff;
-    if (answer.deadlock !== -1)
-      consider({
-        property: DEADLOCK,
-        level: depth,
-        position: answer.deadlock,
-        parent: answer.deadlock,
-        action: -1,
-      });
-    const { fingerprints, keys, states: words } = successorParts(successors);
-    for (let c = 0, at = 0; c < keys.length / 2; c++, at += 1 + words[at]!) {
-      const high = fingerprints[2 * c]!;
-      const low = fingerprints[2 * c + 1]!;
-      if (current.fingerprints.has(high, low) || !next.fingerprints.add(high, low)) continue;
-      const parent = keys[2 * c]!;
-      const action = keys[2 * c + 1]!;
-      if (answer.violation?.index === c)
-        consider({
-          property: answer.violation.property,
-          level: depth + 1,
-          position: next.size,
-          parent,
-          action,
-        });
-      next.push(words.subarray(at, at + 1 + words[at]!), parent, action);
-    }
-  };
-
-  const queued: QueueRun<LevelJob, LevelJobAnswer> = new QueueRun(shards[0]!, options, {
-    others: shards.slice(1),
+  const queued: QueueRun<ExpandJob | OwnJob, Answer> = new QueueRun(servers[0]!, options, {
+    others: servers.slice(1),
     answered(index, answer) {
-      const job = index - firstJob;
-      const level = depth;
-      void queued
-        .roundTrip((p) => void p.getBuffer(chunkKey(queued.id, level, job, 'successors')))
-        .then((replies) => {
-          const bytes = replyOf(replies);
-          if (bytes === null)
-            throw new Error(`distributed run: the successors of job ${index} are not in Redis`);
-          // Merged, the job's keys are of no more use; the answer of a retry that comes later is dropped.
-          void queued.redis
-            .del(chunkKey(queued.id, level, job, 'states'), chunkKey(queued.id, level, job, 'successors'))
-            .catch(() => {});
-          answers.set(job, { answer, successors: int32sOfBytes(bytes as Buffer) });
-          for (let a = answers.get(merged); a !== undefined; a = answers.get(merged)) {
-            answers.delete(merged++);
-            merge(a.answer, a.successors);
-          }
-          if (merged === jobStarts.length) return levelDone();
-        })
-        .catch((e: unknown) => queued.fail(e));
+      const i = index - firstJob;
+      if (i < 0 || i >= jobs.length) return;
+      walkers.add(answer.walker);
+      if (step === 'expand') heardExpand(jobs[i] as ExpandJob, answer as ExpandAnswer);
+      else heardOwn(answer as OwnAnswer);
+      if (++answered === jobs.length) void stepDone().catch((e: unknown) => queued.fail(e));
     },
-    describe: (index) =>
-      `job ${index} (level ${depth}, states from position ${jobStarts[index - firstJob] ?? '?'})`,
+    describe: (index) => {
+      const job = jobs[index - firstJob];
+      if (job === undefined) return `job ${index}`;
+      return 'groups' in job
+        ? `job ${index} (level ${job.level}, states from position ${job.firstPosition})`
+        : `job ${index} (the shards of server ${job.server} for level ${job.level})`;
+    },
     progress: () => ({
-      distinctStates: discovered(),
+      distinctStates: distinct,
       statesGenerated,
-      queue: current.size - (jobStarts[merged] ?? current.size),
+      queue: step === 'expand' ? size - sizeDone : 0,
       depth,
     }),
     cleanUp: async (clients) => {
-      // The queue's server is the first shard.
-      const chunks = jobStarts.flatMap((_, job) => [
-        chunkKey(queued.id, depth, job, 'states'),
-        chunkKey(queued.id, depth, job, 'successors'),
-      ]);
-      await Promise.all([
-        clients[0]!.del(...levelKeys(), ...chunks),
-        ...clients.map((client) => client.del(visitedKey(queued.id))),
-      ]);
+      const last = Math.max(level, 0) + 1;
+      await Promise.all(
+        clients.map(async (client, server) => {
+          const pipeline = client.pipeline();
+          for (let shard = server; shard < shards; shard += servers.length) {
+            const keys = [shardVisitedKey(queued.id, shard)];
+            for (let l = 0; l <= last; l++)
+              keys.push(
+                inboxKey(queued.id, shard, l),
+                wordsKey(queued.id, shard, l),
+                levelKey(queued.id, shard, l),
+                ownedKey(queued.id, shard, l),
+              );
+            expanded.forEach((e, l) => {
+              for (let job = shard; job < e.starts.length; job += shards)
+                keys.push(jobTrailKey(queued.id, shards, l, job));
+            });
+            pipeline.del(...keys);
+          }
+          await pipeline.exec();
+        }),
+      );
     },
   });
 
-  const levelKeys = (): string[] =>
-    Array.from({ length: depth + 2 }, (_, level) => trailKey(queued.id, level));
-  const renew = async (): Promise<void> => {
-    await queued.roundTrip((p) => {
-      for (const key of levelKeys()) p.expire(key, RUN_KEY_SECONDS);
-    });
+  const heardExpand = (job: ExpandJob, answer: ExpandAnswer): void => {
+    statesGenerated += answer.statesGenerated;
+    for (const kind of model.actionKinds) fired[kind]! += answer.fired[kind] ?? 0;
+    cutOff ||= answer.cutOff;
+    sizeDone += job.states;
+    if (answer.deadlock !== -1) consider({ property: DEADLOCK, level, parent: answer.deadlock, action: -1 });
+    if (answer.violation !== undefined) consider({ level, ...answer.violation });
+    answer.sent.forEach((n, shard) => (sent[shard]! += n));
   };
-  const renewing = setInterval(() => void renew().catch(() => {}), RENEW_EVERY_MS);
 
-  /** The trail of `level` into Redis. */
-  const saveTrail = async (level: number, of: Level): Promise<void> => {
-    const trail = bytesOf(of.trail.subarray(0, of.trail.length));
-    replyOf(
-      await queued.roundTrip((p) => void p.set(trailKey(queued.id, level), trail, 'EX', RUN_KEY_SECONDS)),
+  const heardOwn = (answer: OwnAnswer): void => {
+    for (let i = 0; i < answer.groups.length; i += 2) groups[answer.groups[i]!]! += answer.groups[i + 1]!;
+  };
+
+  const add = (name: string, added: readonly (ExpandJob | OwnJob)[]): void => {
+    jobs = added;
+    answered = 0;
+    firstJob = queued.add(name, added);
+  };
+
+  const common = { run: queued.id, spec, digest, servers, shards };
+
+  /** Cuts level `level`, whose groups hold `counts` states, into expand jobs. */
+  const expand = (counts: readonly number[]): void => {
+    step = 'expand';
+    cut = level >= maxDepth;
+    cutOff = false;
+    sent = new Array<number>(shards).fill(0);
+    size = counts.reduce((a, b) => a + b, 0);
+    sizeDone = 0;
+    const per = Math.min(MAX_STATES_PER_JOB, Math.max(MIN_STATES_PER_JOB, Math.ceil(size / JOBS_PER_LEVEL)));
+    const added: ExpandJob[] = [];
+    const starts: number[] = [];
+    let position = 0;
+    for (let g = 0; g < counts.length;) {
+      const first = g;
+      let states = 0;
+      while (g < counts.length && states < per) states += counts[g++]!;
+      if (states === 0) continue;
+      starts.push(position);
+      added.push({
+        ...common,
+        deadlockAllowed: options.deadlockAllowed,
+        level,
+        job: added.length,
+        groups: [first, g],
+        firstPosition: position,
+        states,
+        cut,
+      });
+      position += states;
+    }
+    expanded[level] = { starts };
+    add(EXPAND_JOB, added);
+  };
+
+  const stepDone = async (): Promise<void> => {
+    if (step === 'expand') {
+      if (cut) {
+        if (cutOff && found === undefined) stoppedBy = 'maxDepth';
+        return end();
+      }
+      const owners = servers.flatMap((_, server) => {
+        const owned = sent.flatMap((n, shard) =>
+          n > 0 && serverOf(shard, servers.length) === server ? [shard] : [],
+        );
+        return owned.length === 0 ? [] : [{ ...common, level: level + 1, server, owned }];
+      });
+      groups = new Array<number>(jobs.length * GROUPS_PER_JOB).fill(0);
+      step = 'own';
+      level++;
+      if (owners.length === 0) return decided();
+      return add(OWN_JOB, owners);
+    }
+    return decided();
+  };
+
+  /** Level `level` is decided: its states are counted, and the one before it is of no more use. */
+  const decided = async (): Promise<void> => {
+    const states = groups.reduce((a, b) => a + b, 0);
+    distinct += states;
+    if (states > 0) depth = level;
+    await Promise.all(
+      queued.clients.map((client, server) =>
+        queued.roundTrip((p) => {
+          for (let shard = server; shard < shards; shard += servers.length)
+            p.del(
+              levelKey(queued.id, shard, level - 1),
+              wordsKey(queued.id, shard, level - 1),
+              ownedKey(queued.id, shard, level),
+            );
+        }, client),
+      ),
     );
+    if (found !== undefined || states === 0) return end();
+    expand(groups);
   };
 
-  /** The initial state's index and the action indices that lead to the state (level, position), read back from Redis. */
-  const pathOf = async (level: number, position: number): Promise<{ init: number; actions: number[] }> => {
-    const actions: number[] = [];
-    for (; ; level--) {
-      const record = replyOf(
-        await queued.roundTrip(
-          (p) => void p.getrangeBuffer(trailKey(queued.id, level), position * 8, position * 8 + 7),
-        ),
-      ) as Buffer;
-      if (level === 0) return { init: record.readInt32LE(4), actions: actions.reverse() };
-      actions.push(record.readInt32LE(4));
-      position = record.readInt32LE(0);
+  /** The trail record of the state at `position` of `at`: its parent's position and its action index. */
+  const record = async (at: number, position: number): Promise<[number, number]> => {
+    const { starts } = expanded[at]!;
+    let job = starts.length - 1;
+    while (starts[job]! > position) job--;
+    const offset = (position - starts[job]!) * 8;
+    const client = queued.clients[serverOf(job % shards, servers.length)]!;
+    const [[error, bytes]] = (await queued.roundTrip(
+      (p) => void p.getrangeBuffer(jobTrailKey(queued.id, shards, at, job), offset, offset + 7),
+      client,
+    )) as [[Error | null, Buffer]];
+    if (error !== null) throw error;
+    if (bytes.length !== 8) throw new Error(`distributed run: the trail of level ${at} is not in Redis`);
+    return [bytes.readInt32LE(0), bytes.readInt32LE(4)];
+  };
+
+  /** The initial state's index and the action indices that lead to `found`. */
+  const pathOf = async (f: Found): Promise<{ init: number; actions: number[] }> => {
+    if (f.level < 0) return { init: f.action, actions: [] };
+    const actions = f.action < 0 ? [] : [f.action];
+    let position = f.parent;
+    for (let at = f.level; ; at--) {
+      const [parent, action] = await record(at, position);
+      if (at === 0) return { init: action, actions: actions.reverse() };
+      actions.push(action);
+      position = parent;
     }
   };
 
   const end = async (): Promise<void> => {
     if (found !== undefined) {
-      const { init, actions } = await pathOf(found.level, found.position);
+      const { init, actions } = await pathOf(found);
       trace = { property: found.property, trace: rebuildTrace(model, init, actions) };
     }
     queued.done();
   };
 
-  const addLevel = async (): Promise<void> => {
-    cut = depth >= maxDepth;
-    cutOff = false;
-    merged = 0;
-    const size = current.size;
-    const per = Math.min(MAX_STATES_PER_JOB, Math.max(MIN_STATES_PER_JOB, Math.ceil(size / JOBS_PER_LEVEL)));
-    jobStarts = [];
-    const jobs: LevelJob[] = [];
-    const chunks: [string, Int32Array][] = [];
-    for (let from = 0; from < size; from += per) {
-      const job = jobStarts.length;
-      const states = chunkKey(queued.id, depth, job, 'states');
-      jobStarts.push(from);
-      chunks.push([states, current.slice(from, Math.min(size, from + per))]);
-      jobs.push({
-        run: queued.id,
-        spec,
-        digest,
-        deadlockAllowed: options.deadlockAllowed,
-        shards,
-        level: depth,
-        firstPosition: from,
-        cut,
-        states,
-        successors: chunkKey(queued.id, depth, job, 'successors'),
-      });
-    }
-    const replies = await queued.roundTrip((p) => {
-      for (const [key, words] of chunks) p.set(key, bytesOf(words), 'EX', RUN_KEY_SECONDS);
-    });
-    for (const [error] of replies) if (error) throw error;
-    firstJob = queued.add(LEVEL_JOB, jobs);
+  const renew = async (): Promise<void> => {
+    await Promise.all(
+      queued.clients.map((client, server) =>
+        queued.roundTrip((p) => {
+          for (let shard = server; shard < shards; shard += servers.length)
+            p.expire(shardVisitedKey(queued.id, shard), RUN_KEY_SECONDS);
+          expanded.forEach((e, l) => {
+            for (let job = 0; job < e.starts.length; job++)
+              if (serverOf(job % shards, servers.length) === server)
+                p.expire(jobTrailKey(queued.id, shards, l, job), RUN_KEY_SECONDS);
+          });
+        }, client),
+      ),
+    );
   };
+  const renewing = setInterval(() => void renew().catch(() => {}), RENEW_EVERY_MS);
 
-  const levelDone = async (): Promise<void> => {
-    await saveTrail(depth + 1, next);
-    if (found !== undefined) {
-      if (next.size > 0) depth++;
-      return end();
-    }
-    if (cut) {
-      if (cutOff) stoppedBy = 'maxDepth';
-      return end();
-    }
-    if (next.size === 0) return end();
-    before += current.size;
-    depth++;
-    current = next;
-    next = new Level();
-    return addLevel();
-  };
-
-  // The initial states, in the order of init(), as one machine takes them.
-  const words = new Int32Array(PACK_WORDS + 1);
-  const fingerprint = new Int32Array(2);
-  model.init().forEach((s, i) => {
-    statesGenerated++;
-    fingerprintOf(s, fingerprint);
-    if (!current.fingerprints.add(fingerprint[0]!, fingerprint[1]!)) return;
-    const broken = brokenInvariant(model, s);
-    if (broken !== undefined && found === undefined)
-      found = { property: broken, level: 0, position: current.size, parent: -1, action: i };
-    words[0] = model.pack!(s, words.subarray(1));
-    current.push(words.subarray(0, 1 + words[0]), -1, i);
-  });
-  const started = saveTrail(0, current).then(() => (found === undefined ? addLevel() : end()));
-  started.catch((e: unknown) => queued.fail(e));
+  // Level -1: one job finds the initial states, as if expanding a state before them.
+  add(EXPAND_JOB, [
+    {
+      ...common,
+      deadlockAllowed: options.deadlockAllowed,
+      level: -1,
+      job: 0,
+      groups: [0, 0],
+      firstPosition: 0,
+      states: 0,
+      cut: false,
+    },
+  ]);
+  sent = new Array<number>(shards).fill(0);
 
   let seconds: number;
   try {
@@ -338,7 +350,7 @@ export async function distributedBfs<S, A>(
     clearInterval(renewing);
   }
   const counted = {
-    distinctStates: discovered(),
+    distinctStates: distinct,
     statesGenerated,
     depth,
     seconds,

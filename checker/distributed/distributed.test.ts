@@ -18,7 +18,17 @@ import { modelOf } from '../../specs/build.ts';
 import { loadSpecFile } from '../../specs/load.ts';
 import { distributedBfs } from './bfs-coordinator.ts';
 import { distributedSwarm } from './coordinator.ts';
-import { LEVEL_JOB, type LevelJob, QUEUE, REFUSED, WALKS_PER_JOB, type WalkJob } from './jobs.ts';
+import {
+  EXPAND_JOB,
+  type ExpandJob,
+  OWN_JOB,
+  type OwnJob,
+  QUEUE,
+  ownedKey,
+  REFUSED,
+  WALKS_PER_JOB,
+  type WalkJob,
+} from './jobs.ts';
 import { redisAddress } from './redis.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -343,37 +353,107 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
     }
   });
 
-  it('breadth-first: a worker killed holding a job leaves the job to another: the result of one machine', async () => {
+  it.each([
+    ['Kafka, violated', 'specs/kafka/stale-end-txn.json'],
+    ['TwoPhase, holds', 'specs/two-phase/tp5.json'],
+  ])(
+    'breadth-first, %s: a worker killed holding a job leaves the job to another: the result of one machine',
+    async (_name, spec) => {
+      const args = ['check', spec, '--json'];
+      const one = await txcheck(...args, '--workers', '1', '-o', join(dir, 'killed-one.itf.json'));
+      const [a, b] = [new WorkerProcess(url), new WorkerProcess(url)];
+      try {
+        const stalled: string[] = [];
+        events.on('stalled', ({ jobId }) => stalled.push(jobId));
+        const many = txcheck(...args, '--redis', url, '-o', join(dir, 'killed-many.itf.json'));
+        // Frozen, worker a can neither finish the job it holds nor take another: the one it holds is the one it dies with.
+        let held = '';
+        await until(async () => {
+          a.child.kill('SIGSTOP');
+          held =
+            (await queue.getActive()).find(
+              (j) =>
+                j.processedBy === a.name &&
+                j.name === EXPAND_JOB &&
+                (j.data as unknown as ExpandJob).level > 0,
+            )?.id ?? '';
+          if (held === '') a.child.kill('SIGCONT');
+          return held !== '';
+        }, 'worker a to hold a job past the first level');
+        a.child.kill('SIGKILL');
+        expect(await a.exited).toBe(null);
+        const run = await many;
+        expect(run.err).toBe('');
+        expect(verdict(run.out)).toEqual(verdict(one.out));
+        if (one.code === 1)
+          expect(readFileSync(join(dir, 'killed-many.itf.json'), 'utf8')).toBe(
+            readFileSync(join(dir, 'killed-one.itf.json'), 'utf8'),
+          );
+        expect(stalled).toContain(held);
+      } finally {
+        await Promise.all([a.stop(), b.stop()]);
+      }
+    },
+  );
+
+  it("breadth-first: a worker killed after its shard's writes, before its answer: the retry does not decide twice", async () => {
     const args = ['check', 'specs/kafka/stale-end-txn.json', '--json'];
-    const one = await txcheck(...args, '--workers', '1', '-o', join(dir, 'killed-one.itf.json'));
+    const one = await txcheck(...args, '--workers', '1', '-o', join(dir, 'owned-one.itf.json'));
+    const second = await startRedis();
+    const shardServer = new Redis(second.port, '127.0.0.1');
     const [a, b] = [new WorkerProcess(url), new WorkerProcess(url)];
     try {
       const stalled: string[] = [];
       events.on('stalled', ({ jobId }) => stalled.push(jobId));
-      const many = txcheck(...args, '--redis', url, '-o', join(dir, 'killed-many.itf.json'));
-      // Frozen, worker a can neither finish the job it holds nor take another: the one it holds is the one it dies with.
-      let held = '';
+      const many = txcheck(
+        ...args,
+        '--redis',
+        `${url},${second.url}`,
+        '-o',
+        join(dir, 'owned-many.itf.json'),
+      );
+      // Worker a frozen holding the own job of the second server, before its transactions.
+      let held: OwnJob | undefined;
+      let heldId = '';
       await until(async () => {
         a.child.kill('SIGSTOP');
-        held =
-          (await queue.getActive()).find(
-            (j) =>
-              j.processedBy === a.name && j.name === LEVEL_JOB && (j.data as unknown as LevelJob).level > 0,
-          )?.id ?? '';
-        if (held === '') a.child.kill('SIGCONT');
-        return held !== '';
-      }, 'worker a to hold a job past the first level');
-      a.child.kill('SIGKILL');
-      expect(await a.exited).toBe(null);
+        const job = (await queue.getActive()).find(
+          (j) => j.processedBy === a.name && j.name === OWN_JOB && (j.data as unknown as OwnJob).server === 1,
+        );
+        const data = job?.data as unknown as OwnJob | undefined;
+        if (
+          data !== undefined &&
+          (await shardServer.exists(ownedKey(data.run, data.owned[0]!, data.level))) === 0
+        ) {
+          held = data;
+          heldId = job!.id!;
+        } else a.child.kill('SIGCONT');
+        return held !== undefined;
+      }, 'worker a to hold an own job on the second server');
+      // Writes paused on the queue's server, a makes its writes on the second and cannot answer; then it dies.
+      await client.call('CLIENT', 'PAUSE', '10000', 'WRITE');
+      a.child.kill('SIGCONT');
+      try {
+        await until(
+          async () => (await shardServer.exists(ownedKey(held!.run, held!.owned[0]!, held!.level))) === 1,
+          "worker a's transaction",
+        );
+        a.child.kill('SIGKILL');
+        expect(await a.exited).toBe(null);
+      } finally {
+        await client.call('CLIENT', 'UNPAUSE');
+      }
       const run = await many;
       expect(run.err).toBe('');
       expect(verdict(run.out)).toEqual(verdict(one.out));
-      expect(readFileSync(join(dir, 'killed-many.itf.json'), 'utf8')).toBe(
-        readFileSync(join(dir, 'killed-one.itf.json'), 'utf8'),
+      expect(readFileSync(join(dir, 'owned-many.itf.json'), 'utf8')).toBe(
+        readFileSync(join(dir, 'owned-one.itf.json'), 'utf8'),
       );
-      expect(stalled).toContain(held);
+      expect(stalled).toContain(heldId);
     } finally {
+      shardServer.disconnect();
       await Promise.all([a.stop(), b.stop()]);
+      await second.stop();
     }
   });
 
@@ -470,8 +550,8 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
           // Under way: a few levels saved, or some walks answered.
           await until(
             async () =>
-              (await watcher.keys(kind === 'bfs' ? 'txcheck:run:*:trail:6' : 'bull:txcheck-walks:*')).length >
-              (kind === 'bfs' ? 0 : 8),
+              (await watcher.keys(kind === 'bfs' ? 'txcheck:run:*:trail:6:*' : 'bull:txcheck-walks:*'))
+                .length > (kind === 'bfs' ? 0 : 8),
             'the run to get under way',
           );
           const injected = performance.now();
@@ -604,7 +684,7 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
       );
       const watcher = new Redis(own.port, '127.0.0.1');
       await until(
-        async () => (await watcher.keys('txcheck:run:*:trail:4')).length > 0,
+        async () => (await watcher.keys('txcheck:run:*:trail:4:*')).length > 0,
         'the run to get under way',
       );
       watcher.disconnect();

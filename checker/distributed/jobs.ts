@@ -1,7 +1,8 @@
 // What travels on the queue between the coordinator of a distributed run and its workers. A
 // random run's job is a range of walk indices; its answer holds the figures of those walks and the
 // fingerprints of the states they met, so that the coordinator can merge them as one machine
-// would have counted them. A breadth-first run's job is a chunk of one level (LevelJob).
+// would have counted them. A breadth-first run's jobs expand a part of a level or decide a
+// shard's part of the next (ExpandJob, OwnJob).
 import type { Limit } from '../engine/search.ts';
 import type { RunDigest } from './digest.ts';
 import type { RedisAddress } from './redis.ts';
@@ -83,67 +84,62 @@ export function int32sOfBytes(bytes: Buffer): Int32Array {
   return new Int32Array(new Uint8Array(bytes).buffer);
 }
 
-/** The name of a breadth-first run's jobs (a random run's are 'walks'). */
-export const LEVEL_JOB = 'level';
+/**
+ * The two kinds of job of a breadth-first run. Every fingerprint has an owner, one of the run's
+ * `shards` (shardOf in visited-shards.ts), each shard's keys on one server. An expand job takes
+ * consecutive states of level d and sends its successors not in the visited set to their owners
+ * for level d + 1: their fingerprints and keys to the owner's inbox, their words beside them,
+ * where they stay. Once every expand job of the level is done, one own job per server decides its
+ * shards' parts of level d + 1, each from its inbox. Their data in Redis are binary values: through a
+ * job, BullMQ would copy them as JSON into the job, its answer and its event stream.
+ */
+export const EXPAND_JOB = 'expand';
+export const OWN_JOB = 'own';
 
 /**
- * A job of a distributed breadth-first run: consecutive states of one level, from position
- * `firstPosition` on (a state's position is its index in the level, in the order in which one
- * machine discovers the level). A worker expands them in order, and puts its successors not yet
- * in the visited set under the key `successors` (see LevelSuccessors). The states and their
- * successors are binary Redis values beside the queue: through the job, BullMQ would copy them
- * as JSON into the job, its answer and its event stream.
+ * An expand job's successors are grouped by the block of positions their parent is in, a few
+ * blocks to a job: the next level's jobs are cut on group boundaries. Group g is block
+ * g % GROUPS_PER_JOB of job g / GROUPS_PER_JOB.
  */
-export interface LevelJob {
+export const GROUPS_PER_JOB = 4;
+
+/** The group of a successor of the state at `parent` (-1 for an initial state) in job `job`, which starts at `firstPosition`. */
+export function groupOf(job: number, firstPosition: number, parentsPerBlock: number, parent: number): number {
+  return job * GROUPS_PER_JOB + (parent < 0 ? 0 : Math.floor((parent - firstPosition) / parentsPerBlock));
+}
+
+/** Positions per block of a job of `states` states. */
+export const parentsPerBlock = (states: number): number => Math.max(1, Math.ceil(states / GROUPS_PER_JOB));
+
+interface RunJob {
   readonly run: string;
   readonly spec: WalkJob['spec'];
   readonly digest: RunDigest;
-  readonly deadlockAllowed: boolean;
-  /** The Redis servers the visited set is sharded over, by fingerprint (see visited-shards.ts); the first holds the queue. */
-  readonly shards: readonly RedisAddress[];
-  readonly level: number;
-  readonly firstPosition: number;
-  /** At the depth bound: the states are only looked at for successors, none is kept. */
-  readonly cut: boolean;
-  /** The key of the states: their packed words, each state's preceded by its length (bytesOf). */
-  readonly states: string;
-  /** The key to put the successors under. */
-  readonly successors: string;
+  /** The servers the shards sit on: shard s on server s modulo their number; the first holds the queue. */
+  readonly servers: readonly RedisAddress[];
+  readonly shards: number;
 }
 
 /**
- * The successors of a level's job not met before by the job and not in the visited set when it
- * looked, one per fingerprint, in the order one machine meets them (by parent position, then
- * action index), as one Int32Array: their count n, their n (high, low) fingerprints, their n
- * (parent position, action index) keys, and their packed words as in LevelJob.states.
+ * States of level `level` from position `firstPosition` on: those the shards hold in groups
+ * `groups[0]` to `groups[1] - 1`; or, at level -1, the initial states.
  */
-export function levelSuccessors(fingerprints: Int32Array, keys: Int32Array, states: Int32Array): Int32Array {
-  const n = fingerprints.length / 2;
-  const all = new Int32Array(1 + 4 * n + states.length);
-  all[0] = n;
-  all.set(fingerprints, 1);
-  all.set(keys, 1 + 2 * n);
-  all.set(states, 1 + 4 * n);
-  return all;
+export interface ExpandJob extends RunJob {
+  readonly deadlockAllowed: boolean;
+  readonly level: number;
+  /** The job's index in its level: its field in each inbox, and its trail key. */
+  readonly job: number;
+  readonly groups: readonly [number, number];
+  readonly firstPosition: number;
+  /** How many states the groups hold. */
+  readonly states: number;
+  /** At the depth bound: the states are only looked at for successors, none is sent. */
+  readonly cut: boolean;
 }
 
-/** The parts `levelSuccessors` joined. */
-export function successorParts(all: Int32Array): {
-  fingerprints: Int32Array;
-  keys: Int32Array;
-  states: Int32Array;
-} {
-  const n = all[0]!;
-  return {
-    fingerprints: all.subarray(1, 1 + 2 * n),
-    keys: all.subarray(1 + 2 * n, 1 + 4 * n),
-    states: all.subarray(1 + 4 * n),
-  };
-}
-
-export interface LevelJobAnswer {
+export interface ExpandAnswer {
   readonly walker: string;
-  /** Successors computed, duplicates included (none at the depth bound). */
+  /** Successors computed, duplicates included (none at the depth bound); the initial states at level -1. */
   readonly statesGenerated: number;
   /** Successors per action kind. */
   readonly fired: Readonly<Record<string, number>>;
@@ -151,16 +147,105 @@ export interface LevelJobAnswer {
   readonly deadlock: number;
   /** At the depth bound: some state has successors. */
   readonly cutOff: boolean;
-  /** The first of the successors put under LevelJob.successors that breaks an invariant, and the first invariant it breaks. */
-  readonly violation?: { readonly index: number; readonly property: string };
+  /** Of the successors sent, the first (by key) that breaks an invariant, and the first invariant it breaks. */
+  readonly violation?: { readonly parent: number; readonly action: number; readonly property: string };
+  /** Successors sent to each shard. */
+  readonly sent: readonly number[];
 }
 
-/** Where a distributed breadth-first run keeps the fingerprints of its visited states, on each shard. */
-export const visitedKey = (run: string): string => `txcheck:run:${run}:visited`;
+/** Decides the parts of level `level` of the shards `owned` of server `server`, each from its inbox. */
+export interface OwnJob extends RunJob {
+  readonly level: number;
+  readonly server: number;
+  readonly owned: readonly number[];
+}
 
-/** Where it keeps, per state of `level` in position order, its parent's position and its action index (two int32, as bytesOf orders their bytes). */
-export const trailKey = (run: string, level: number): string => `txcheck:run:${run}:trail:${level}`;
+export interface OwnAnswer {
+  readonly walker: string;
+  /** The shards' new states per group: (group, count) pairs. */
+  readonly groups: readonly number[];
+}
 
-/** Where the states of a level's job wait, and where its worker puts their successors. */
-export const chunkKey = (run: string, level: number, job: number, part: 'states' | 'successors'): string =>
-  `txcheck:run:${run}:level:${level}:${job}:${part}`;
+/**
+ * What an expand job sends a shard's inbox: in key order, the successors the shard owns, as one
+ * Int32Array: their count n, the job's index, its first position and its positions per block
+ * (which give each successor's group), then n (high, low) fingerprints and n (parent position,
+ * action index) keys.
+ */
+export function inboxBatch(
+  job: number,
+  firstPosition: number,
+  perBlock: number,
+  fingerprints: Int32Array,
+  keys: Int32Array,
+): Int32Array {
+  const n = fingerprints.length / 2;
+  const all = new Int32Array(4 + 4 * n);
+  all.set([n, job, firstPosition, perBlock]);
+  all.set(fingerprints, 4);
+  all.set(keys, 4 + 2 * n);
+  return all;
+}
+
+/** The parts `inboxBatch` joined. */
+export function inboxParts(all: Int32Array): {
+  job: number;
+  firstPosition: number;
+  perBlock: number;
+  fingerprints: Int32Array;
+  keys: Int32Array;
+} {
+  const n = all[0]!;
+  return {
+    job: all[1]!,
+    firstPosition: all[2]!,
+    perBlock: all[3]!,
+    fingerprints: all.subarray(4, 4 + 2 * n),
+    keys: all.subarray(4 + 2 * n, 4 + 4 * n),
+  };
+}
+
+/**
+ * What an own job keeps of a group: the successors that won, in key order, as one Int32Array:
+ * their count m, their m indices among the group's successors sent to the shard (whose words are
+ * under wordsKey), and their m keys.
+ */
+export function winnersOf(indices: Int32Array, keys: Int32Array): Int32Array {
+  const m = indices.length;
+  const all = new Int32Array(1 + 3 * m);
+  all[0] = m;
+  all.set(indices, 1);
+  all.set(keys, 1 + m);
+  return all;
+}
+
+/** The parts `winnersOf` joined. */
+export function winnersParts(all: Int32Array): { indices: Int32Array; keys: Int32Array } {
+  const m = all[0]!;
+  return { indices: all.subarray(1, 1 + m), keys: all.subarray(1 + m, 1 + 3 * m) };
+}
+
+/**
+ * A key of shard `shard` of a run: its hash tag keeps each shard's keys in one slot of a Redis
+ * Cluster, so that a shard's transaction touches one node.
+ */
+const shardKey = (run: string, shard: number, rest: string): string =>
+  `txcheck:run:{${run}.${shard}}:${rest}`;
+
+/** The shard's part of the visited set. */
+export const shardVisitedKey = (run: string, shard: number): string => shardKey(run, shard, 'visited');
+/** The shard's inbox for level `level`: a hash from expand job to its inboxBatch. */
+export const inboxKey = (run: string, shard: number, level: number): string =>
+  shardKey(run, shard, `inbox:${level}`);
+/** The words of the shard's successors for level `level`: a hash from group to their packed words, in key order, each state's preceded by its length. */
+export const wordsKey = (run: string, shard: number, level: number): string =>
+  shardKey(run, shard, `words:${level}`);
+/** The shard's states of level `level`: a hash from group to its winnersOf. */
+export const levelKey = (run: string, shard: number, level: number): string =>
+  shardKey(run, shard, `level:${level}`);
+/** What the shard's transaction of level `level` kept per group (OwnAnswer.groups), for a retry after it. */
+export const ownedKey = (run: string, shard: number, level: number): string =>
+  shardKey(run, shard, `owned:${level}`);
+/** The trail of expand job `job` of level `level` (kept on shard `job` modulo the shards). */
+export const jobTrailKey = (run: string, shards: number, level: number, job: number): string =>
+  shardKey(run, job % shards, `trail:${level}:${job}`);

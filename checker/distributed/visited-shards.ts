@@ -1,18 +1,16 @@
 // The visited set of a distributed breadth-first run: the 64-bit fingerprints of its states as
-// 8-byte binary members of one Redis set per shard, a shard per Redis server, picked by the
-// fingerprint's high word modulo their number.
+// 8-byte binary members of one Redis set per shard, the shard picked by the fingerprint's high
+// word modulo the number of shards, and the shard's server by the shard modulo the number of
+// servers.
 //
-// A job of level d adds its own states (level d) and asks which of its successors are members,
-// in one pipelined round trip per shard: SADD and SMISMEMBER take a whole batch as one command,
-// so the server does one native loop per batch. A Lua script that inserts and answers which were
-// new would cost a call per member inside the script, and a decision the coordinator must take
-// anyway: which of two jobs that both meet a new state at this level met it first. So the
-// workers only test, and the states a job holds enter the set when their own level is expanded.
-// At level d the set holds every state of the levels before d (their jobs are all done) and some
-// of level d; the coordinator drops the rest of level d, and the duplicates between jobs, itself.
-import { Redis } from 'ioredis';
+// An expand job of level d asks which of its successors are members, in one pipelined round
+// trip per server; the own jobs of level d + 1 add its new states once every expand job of level
+// d is done. So the set holds exactly the levels up to d while level d is expanded, and what it
+// does not hold is new. SADD and SMISMEMBER take a whole batch as one command, so the server does
+// one native loop per batch, where a Lua script would make a call per member.
+import { type ChainableCommander, Redis } from 'ioredis';
 import { execMarked } from './epoch.ts';
-import { RUN_KEY_SECONDS, visitedKey } from './jobs.ts';
+import { shardVisitedKey } from './jobs.ts';
 import { type RedisAddress, connectionOf } from './redis.ts';
 
 /** Members per command: big enough for one round trip per job, small enough not to hold a server up for long. */
@@ -60,45 +58,45 @@ export class ShardClients {
   }
 }
 
+/** The server of shard `shard`. */
+export const serverOf = (shard: number, servers: number): number => shard % servers;
+
+/** Adds `fingerprints` (pairs) to the set at `key`, in commands of BATCH members. */
+export function addMembers(pipeline: ChainableCommander, key: string, fingerprints: Int32Array): void {
+  const pairs = Array.from({ length: fingerprints.length / 2 }, (_, pair) => pair);
+  for (let i = 0; i < pairs.length; i += BATCH)
+    pipeline.sadd(key, members(fingerprints, pairs.slice(i, i + BATCH)));
+}
+
 /**
- * Adds `own` to the run's visited set and answers, per pair of `candidates`, 1 when it is not a
- * member. Every command also renews the key's expiry, the safety net of a run that never cleans up.
- * Each shard's answer comes with a look at the run's mark there: a shard that lost the set would
- * call every state new (a RedisLost instead).
+ * Per pair of `candidates`, 1 when its shard's part of the visited set does not hold it: one
+ * pipelined round trip per server, with a look at the run's mark there (a server that lost the
+ * set would call every state new).
  */
-export async function admit(
+export async function unvisited(
   clients: readonly Redis[],
   run: string,
-  own: Int32Array,
+  shards: number,
   candidates: Int32Array,
 ): Promise<Uint8Array> {
-  const key = visitedKey(run);
   const fresh = new Uint8Array(candidates.length / 2);
-  const ownByShard = byShard(own, clients.length);
-  const candidatesByShard = byShard(candidates, clients.length);
+  const byOwner = byShard(candidates, shards);
   await Promise.all(
-    clients.map(async (client, shard) => {
-      const asked = candidatesByShard[shard]!;
-      const added = ownByShard[shard]!;
-      if (asked.length === 0 && added.length === 0) return;
-      const pipeline = client.pipeline();
-      for (let i = 0; i < added.length; i += BATCH)
-        pipeline.sadd(key, members(own, added.slice(i, i + BATCH)));
+    clients.map(async (client, server) => {
       const batches: number[][] = [];
-      for (let i = 0; i < asked.length; i += BATCH) {
-        batches.push(asked.slice(i, i + BATCH));
-        pipeline.smismember(key, members(candidates, batches.at(-1)!));
+      const pipeline = client.pipeline();
+      for (let shard = server; shard < shards; shard += clients.length) {
+        const asked = byOwner[shard]!;
+        for (let i = 0; i < asked.length; i += BATCH) {
+          batches.push(asked.slice(i, i + BATCH));
+          pipeline.smismember(shardVisitedKey(run, shard), members(candidates, batches.at(-1)!));
+        }
       }
-      pipeline.expire(key, RUN_KEY_SECONDS);
+      if (batches.length === 0) return;
       const replies = await execMarked(client, pipeline, run);
-      for (const [e] of replies) if (e !== null) throw e;
-      const answers = replies.slice(
-        Math.ceil(added.length / BATCH),
-        Math.ceil(added.length / BATCH) + batches.length,
-      );
-      batches.forEach((batch, b) => {
-        const isMember = answers[b]![1] as number[];
-        batch.forEach((pair, i) => (fresh[pair] = isMember[i] === 1 ? 0 : 1));
+      replies.forEach(([e, isMember], b) => {
+        if (e !== null) throw e;
+        batches[b]!.forEach((pair, i) => (fresh[pair] = (isMember as number[])[i] === 1 ? 0 : 1));
       });
     }),
   );

@@ -1,7 +1,7 @@
 // One walker thread of a worker process: runs one job at a time, off the process's main thread,
 // which meanwhile renews the job's lock in Redis and answers signals. A random run's job is one
-// request (its walks); a breadth-first run's is two (level.ts), around the main thread's look at
-// the visited set.
+// request (its walks); a breadth-first run's expand job is two (expand.ts), around the main
+// thread's look at the visited set, and its own job one.
 import { randomSearch } from '../engine/random.ts';
 import type { Model } from '../engine/model.ts';
 import { answerRequests } from '../engine/parallel/handle.ts';
@@ -9,12 +9,13 @@ import { type ModelRecipe, buildModel } from '../engine/parallel/recipe.ts';
 import type { Result } from '../engine/search.ts';
 import { VisitedSet } from '../engine/visited.ts';
 import type { WalkOptions } from './jobs.ts';
-import { type ExpandRequest, LevelChunk } from './level.ts';
+import { ExpandChunk, type ExpandRequest, own } from './expand.ts';
 
 export type WalkerRequest =
   | WalkRequest
   | (ExpandRequest & { readonly kind: 'expand'; readonly recipe: ModelRecipe })
-  | { readonly kind: 'settle'; readonly fresh: Uint8Array };
+  | { readonly kind: 'settle'; readonly fresh: Uint8Array }
+  | { readonly kind: 'own'; readonly batches: Int32Array[][] };
 
 export interface WalkRequest {
   readonly kind: 'walks';
@@ -39,13 +40,13 @@ export interface WalkReply {
 const JOB_VISITED_CAPACITY = 1 << 12;
 
 // Jobs of one run come one after another: the model of the last recipe is kept, with its chunk under way.
-let built: { key: string; model: Model<unknown, unknown>; chunk: LevelChunk<unknown> } | undefined;
+let built: { key: string; model: Model<unknown, unknown>; chunk: ExpandChunk<unknown> } | undefined;
 
 async function modelOf(recipe: ModelRecipe): Promise<NonNullable<typeof built>> {
   const key = JSON.stringify(recipe);
   if (built?.key !== key) {
     const model = await buildModel(recipe);
-    built = { key, model, chunk: new LevelChunk(model) };
+    built = { key, model, chunk: new ExpandChunk(model) };
   }
   return built;
 }
@@ -53,11 +54,18 @@ async function modelOf(recipe: ModelRecipe): Promise<NonNullable<typeof built>> 
 answerRequests(async (request: WalkerRequest) => {
   if (request.kind === 'expand') {
     const expanded = (await modelOf(request.recipe)).chunk.expand(request);
-    return { message: expanded, transfer: [expanded.own, expanded.candidates] };
+    return { message: expanded, transfer: [expanded.trail, expanded.candidates] };
   }
   if (request.kind === 'settle') {
     const settled = built!.chunk.settle(request.fresh);
-    return { message: settled, transfer: [settled.successors] };
+    return { message: settled, transfer: [...settled.inboxes, ...settled.words.map((w) => w.states)] };
+  }
+  if (request.kind === 'own') {
+    const owned = request.batches.map(own);
+    return {
+      message: owned,
+      transfer: owned.flatMap((o) => [o.fingerprints, ...o.pieces.map((p) => p.winners)]),
+    };
   }
   const { model } = await modelOf(request.recipe);
   const stopAt = new Int32Array(request.stopAt);

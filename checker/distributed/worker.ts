@@ -1,24 +1,35 @@
 // A worker process of distributed runs: takes jobs from the queue, runs each on one of its walker
 // threads, and answers. A random run's job is a range of walks, answered with the walks' figures
-// and fingerprints; a breadth-first run's is a chunk of a level, answered with the successors its
-// visited set in Redis does not hold (see level.ts and visited-shards.ts). A job whose spec or
-// code digest is not this worker's is refused, not run; one whose run's keys are gone from Redis
+// and fingerprints; a breadth-first run's expands states of a level and sends their successors
+// that the visited set does not hold to the shards that own them, or decides a shard's part of a
+// level (see bfs-coordinator.ts, expand.ts and visited-shards.ts); an own job is made in one
+// transaction, so that a retry of a job whose writes were made returns the answer they saved. A
+// job whose spec or code digest is not this worker's is refused, not run; one whose run's keys are gone from Redis
 // (epoch.ts) is failed as lost, for its coordinator to stop on. On a signal the job under way
 // goes back to the queue for another worker; a worker that dies leaves its job locked until the
 // lock expires, when BullMQ's stalled-job check gives it to another worker.
 import { hostname } from 'node:os';
 import { type Job, UnrecoverableError, WaitingError, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import { type ChainableCommander, Redis } from 'ioredis';
 import { InputError } from '../engine/input.ts';
 import { WorkerHandle } from '../engine/parallel/handle.ts';
 import type { ModelRecipe } from '../engine/parallel/recipe.ts';
 import { specDigest, specFiles } from './digest.ts';
 import { RUN_OVER, execMarked } from './epoch.ts';
 import {
-  LEVEL_JOB,
+  EXPAND_JOB,
+  type ExpandAnswer,
+  type ExpandJob,
+  OWN_JOB,
+  type OwnAnswer,
+  type OwnJob,
+  inboxKey,
+  jobTrailKey,
+  levelKey,
+  ownedKey,
+  shardVisitedKey,
+  wordsKey,
   LOST,
-  type LevelJob,
-  type LevelJobAnswer,
   QUEUE,
   REFUSED,
   RUN_KEY_SECONDS,
@@ -29,9 +40,9 @@ import {
   int32sOfBytes,
   stopAtKey,
 } from './jobs.ts';
-import type { Expanded, Settled } from './level.ts';
+import type { Expanded, Owned, Settled } from './expand.ts';
 import { CONNECT_TIMEOUT_MS, type RedisAddress, RedisLost, connectionOf, settlesWithin } from './redis.ts';
-import { ShardClients, admit } from './visited-shards.ts';
+import { ShardClients, addMembers, serverOf, unvisited } from './visited-shards.ts';
 import type { WalkReply, WalkerRequest } from './walker.ts';
 
 export interface WorkerSetup {
@@ -100,8 +111,8 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
     return new UnrecoverableError(`${REFUSED}${why} (worker ${name})`);
   };
 
-  /** How a walker builds the job's model, once the job's digests are found to be this worker's. */
-  const recipeOf = (job: Job<WalkJob | LevelJob>): ModelRecipe => {
+  /** Refuses a job whose model or spec digest is not this worker's. */
+  const checkDigests = (job: Job<WalkJob | ExpandJob | OwnJob>): void => {
     const data = job.data;
     if (data.digest.model !== setup.modelDigest) {
       throw refusal(
@@ -120,8 +131,13 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
         `its spec digest ${data.digest.spec.slice(0, 12)} does not match the spec it carries${read}`,
       );
     }
+  };
+
+  /** How a walker builds the job's model, once the job's digests are found to be this worker's. */
+  const recipeOf = (job: Job<WalkJob | ExpandJob>): ModelRecipe => {
+    checkDigests(job);
     try {
-      return setup.recipeOf(data.spec.file, data.spec.raw);
+      return setup.recipeOf(job.data.spec.file, job.data.spec.raw);
     } catch (e) {
       if (!(e instanceof InputError)) throw e;
       throw refusal(job, e.message);
@@ -134,7 +150,7 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
     job: Job,
     walker: Walker,
     request: WalkerRequest,
-    transfer: readonly (Int32Array | Uint8Array)[] = [],
+    transfer: readonly (Int32Array | Uint8Array | null)[] = [],
   ): Promise<T> => {
     try {
       return await walker.handle.request<T>(request, transfer);
@@ -202,61 +218,176 @@ export async function runWorker(setup: WorkerSetup): Promise<WorkerProgress> {
     };
   };
 
-  const levelJob = async (
-    job: Job<LevelJob>,
+  /** Runs `pipeline` on `client` with a look at the run's mark; throws the first command's error. */
+  const run = async (client: Redis, pipeline: ChainableCommander, id: string) => {
+    const replies = await execMarked(client, pipeline, id);
+    for (const [e] of replies) if (e !== null) throw e;
+    return replies.map(([, reply]) => reply);
+  };
+
+  const expandJob = async (
+    job: Job<ExpandJob>,
     token: string | undefined,
     walker: Walker,
-  ): Promise<LevelJobAnswer> => {
+  ): Promise<ExpandAnswer> => {
     const data = job.data;
     const recipe = recipeOf(job);
-    const [[error, bytes]] = (await execMarked(redis, redis.pipeline().getBuffer(data.states), data.run)) as [
-      [Error | null, Buffer | null],
-    ];
-    if (error !== null) throw error;
-    if (bytes === null)
-      throw new Error(`the states of the job are gone from Redis (${data.states}): its run is over`);
-    const states = int32sOfBytes(bytes);
+    const init = data.level < 0;
+    const clients = data.servers.map((address) => shards.of(address));
+    const [g0, g1] = data.groups;
+    const fields = Array.from({ length: g1 - g0 }, (_, g) => String(g0 + g));
+    // Per group, per shard: the shard's winners of the group, and the words they are among.
+    const winners: (Int32Array | null)[] = new Array((g1 - g0) * data.shards).fill(null);
+    const words: (Int32Array | null)[] = new Array((g1 - g0) * data.shards).fill(null);
+    if (!init)
+      await Promise.all(
+        clients.map(async (client, server) => {
+          const pipeline = client.pipeline();
+          const asked: number[] = [];
+          for (let shard = server; shard < data.shards; shard += clients.length) {
+            asked.push(shard);
+            pipeline.hmgetBuffer(levelKey(data.run, shard, data.level), ...fields);
+            pipeline.hmgetBuffer(wordsKey(data.run, shard, data.level), ...fields);
+          }
+          const replies = await run(client, pipeline, data.run);
+          asked.forEach((shard, i) => {
+            const sentWords = replies[2 * i + 1] as (Buffer | null)[];
+            (replies[2 * i] as (Buffer | null)[]).forEach((bytes, g) => {
+              if (bytes === null) return;
+              winners[g * data.shards + shard] = int32sOfBytes(bytes);
+              const sent = sentWords[g];
+              if (sent !== null && sent !== undefined) words[g * data.shards + shard] = int32sOfBytes(sent);
+            });
+          });
+        }),
+      );
     const request = {
       kind: 'expand',
       recipe,
       deadlockAllowed: data.deadlockAllowed,
+      init,
+      job: data.job,
       firstPosition: data.firstPosition,
+      states: data.states,
       cut: data.cut,
-      states,
+      shards: data.shards,
+      winners,
+      words,
       stop,
     } as const;
-    const expanded = await ask<Expanded>(job, walker, request, [states]);
+    const expanded = await ask<Expanded>(job, walker, request, [...winners, ...words]);
     if (expanded.stopped) return backToQueue(job, token);
-    const fresh = await admit(
-      data.shards.map((address) => shards.of(address)),
-      data.run,
-      expanded.own,
-      expanded.candidates,
-    );
-    const settled = await ask<Settled>(job, walker, { kind: 'settle', fresh }, [fresh]);
-    const [[stored]] = (await execMarked(
-      redis,
-      redis.pipeline().set(data.successors, bytesOf(settled.successors), 'EX', RUN_KEY_SECONDS),
-      data.run,
-    )) as [[Error | null, unknown]];
-    if (stored !== null) throw stored;
-    done.jobs++;
-    done.statesGenerated += expanded.statesGenerated;
-    return {
+    const trailShard = data.job % data.shards;
+    const trailServer = serverOf(trailShard, clients.length);
+    const saveTrail = (pipeline: ChainableCommander): void =>
+      void pipeline.set(
+        jobTrailKey(data.run, data.shards, data.level, data.job),
+        bytesOf(expanded.trail),
+        'EX',
+        RUN_KEY_SECONDS,
+      );
+    const answer = {
       walker: `${name}/${walker.thread}`,
       statesGenerated: expanded.statesGenerated,
       fired: expanded.fired,
       deadlock: expanded.deadlock,
       cutOff: expanded.cutOff,
+    };
+    if (data.cut) {
+      const pipeline = clients[trailServer]!.pipeline();
+      saveTrail(pipeline);
+      await run(clients[trailServer]!, pipeline, data.run);
+      done.jobs++;
+      return { ...answer, sent: [] };
+    }
+    const fresh = await unvisited(clients, data.run, data.shards, expanded.candidates);
+    const settled = await ask<Settled>(job, walker, { kind: 'settle', fresh }, [fresh]);
+    await Promise.all(
+      clients.map(async (client, server) => {
+        const pipeline = client.pipeline();
+        if (server === trailServer && !init) saveTrail(pipeline);
+        for (let shard = server; shard < data.shards; shard += clients.length) {
+          if (settled.sent[shard] === 0) continue;
+          const inbox = inboxKey(data.run, shard, data.level + 1);
+          const words = wordsKey(data.run, shard, data.level + 1);
+          pipeline.hset(inbox, String(data.job), bytesOf(settled.inboxes[shard]!));
+          for (const sent of settled.words)
+            if (sent.shard === shard) pipeline.hset(words, String(sent.group), bytesOf(sent.states));
+          pipeline.expire(inbox, RUN_KEY_SECONDS).expire(words, RUN_KEY_SECONDS);
+        }
+        if (pipeline.length > 0) await run(client, pipeline, data.run);
+      }),
+    );
+    done.jobs++;
+    done.statesGenerated += expanded.statesGenerated;
+    return {
+      ...answer,
+      sent: settled.sent,
       ...(settled.violation === undefined ? {} : { violation: settled.violation }),
     };
   };
 
-  const processor = async (job: Job, token?: string): Promise<WalkJobAnswer | LevelJobAnswer> => {
+  const ownJob = async (job: Job<OwnJob>, walker: Walker): Promise<OwnAnswer> => {
+    const data = job.data;
+    checkDigests(job);
+    const client = shards.of(data.servers[data.server]!);
+    const read = client.pipeline();
+    for (const shard of data.owned)
+      read.get(ownedKey(data.run, shard, data.level)).hgetallBuffer(inboxKey(data.run, shard, data.level));
+    const replies = await run(client, read, data.run);
+    // Per shard, the groups it keeps; a retry of a job whose transaction on a shard was made finds them saved there.
+    const kept = new Map<number, number[]>();
+    const batches: Int32Array[][] = [];
+    const deciding: number[] = [];
+    data.owned.forEach((shard, i) => {
+      const saved = replies[2 * i] as string | null;
+      if (saved !== null) return void kept.set(shard, JSON.parse(saved) as number[]);
+      deciding.push(shard);
+      batches.push(
+        Object.entries(replies[2 * i + 1] as Record<string, Buffer>)
+          .sort(([a], [b]) => Number(a) - Number(b))
+          .map(([, bytes]) => int32sOfBytes(bytes)),
+      );
+    });
+    const decided = await ask<Owned[]>(job, walker, { kind: 'own', batches }, batches.flat());
+    // Per shard, one transaction: its new states, its visited set and its groups are all written, or none.
+    const write = client.pipeline();
+    deciding.forEach((shard, i) => {
+      const { fingerprints, pieces, groups } = decided[i]!;
+      kept.set(shard, groups);
+      const visited = shardVisitedKey(data.run, shard);
+      const level = levelKey(data.run, shard, data.level);
+      write.call('MULTI');
+      addMembers(write, visited, fingerprints);
+      for (const { group, winners } of pieces) write.hset(level, String(group), bytesOf(winners));
+      write
+        .set(ownedKey(data.run, shard, data.level), JSON.stringify(groups), 'EX', RUN_KEY_SECONDS)
+        .del(inboxKey(data.run, shard, data.level))
+        .expire(visited, RUN_KEY_SECONDS)
+        .expire(level, RUN_KEY_SECONDS)
+        .call('EXEC');
+    });
+    if (deciding.length > 0) {
+      const results = await run(client, write, data.run);
+      if (results.some((reply) => reply === null))
+        throw new Error(`a transaction of ${job.id} was discarded`);
+    }
+    done.jobs++;
+    return { walker: `${name}/${walker.thread}`, groups: [...kept.values()].flat() };
+  };
+
+  const processor = async (job: Job, token?: string): Promise<WalkJobAnswer | ExpandAnswer | OwnAnswer> => {
     // The worker's concurrency is the number of walkers, so one is idle.
     const walker = idle.pop()!;
     try {
-      return await (job.name === LEVEL_JOB ? levelJob(job, token, walker) : walkJob(job, token, walker));
+      switch (job.name) {
+        case EXPAND_JOB:
+          return await expandJob(job, token, walker);
+        case OWN_JOB:
+          return await ownJob(job, walker);
+        default:
+          return await walkJob(job, token, walker);
+      }
     } catch (e) {
       // No worker could run it on: its run is over, or the server lost it.
       if (!(e instanceof RedisLost)) throw e;

@@ -1,7 +1,7 @@
 import { freemem } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { bfs } from './bfs.ts';
-import { Frontier, Spill } from './frontier.ts';
+import { Ends, Frontier, Spill } from './frontier.ts';
 import type { Model, Property } from './model.ts';
 import type { Progress } from './search.ts';
 import { DEADLOCK } from './search.ts';
@@ -294,14 +294,24 @@ describe('the breadth-first frontier', () => {
       expect(back).toEqual(Array.from({ length: 50_000 }, (_, i) => i));
       // A view handed out earlier still holds its state after later reads.
       expect([...held[0]!, ...held[1]!]).toEqual([0, 1]);
-      // The words list stays within the spill's size, beside the ends (a word per state, 65,536 of room).
-      expect(most).toBeLessThanOrEqual(4096 + 65_536 * 4);
+      // The words list stays within the spill's size, beside the ends (a double per state, 65,536 of room).
+      expect(most).toBeLessThanOrEqual(4096 + 65_536 * 8);
       expect(Int32Array.from([...frontier.saved().words.pieces()].flatMap((piece) => [...piece]))).toEqual(
         Int32Array.from({ length: 50_000 }, (_, i) => i),
       );
     } finally {
       spill.remove();
     }
+  });
+
+  it('holds the ends of a level past 2^31 words, and refuses to checkpoint one', () => {
+    const ends = new Ends();
+    for (let i = 1; i <= 3000; i++) ends.push(i * 1_000_000);
+    expect(ends.get(2999)).toBe(3_000_000_000);
+    expect(() => ends.toInt32()).toThrow(/past what a checkpoint holds/);
+    ends.clear();
+    ends.push(7);
+    expect([...ends.toInt32()]).toEqual([7]);
   });
 
   it('keeps the objects themselves for a model that does not pack', () => {

@@ -17,10 +17,14 @@ export class Spill {
   private files = 0;
   private readonly open = new Set<SpillFile>();
 
-  constructor(readonly bytes: number) {}
+  /** `under`: the folder to make this spill's own in (the system's temporary folder by default). */
+  constructor(
+    readonly bytes: number,
+    private readonly under = tmpdir(),
+  ) {}
 
   newFile(): SpillFile {
-    this.folder ??= mkdtempSync(join(tmpdir(), 'txcheck-frontier-'));
+    this.folder ??= mkdtempSync(join(this.under, 'txcheck-frontier-'));
     const path = join(this.folder, `level-${this.files++}.bin`);
     const file = { path, fd: openSync(path, 'w+') };
     this.open.add(file);
@@ -41,6 +45,49 @@ export class Spill {
   }
 }
 
+/**
+ * Where each state's words end in its level: a growing list of doubles, as a level on disk can
+ * pass 2^31 words (8 GB), which 32-bit ends would wrap.
+ */
+export class Ends {
+  private items = new Float64Array(1 << 10);
+  length = 0;
+
+  push(x: number): void {
+    if (this.length === this.items.length) {
+      const bigger = new Float64Array(this.items.length * 2);
+      bigger.set(this.items);
+      this.items = bigger;
+    }
+    this.items[this.length++] = x;
+  }
+
+  get(i: number): number {
+    return this.items[i]!;
+  }
+
+  get bytes(): number {
+    return this.items.byteLength;
+  }
+
+  /** Bytes the next growth allocates. */
+  get growthBytes(): number {
+    return this.items.byteLength * 2;
+  }
+
+  clear(): void {
+    this.length = 0;
+  }
+
+  /** The ends as a checkpoint saves them, which holds a level of fewer than 2^31 words. */
+  toInt32(): Int32Array {
+    const last = this.length === 0 ? 0 : this.items[this.length - 1]!;
+    if (last > 0x7fffffff)
+      throw new RangeError(`a level of ${last} words is past what a checkpoint holds (2^31 - 1)`);
+    return Int32Array.from(this.items.subarray(0, this.length));
+  }
+}
+
 /** The most a spilled level reads back from its file at a time. */
 const READ_BYTES = 16 * 2 ** 20;
 
@@ -54,7 +101,7 @@ export class Frontier<S> {
   private readonly objects: (S | undefined)[] = [];
   private readonly words: IntList;
   /** Where each packed state's words end, counted from the level's first word (on disk or not). */
-  private readonly ends = new IntList(1 << 10);
+  private readonly ends = new Ends();
   private readonly scratch: Int32Array | undefined;
   /** Words written to the file so far; the ones in memory follow them. */
   private flushed = 0;
@@ -170,7 +217,7 @@ export class Frontier<S> {
   saved(): { words: Pieces; ends: Int32Array } {
     return {
       words: { length: this.flushed + this.words.length, pieces: () => this.pieces() },
-      ends: this.ends.subarray(0, this.ends.length),
+      ends: this.ends.toInt32(),
     };
   }
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { clientSupports, forRequest, serverTransactionVersion } from './config.ts';
 import { TC, initial, kafkaConfig, labels, requestsFrom, take, txn } from './conformance/harness.ts';
-import { type Request, type State, Api, Supports, TxnState } from './state.ts';
+import { type Request, type State, Api, Supports, Tm, TxnState } from './state.ts';
 import { generations, withClient } from './variants.ts';
 
 const rules = (generation: string) => generations[generation]!.rules;
@@ -190,5 +190,65 @@ describe('the finalized transaction.version changing at run time (transactionVer
     s = run(s, ['P0.0: beginTransaction', 'P0.0: send(p0)']);
     // Version 1 now: the client adds the partition itself.
     expect(s.producers[0]).toMatchObject({ transactionV2: false, added: 0, pendingAdd: 1 });
+  });
+
+  // KAFKA-18227 (4.0.0), TransactionManagerTest testTransactionManagerEnablesV2: an upgrade during
+  // a transaction; the commit goes at version 1, then an InitProducerId bumps the epoch and the
+  // next transaction runs at version 2.
+  it('an upgrade is read as the transaction ends, and the next transaction at version 2 comes after a bump', () => {
+    const v1 = kafkaConfig('kafka-4.0', {
+      partitions: 1,
+      transactionsPerInstance: 2,
+      recordsPerTransaction: 1,
+      transactionVersion: 1,
+      faults: { ...kafkaConfig('kafka-4.0').faults, transactionVersionChanges: 1 },
+    });
+    const go = (s: State, steps: string[]): State => steps.reduce((t, label) => take(v1, t, label), s);
+    const sent = (s: State) => s.network.find((c) => c.from === 0 && c.to === TC)!.messages[0]!;
+    let s = go(initial(v1), [
+      'P0.0: initTransactions',
+      'deliver P0.0→TC: InitProducerId',
+      'deliver TC→P0.0: InitProducerId response',
+      'P0.0: beginTransaction',
+      'P0.0: send(p0)',
+      'TC: finalizeTransactionVersion(2)',
+      'P0.0: sendTxnRequest',
+    ]);
+    // The transaction begun at version 1 stays there: the client adds its partition itself.
+    expect(sent(s).api).toBe(Api.AddPartitionsToTxn);
+    s = go(s, [
+      'deliver P0.0→TC: AddPartitionsToTxn',
+      'deliver TC→P0.0: AddPartitionsToTxn response',
+      'P0.0: sendProduce(p0)',
+      'deliver P0.0→L0: Produce',
+      'deliver L0→TC (verification): AddPartitionsToTxn',
+      'deliver TC→L0 (verification): AddPartitionsToTxn response',
+      'deliver L0→P0.0: Produce response',
+      'P0.0: commitTransaction',
+    ]);
+    expect(s.producers[0]).toMatchObject({ transactionV2: false, bumpRequired: true });
+    s = go(s, ['P0.0: sendTxnRequest']);
+    expect(sent(s)).toMatchObject({ api: Api.EndTxn });
+    expect((sent(s) as Request).supports & Supports.TransactionVersion2).toBe(0);
+    s = go(s, ['deliver P0.0→TC: EndTxn', 'deliver TC→P0.0: EndTxn response']);
+    expect(s.producers[0]).toMatchObject({ tm: Tm.INITIALIZING, transactionV2: true, epoch: 0 });
+    s = go(s, ['P0.0: sendTxnRequest']);
+    expect(sent(s)).toMatchObject({ api: Api.InitProducerId, epoch: 0 });
+    s = go(s, [
+      'deliver TC→L0: WriteTxnMarkers',
+      'deliver L0→TC: WriteTxnMarkers response',
+      'TC: completeTransaction(t0)',
+      'deliver P0.0→TC: InitProducerId',
+      'deliver TC→P0.0: InitProducerId response',
+      'P0.0: beginTransaction',
+      'P0.0: send(p0)',
+    ]);
+    // Version 2 at epoch 1: the leader adds the partition.
+    expect(s.producers[0]).toMatchObject({
+      tm: Tm.IN_TRANSACTION,
+      epoch: 1,
+      transactionV2: true,
+      pendingAdd: 0,
+    });
   });
 });

@@ -17,6 +17,13 @@ export interface Rules {
    * 2.5-3.9 client recovered with an epoch bump.
    */
   readonly invalidPidMappingFatal: boolean;
+  /**
+   * KAFKA-18227 (4.0.0 client, PR #18176): the client reads the finalized transaction.version when
+   * it begins completing a transaction and once after initTransactions, and on an upgrade to
+   * version 2 bumps its epoch with InitProducerId before the next transaction. Before (trunk
+   * 2024-10, never released) it read the version at beginTransaction, with no bump.
+   */
+  readonly tv2UpgradeBump: boolean;
   /** KAFKA-6119 (1.0): a transaction-timeout abort bumps the epoch, fencing the old producer. */
   readonly timeoutFence: boolean;
   /** KIP-447 (2.5): TxnOffsetCommit carries the member's generation; older generations are fenced. */
@@ -26,8 +33,21 @@ export interface Rules {
    * belongs to an ongoing transaction before it opens one, guarded per attempt.
    */
   readonly verification: boolean;
+  /**
+   * KAFKA-14884 (3.6.0, PR #13787): a verified request may append only while the verification
+   * entry made for it (its guard, with the lowest sequence seen) is still the producer's. Without
+   * it, the verification of KAFKA-14561 (trunk 2023-04-12 to 07-14, never released) appended
+   * whatever happened between the coordinator's answer and the append.
+   */
+  readonly verificationGuard: boolean;
   /** KAFKA-15449 (3.7): the group coordinator verifies a TxnOffsetCommit's __consumer_offsets partition too. */
   readonly verifyOffsetCommit: boolean;
+  /**
+   * Before KAFKA-14904 (trunk 2023-03-07 to 04-20, never released): verification checked the
+   * coordinator's pending transition after the epoch and answered CONCURRENT_TRANSACTIONS
+   * (getTransactionMetadata at ef09a2e3fc1^); from the fix on it does not.
+   */
+  readonly verifyChecksPending: boolean;
   /**
    * KAFKA-16314 (3.8, KIP-890 part 1 client side): a partition that fails verification is answered
    * TRANSACTION_ABORTABLE (was INVALID_TXN_STATE) to clients that know it; the client aborts and goes on.

@@ -537,6 +537,7 @@ function handleVerifyPartitionsInTransaction(
   let error: Err;
   if (md === null || md.pid !== req.pid) error = Err.INVALID_PRODUCER_ID_MAPPING;
   else if (md.epoch !== req.epoch) error = Err.PRODUCER_FENCED;
+  else if (rules.verifyChecksPending && md.pendingState !== NO_STATE) error = Err.CONCURRENT_TRANSACTIONS;
   else if (isPrepare(md.state)) error = Err.CONCURRENT_TRANSACTIONS;
   else if ((md.partitions & req.partitions) === req.partitions) error = Err.NONE;
   else error = rules.transactionAbortable ? Err.TRANSACTION_ABORTABLE : Err.INVALID_TXN_STATE;

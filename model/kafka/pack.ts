@@ -165,6 +165,7 @@ function putProducer(p: Producer): void {
   put(p.offsetsCommitted);
   put(p.ghostExcuses);
   put(p.transactionV2);
+  put(p.nextTransactionV2);
 }
 
 function putIdempotentProducer(p: IdempotentProducer): void {
@@ -505,6 +506,7 @@ function readProducer(): Producer {
     offsetsCommitted: bool(),
     ghostExcuses: num(),
     transactionV2: bool(),
+    nextTransactionV2: bool(),
   };
 }
 

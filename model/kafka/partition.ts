@@ -291,7 +291,10 @@ export function appendProduce(
   // Since 2.7 a fenced epoch on Produce is INVALID_PRODUCER_EPOCH (abortable), not PRODUCER_FENCED.
   if (req.epoch < entry.epoch && !rules.mutantNoProduceEpochFence)
     return answerClient(s, connection, req, Err.INVALID_PRODUCER_EPOCH);
-  const verification = part.verifications.find((v) => v.pid === req.pid);
+  // KAFKA-14561's verification kept no entry, so no lowest sequence either.
+  const verification = rules.verificationGuard
+    ? part.verifications.find((v) => v.pid === req.pid)
+    : undefined;
   if (!rules.mutantNoDedup && !sequenceOk(rules, entry, verification, req.epoch, req.seq))
     return answerClient(s, connection, req, Err.OUT_OF_ORDER_SEQUENCE_NUMBER);
   const transactional = isTransactionalProduce(req);
@@ -323,7 +326,8 @@ export function guardHolds(
   guard: number | null,
 ): boolean {
   // UnifiedLog.batchMissingRequiredVerification: no guard is checked with verification disabled.
-  if (!rules.verification || guard === null || hasOngoingTransaction(rules, entry, req.epoch)) return true;
+  if (!rules.verification || !rules.verificationGuard || guard === null) return true;
+  if (hasOngoingTransaction(rules, entry, req.epoch)) return true;
   return part.verifications.find((v) => v.pid === req.pid)?.guard === guard;
 }
 

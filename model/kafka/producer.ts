@@ -38,7 +38,8 @@ const versionOne = new WeakMap<Rules, Rules>();
 
 /**
  * The rules of the client this producer instance runs, for its current transaction: a client
- * that has transaction version 2 uses it only when the cluster had finalized it at beginTransaction.
+ * that has transaction version 2 uses it only when it last read the cluster's finalized version
+ * as 2 (transactionV2).
  */
 export function clientRules(cfg: KafkaConfig, p: Producer): Rules {
   const rules = cfg.clientRules[p.instance]!;
@@ -49,9 +50,9 @@ export function clientRules(cfg: KafkaConfig, p: Producer): Rules {
 }
 
 /**
- * Whether instance `instance` runs its next transaction under transaction version 2: its client
- * has it and the cluster has finalized it (maybeUpdateTransactionV2Enabled, TransactionManager.java
- * trunk 1eb76443, 4.0).
+ * Whether instance `instance` takes transaction version 2 when it reads the finalized version: its
+ * client has it and the cluster has finalized it (maybeUpdateTransactionV2Enabled,
+ * TransactionManager.java trunk 1eb76443 and 4.0.0).
  */
 function takesTransactionV2(cfg: KafkaConfig, instance: number, finalized: number): boolean {
   return cfg.clientRules[instance]!.tv2 && finalized === 2;
@@ -82,6 +83,7 @@ export function initialProducer(cfg: KafkaConfig, txnId: number, instance: numbe
     offsetsCommitted: false,
     ghostExcuses: 0,
     transactionV2: takesTransactionV2(cfg, instance, cfg.transactionVersion),
+    nextTransactionV2: takesTransactionV2(cfg, instance, cfg.transactionVersion),
   };
 }
 
@@ -153,10 +155,16 @@ export function canBegin(cfg: KafkaConfig, p: Producer): boolean {
   );
 }
 
-/** beginTransaction: the client reads the finalized transaction.version it last learned and keeps that version for the whole transaction. */
+/**
+ * beginTransaction. Without KAFKA-18227 the client reads the finalized transaction.version here
+ * and keeps it for the whole transaction, with no epoch bump on an upgrade (trunk 1eb76443).
+ */
 export function beginTransaction(cfg: KafkaConfig, s: State, i: number): State {
   const p = s.producers[i]!;
-  const transactionV2 = takesTransactionV2(cfg, p.instance, s.transactionVersion);
+  const readsHere = !cfg.clientRules[p.instance]!.tv2UpgradeBump;
+  const transactionV2 = readsHere
+    ? takesTransactionV2(cfg, p.instance, s.transactionVersion)
+    : p.transactionV2;
   return put(s, i, {
     ...p,
     tm: Tm.IN_TRANSACTION,
@@ -166,6 +174,7 @@ export function beginTransaction(cfg: KafkaConfig, s: State, i: number): State {
     added: 0,
     pendingAdd: 0,
     transactionV2,
+    nextTransactionV2: transactionV2,
   });
 }
 
@@ -227,9 +236,26 @@ export function canCommit(cfg: KafkaConfig, p: Producer): boolean {
 
 export function commitTransaction(cfg: KafkaConfig, s: State, i: number): State {
   const p = s.producers[i]!;
-  return noteTxn(put(s, i, { ...p, tm: Tm.COMMITTING_TRANSACTION }), currentTxn(cfg, i, p), {
-    decision: Decision.Commit,
-  });
+  const next = beginCompletingTransaction(cfg, s, { ...p, tm: Tm.COMMITTING_TRANSACTION });
+  return noteTxn(put(s, i, next), currentTxn(cfg, i, p), { decision: Decision.Commit });
+}
+
+/**
+ * KAFKA-18227 (TransactionManager.beginCompletingTransaction@4.0.0): the EndTxn is built with the
+ * version the client holds, which a completion begun earlier in this transaction may have
+ * changed; then the client reads the finalized version for the next transaction, and an upgrade
+ * to version 2 requires an epoch bump, the InitProducerId chained after the EndTxn. The rationale
+ * (the JIRA): without it, a version-2 Produce at the epoch of the version-1 transaction still
+ * waiting for its markers joins that transaction. The Java client's Produce of this transaction
+ * drained after the read already takes the new version; its partition is in the transaction, so
+ * the coordinator answers it as the model's version-1 one (NONE), and the model keeps the old.
+ */
+function beginCompletingTransaction(cfg: KafkaConfig, s: State, p: Producer): Producer {
+  if (!cfg.clientRules[p.instance]!.tv2UpgradeBump) return p;
+  const transactionV2 = p.nextTransactionV2;
+  const nextTransactionV2 = takesTransactionV2(cfg, p.instance, s.transactionVersion);
+  const upgraded = !transactionV2 && nextTransactionV2;
+  return { ...p, transactionV2, nextTransactionV2, bumpRequired: p.bumpRequired || upgraded };
 }
 
 export function canAbort(p: Producer): boolean {
@@ -239,12 +265,12 @@ export function canAbort(p: Producer): boolean {
 /** abortTransaction(): undrained batches are dropped (abortUndrainedBatches). */
 export function abortTransaction(cfg: KafkaConfig, s: State, i: number): State {
   const p = s.producers[i]!;
-  const next: Producer = {
+  const next = beginCompletingTransaction(cfg, s, {
     ...p,
     tm: Tm.ABORTING_TRANSACTION,
     batches: p.batches.filter((b) => b.status !== BatchStatus.Queued),
     pendingAdd: 0,
-  };
+  });
   return noteTxn(put(s, i, next), currentTxn(cfg, i, p), { decision: Decision.Abort });
 }
 
@@ -317,8 +343,38 @@ function completeTransaction(
   i: number,
   bumped?: { pid: number; epoch: number },
 ): State {
+  const committed = s.producers[i]!.tm === Tm.COMMITTING_TRANSACTION;
+  return endTransaction(cfg, s, i, committed ? Told.Committed : Told.Aborted, bumped);
+}
+
+/**
+ * Another client's building block: the client stops waiting for the EndTxn in flight and ends the
+ * transaction with its outcome unknown, so the application is told it failed. The client goes on
+ * at its producer id and epoch, or first bumps them with InitProducerId when `reinitialize`.
+ */
+export function leaveTransactionUnconfirmed(
+  cfg: KafkaConfig,
+  s: State,
+  i: number,
+  reinitialize: boolean,
+): State {
   const p = s.producers[i]!;
-  const committed = p.tm === Tm.COMMITTING_TRANSACTION;
+  return endTransaction(
+    cfg,
+    put(s, i, { ...p, bumpRequired: p.bumpRequired || reinitialize }),
+    i,
+    Told.Failed,
+  );
+}
+
+function endTransaction(
+  cfg: KafkaConfig,
+  s: State,
+  i: number,
+  told: Told,
+  bumped?: { pid: number; epoch: number },
+): State {
+  const p = s.producers[i]!;
   // Transaction version 2: EndTxn v5 answers with the bumped epoch, and sequences restart.
   const epoch =
     bumped === undefined || (bumped.pid === p.pid && bumped.epoch === p.epoch)
@@ -332,12 +388,12 @@ function completeTransaction(
     txnStarted: false,
     added: 0,
     pendingAdd: 0,
-    inputPosition: isTransform(cfg) && committed ? p.offsetToCommit : -1,
+    inputPosition: isTransform(cfg) && told === Told.Committed ? p.offsetToCommit : -1,
     offsetToCommit: -1,
     offsetsAdded: false,
     offsetsCommitted: false,
+    transactionV2: p.nextTransactionV2,
   };
-  const told = committed ? Told.Committed : Told.Aborted;
   return noteTxn(put(s, i, next), currentTxn(cfg, i, p), { told });
 }
 
@@ -600,6 +656,22 @@ function retriedOr(cfg: KafkaConfig, s: State, i: number, resp: Response, handle
   return isRetriable(resp.error) ? transmit(cfg, s, i, s.producers[i]!.request!) : handle();
 }
 
+/**
+ * TRANSACTION_ABORTABLE on InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn or EndTxn: from the
+ * 3.8 client on, every handler calls abortableError (KAFKA-16314; TransactionManager's handlers in
+ * the kafka-clients 3.9.1 and 4.0.0 jars). An EndTxn(abort) answered so is fatal from 4.1
+ * (KAFKA-19250); in 3.8-4.0 the abort fails and the producer stays ABORTING_TRANSACTION, from
+ * which abortTransaction cannot be called again (no transition to itself), so it can only be
+ * closed: fatal here for every release, as for INVALID_PRODUCER_ID_MAPPING there. No Apache
+ * broker answers these requests with it; a variant's handlers can. Undefined for another error.
+ */
+function transactionAbortable(cfg: KafkaConfig, s: State, i: number, resp: Response): State | undefined {
+  const p = s.producers[i]!;
+  if (resp.error !== Err.TRANSACTION_ABORTABLE || !clientRules(cfg, p).transactionAbortable) return undefined;
+  if (p.tm === Tm.ABORTING_TRANSACTION) return fatal(cfg, s, i);
+  return put(s, i, transitionToAbortableError({ ...p, request: null }));
+}
+
 function handleAddPartitionsToTxnResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
   const p = s.producers[i]!;
   if (resp.error === Err.NONE)
@@ -612,7 +684,7 @@ function handleAddPartitionsToTxnResponse(cfg: KafkaConfig, s: State, i: number,
     });
   if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING)
     return invalidProducerIdMapping(cfg, clientRules(cfg, s.producers[i]!), s, i);
-  return fatal(cfg, s, i);
+  return transactionAbortable(cfg, s, i, resp) ?? fatal(cfg, s, i);
 }
 
 function handleAddOffsetsToTxnResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
@@ -621,7 +693,7 @@ function handleAddOffsetsToTxnResponse(cfg: KafkaConfig, s: State, i: number, re
     return put(s, i, { ...p, request: null, offsetsAdded: true, txnStarted: true });
   if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING)
     return invalidProducerIdMapping(cfg, clientRules(cfg, s.producers[i]!), s, i);
-  return fatal(cfg, s, i);
+  return transactionAbortable(cfg, s, i, resp) ?? fatal(cfg, s, i);
 }
 
 function handleTxnOffsetCommitResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
@@ -641,12 +713,21 @@ function handleEndTxnResponse(cfg: KafkaConfig, s: State, i: number, resp: Respo
     return completeTransaction(cfg, s, i, clientRules(cfg, s.producers[i]!).tv2 ? resp : undefined);
   if (resp.error === Err.INVALID_PRODUCER_ID_MAPPING)
     return invalidProducerIdMapping(cfg, clientRules(cfg, s.producers[i]!), s, i);
-  return fatal(cfg, s, i);
+  return transactionAbortable(cfg, s, i, resp) ?? fatal(cfg, s, i);
 }
 
 function handleInitProducerIdResponse(cfg: KafkaConfig, s: State, i: number, resp: Response): State {
   const p = s.producers[i]!;
-  if (resp.error !== Err.NONE) return fatal(cfg, s, i);
+  // A first InitProducerId, with no producer id yet, stays fatal here: what the Java client does
+  // next with an abortable error and no producer id is not modelled (a known difference).
+  if (resp.error !== Err.NONE)
+    return (p.pid === NO_PID ? undefined : transactionAbortable(cfg, s, i, resp)) ?? fatal(cfg, s, i);
+  // KafkaProducer.initTransactions@4.0.0 reads the finalized version once the first InitProducerId
+  // is answered (KAFKA-18227), with no bump: nothing was sent at the old one.
+  const transactionV2 =
+    p.pid === NO_PID && clientRules(cfg, p).tv2UpgradeBump
+      ? takesTransactionV2(cfg, p.instance, s.transactionVersion)
+      : p.transactionV2;
   const ready: Producer = {
     ...p,
     tm: Tm.READY,
@@ -655,6 +736,8 @@ function handleInitProducerIdResponse(cfg: KafkaConfig, s: State, i: number, res
     epoch: resp.epoch,
     bumpRequired: false,
     nextSeq: p.nextSeq.map(() => 0),
+    transactionV2,
+    nextTransactionV2: transactionV2,
   };
   return put(s, i, ready);
 }

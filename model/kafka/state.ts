@@ -218,8 +218,13 @@ export interface Producer {
   readonly offsetsCommitted: boolean;
   /** Ghost: the Excuse bits recorded for this instance. */
   readonly ghostExcuses: number;
-  /** The current (or next) transaction runs under transaction version 2 (chosen at beginTransaction). */
+  /** The current (or next) transaction runs under transaction version 2. */
   readonly transactionV2: boolean;
+  /**
+   * The version the client read when it began completing the current transaction, which the next
+   * one takes (KAFKA-18227); equal to transactionV2 at any other time.
+   */
+  readonly nextTransactionV2: boolean;
 }
 
 // ---- Idempotent producer (no transactional.id) ---------------------------------------------------

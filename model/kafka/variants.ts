@@ -10,12 +10,18 @@ export const switchDescriptions: Readonly<Record<SwitchName, string>> = {
     'KIP-588 (2.7): INVALID_PRODUCER_EPOCH on Produce is an abortable error for the client; before 2.7 it meant ProducerFencedException, fatal',
   invalidPidMappingFatal:
     'KAFKA-18019 (4.0.0 client): INVALID_PRODUCER_ID_MAPPING is fatal for the client under every transaction version; 2.5-3.9 aborted and bumped the epoch',
+  tv2UpgradeBump:
+    'KAFKA-18227 (4.0.0 client): the client reads the finalized transaction.version when it begins completing a transaction (and after initTransactions) and bumps its epoch on an upgrade to version 2; before, it read it at beginTransaction and took an upgrade at the same epoch',
   timeoutFence:
     'KAFKA-6119 (1.0): a transaction-timeout abort bumps the producer epoch, fencing the producer',
   kip447:
     'KIP-447 (2.5): TxnOffsetCommit carries the group generation; a member of an older generation is fenced',
   verification:
     'KIP-890 part 1 (3.6): a leader verifies a Produce that would open a transaction with the coordinator, guarded per attempt',
+  verificationGuard:
+    "KAFKA-14884 (3.6.0): a verified Produce or TxnOffsetCommit appends only while the verification entry (guard) made for its attempt is still the producer's; off, the unreleased trunk verification of 2023-04 to 07 (KAFKA-14561), which appended whatever landed between the answer and the append",
+  verifyChecksPending:
+    'trunk 2023-03 to 04, before KAFKA-14904 (never released): verification answers CONCURRENT_TRANSACTIONS while the transaction has a pending transition; off in every generation',
   verifyOffsetCommit:
     'KAFKA-15449 (3.7): the group coordinator verifies the __consumer_offsets partition of a TxnOffsetCommit as a leader verifies a Produce',
   transactionAbortable:
@@ -91,9 +97,12 @@ const kafka011: Rules = {
   kip360: false,
   kip588: false,
   invalidPidMappingFatal: false,
+  tv2UpgradeBump: false,
   timeoutFence: false,
   kip447: false,
   verification: false,
+  verificationGuard: false,
+  verifyChecksPending: false,
   verifyOffsetCommit: false,
   transactionAbortable: false,
   tv2: false,
@@ -121,7 +130,7 @@ const kafka35: Rules = {
   rememberFailedFence: true,
   unknownProducerAnySequence: true,
 };
-const kafka36: Rules = { ...kafka35, verification: true };
+const kafka36: Rules = { ...kafka35, verification: true, verificationGuard: true };
 const kafka38: Rules = { ...kafka36, verifyOffsetCommit: true, transactionAbortable: true };
 // 4.0.0 to 4.2.1 read PreviousProducerId/NextProducerId back but never write them
 // (TransactionLog.valueToBytes@4.0.0-4.2.1): persistProducerIds waits for 4.3.0.
@@ -130,6 +139,7 @@ const kafka40: Rules = {
   tv2: true,
   pendingCheckFirst: true,
   invalidPidMappingFatal: true,
+  tv2UpgradeBump: true,
   keepGuardAcrossV2Marker: true,
 };
 // kafka-4.0 stands for 4.0.0 but its double bump (tv2FenceBumpsTwice, a switch so that the
@@ -171,7 +181,7 @@ export const generations: Readonly<Record<string, { readonly description: string
     },
     'kafka-4.0': {
       description:
-        'Kafka 4.0.0: kafka-3.8 plus KIP-890 part 2 (transaction version 2), the pending-state check first (KAFKA-18464, KAFKA-18660), a client fatal on INVALID_PRODUCER_ID_MAPPING (KAFKA-18019) and the guard kept across a version-2 marker (KAFKA-18654); producer ids are not kept in __transaction_state until 4.3',
+        'Kafka 4.0.0: kafka-3.8 plus KIP-890 part 2 (transaction version 2), the pending-state check first (KAFKA-18464, KAFKA-18660), a client fatal on INVALID_PRODUCER_ID_MAPPING (KAFKA-18019), a client that bumps its epoch when it learns of an upgrade to transaction version 2 (KAFKA-18227) and the guard kept across a version-2 marker (KAFKA-18654); producer ids are not kept in __transaction_state until 4.3',
       rules: kafka40,
     },
     'kafka-4.1': {
@@ -196,7 +206,7 @@ export const generationNames = Object.keys(generations);
 export const mutantNames = switchNames.filter((n) => n.startsWith('mutant'));
 
 /** Rules of the client alone: how the Java client of its generation reacts, whatever the brokers. */
-const clientSwitches: readonly SwitchName[] = ['kip588', 'invalidPidMappingFatal'];
+const clientSwitches: readonly SwitchName[] = ['kip588', 'invalidPidMappingFatal', 'tv2UpgradeBump'];
 
 /**
  * Rules that need both halves: the client uses a feature only when the brokers have the request

@@ -1,10 +1,12 @@
 // KIP-890 part 1: a leader holds a Produce while the coordinator verifies it; a verification
 // lost on the way is timed out, so the held Produce is answered and the client retries.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { bfs } from '../../checker/engine/bfs.ts';
 import type { Model } from '../../checker/engine/model.ts';
 import { parseSpec } from '../../specs/load.ts';
-import { type State, Api, Err } from './state.ts';
+import { type State, Api, BatchKind, Err, NO_OFFSET, TxnState } from './state.ts';
+import { bit } from './util.ts';
 import { VERIFICATION_CONN } from './partition.ts';
 import {
   TC,
@@ -17,7 +19,8 @@ import {
   response,
   withProducer,
 } from './conformance/harness.ts';
-import { produce } from './conformance/partition-support.ts';
+import { marker, produce, verified } from './conformance/partition-support.ts';
+import { ask, at } from './conformance/coordinator-support.ts';
 
 function model(): Model<State, unknown> {
   const s = parseSpec(
@@ -136,5 +139,69 @@ describe("which held request a verification answer releases (the model's own mat
     const guard = s.partitions[0]!.held[0]!.guard;
     expect(answer(s, 0, 0, guard + 1).partitions[0]!.held).toHaveLength(2);
     expect(answer(s, 0, 1, guard).partitions[0]!.held).toHaveLength(2);
+  });
+});
+
+// KAFKA-14884 (3.6.0) added the guard; KAFKA-14561's verification (trunk 2023-04 to 07) had none.
+describe('the verification guard (switch verificationGuard)', () => {
+  const answered = (s: State) =>
+    s.network.find((c) => c.from === leader(0) && c.to === 0)!.messages[0] as { error: Err };
+  const markerBetween = (guarded: boolean) => {
+    const cfg = kafkaConfig('kafka-3.6', {}, { verificationGuard: guarded });
+    let s = produce(cfg, initial(cfg), 0, { pid: 23, epoch: 1, seq: 0 });
+    // The ABORT marker of the attempt's transaction lands while the coordinator is asked.
+    s = marker(cfg, s, 0, { pid: 23, epoch: 1, commit: false }).state;
+    return verified(cfg, s, 0);
+  };
+
+  it('hanging-transaction.json: B1 is back without the guard under kafka-3.6', () => {
+    const spec = JSON.parse(
+      readFileSync(new URL('../../specs/kafka/hanging-transaction.json', import.meta.url), 'utf8'),
+    );
+    const build = (variant: unknown) => {
+      const run = parseSpec('hanging-transaction.json', { ...spec, variant }, '');
+      return run.entry.build(run.params, run.properties) as Model<State, unknown>;
+    };
+    expect(bfs(build('kafka-3.6'), { deadlockAllowed: true }).status).toBe('ok');
+    const unguarded = bfs(build({ base: 'kafka-3.6', disable: ['verificationGuard'] }), {
+      deadlockAllowed: true,
+    });
+    expect(unguarded.violation?.property).toBe('NoHangingTransaction');
+  });
+
+  it('a marker between the answer and the append ends the attempt: INVALID_TXN_STATE', () => {
+    const s = markerBetween(true);
+    expect(answered(s).error).toBe(Err.INVALID_TXN_STATE);
+    expect(s.partitions[0]!.log.filter((b) => b.kind === BatchKind.Data)).toEqual([]);
+  });
+
+  it('without the guard the batch is appended and opens a transaction no coordinator will end', () => {
+    const s = markerBetween(false);
+    expect(answered(s).error).toBe(Err.NONE);
+    expect(s.partitions[0]!.producers.find((e) => e.pid === 23)!.txnFirstOffset).not.toBe(NO_OFFSET);
+  });
+});
+
+// KAFKA-14904 (trunk 2023-04-20, before 3.5.0 shipped the verify API) dropped the pending check.
+describe('verification and a pending transition (switch verifyChecksPending)', () => {
+  const verify = (checksPending: boolean): Err => {
+    const cfg = kafkaConfig('kafka-3.6', {}, { verifyChecksPending: checksPending });
+    const pending = at(initial(cfg), {
+      pid: 23,
+      epoch: 1,
+      state: TxnState.Ongoing,
+      pendingState: TxnState.PrepareCommit,
+      partitions: bit(0),
+    });
+    const fields = { pid: 23, epoch: 1, partitions: bit(0), verifyOnly: true };
+    return ask(cfg, pending, Api.AddPartitionsToTxn, fields).reply.error;
+  };
+
+  it('3.6.0 and later answer by partition membership alone: NONE', () => {
+    expect(verify(false)).toBe(Err.NONE);
+  });
+
+  it('the code before the fix answers CONCURRENT_TRANSACTIONS', () => {
+    expect(verify(true)).toBe(Err.CONCURRENT_TRANSACTIONS);
   });
 });

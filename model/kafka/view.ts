@@ -50,6 +50,8 @@ export type ProducerView = {
   recordsSent: number;
   /** When the transaction versions of a run vary: the version of the producer's current (or next) transaction. */
   transactionVersion?: number;
+  /** While a completion has read a different version for the next transaction (KAFKA-18227). */
+  nextTransactionVersion?: number;
   generation?: number;
   inputPosition?: number;
   offsetToCommit?: number;
@@ -324,6 +326,9 @@ export function kafkaView(cfg: KafkaConfig, s: State): KafkaView {
       transactionsBegun: p.txnsBegun,
       recordsSent: p.recordsSent,
       ...(versionsVary ? { transactionVersion: p.transactionV2 ? 2 : 1 } : {}),
+      ...(p.nextTransactionV2 !== p.transactionV2
+        ? { nextTransactionVersion: p.nextTransactionV2 ? 2 : 1 }
+        : {}),
       ...(s.group === null
         ? {}
         : {

@@ -4,9 +4,10 @@
 import { describe, expect, it } from 'vitest';
 import { readTraceFile } from '../../checker/engine/trace.ts';
 import type { KafkaConfig } from '../../model/kafka/config.ts';
-import { parseSpec } from '../../specs/load.ts';
 import { firstDifference } from './replay.ts';
-import { walkTrace } from './walk.ts';
+import { walkRandom } from '../../checker/engine/random.ts';
+import { loadSpecFile, parseSpec } from '../../specs/load.ts';
+import { noTimings, randomLabels, walkTrace } from './walk.ts';
 
 function load(file: string, variant?: string): { cfg: KafkaConfig; labels: readonly string[] } {
   const trace = readTraceFile(file);
@@ -87,6 +88,25 @@ describe('walkTrace against a cluster', () => {
       label: 'TC: transactionalIdExpiry(t0)',
       why: 'the replay does not drive transactional.id expiry yet',
     });
+  });
+});
+
+describe('randomLabels', () => {
+  it("counts the broker's own work and the moments of its own it passes over, and walks alike without", () => {
+    const raw = { ...loadSpecFile('specs/kafka/commit-abort.json').raw, faults: { transactionTimeouts: 1 } };
+    const cfg = parseSpec('spec.json', raw, '').params as KafkaConfig;
+    const timings = noTimings();
+    const walks = [0, 1, 2].map((walk) => randomLabels(cfg, walkRandom(3, walk), 30, 'broker', timings));
+    expect(walks.map((_, walk) => randomLabels(cfg, walkRandom(3, walk), 30))).toEqual(walks);
+    expect(timings.brokerWork.get('WriteTxnMarkers')).toBeGreaterThan(0);
+    expect(timings.brokerWork.get('WriteTxnMarkers response')).toBe(
+      timings.brokerWork.get('WriteTxnMarkers'),
+    );
+    expect(timings.brokerWork.get('completeTransaction')).toBeGreaterThan(0);
+    expect(timings.passedOver.get('transactionTimeout')).toBeGreaterThan(0);
+    // Nothing a walk drives is counted as the broker's.
+    const driven = new Set(walks.flat().map((label) => /^deliver [^:]+: (.+)$/.exec(label)?.[1]));
+    for (const name of timings.brokerWork.keys()) expect(driven.has(name)).toBe(false);
   });
 });
 

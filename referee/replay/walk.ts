@@ -157,19 +157,54 @@ export function randomLabels(
   random: () => number,
   maxSteps: number,
   referee: Referee = 'broker',
+  timings?: Timings,
 ): string[] {
   let s = initialState(cfg);
   const labels: string[] = [];
   while (labels.length < maxSteps) {
-    const drivable = enabledActions(cfg, s).filter((a) => isDrivable(cfg, a, referee));
+    const enabled = enabledActions(cfg, s);
+    if (timings !== undefined)
+      for (const kind of new Set(enabled.map((a) => stepOf(cfg, a).kind)))
+        if (refused(kind, referee) !== undefined) count(timings.passedOver, kind);
+    const drivable = enabled.filter((a) => isDrivable(cfg, a, referee));
     if (drivable.length === 0) break;
     const weights = drivable.map((a) => (FAULTS.has(stepOf(cfg, a).kind) ? FAULT_WEIGHT : 1));
     let r = random() * weights.reduce((x, y) => x + y, 0);
     const a = drivable.find((_, i) => (r -= weights[i]!) < 0) ?? drivable.at(-1)!;
     labels.push(actionLabel(cfg, a));
-    s = settle(cfg, step(cfg, s, a), (t, b) => step(cfg, t, b), referee);
+    s = settle(
+      cfg,
+      step(cfg, s, a),
+      (t, b) => {
+        if (timings !== undefined) count(timings.brokerWork, brokerWorkName(actionLabel(cfg, b)));
+        return step(cfg, t, b);
+      },
+      referee,
+    );
   }
   return labels;
+}
+
+/**
+ * What one broker times by itself in a run of walks, and so what they do not test: its own work,
+ * done at once after the step before it (the model's other orders of that work are not compared),
+ * and the steps it takes at a moment of its own, enabled but passed over (counted once a state).
+ */
+export interface Timings {
+  readonly brokerWork: Map<string, number>;
+  readonly passedOver: Map<string, number>;
+}
+
+export const noTimings = (): Timings => ({ brokerWork: new Map(), passedOver: new Map() });
+
+function count(counts: Map<string, number>, key: string): void {
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+}
+
+/** A message between brokers by its API ("WriteTxnMarkers response"), other work by its kind. */
+function brokerWorkName(label: string): string {
+  const message = /^deliver [^:]+: (.+)$/.exec(label);
+  return message === null ? (/(\w+)\(/.exec(label)?.[1] ?? label) : message[1]!;
 }
 
 /** The steps of `labels` from the model's initial state, with the broker's work done eagerly. */

@@ -1,6 +1,7 @@
 // `txcheck conform`: random runs of a Kafka spec's model replayed against a real broker.
 import { loadSpecFile, parseSpec } from '../../../specs/load.ts';
 import type { WalkResult } from '../../../referee/conform.ts';
+import type { Timings } from '../../../referee/replay/walk.ts';
 import { InputError } from '../../engine/input.ts';
 import { REFEREE_AGREEMENT, traceText } from '../../engine/trace.ts';
 import { TOOL } from '../../version.ts';
@@ -119,6 +120,10 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
     agreements: result.walks.filter((w) => w.status === 'agrees').length,
     divergences: Object.fromEntries(byKind),
     ...(result.stoppedBy === undefined ? {} : { stoppedBy: result.stoppedBy }),
+    notUnderControl: {
+      brokerWork: Object.fromEntries(result.timings.brokerWork),
+      passedOver: Object.fromEntries(result.timings.passedOver),
+    },
   };
   const runs = result.walks.map(({ observed: _, ...w }) => w);
   if (json) io.out(`${JSON.stringify({ ...summary, traceFiles, runs })}\n`);
@@ -127,6 +132,7 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
     io.out(
       `${summary.walks} walks on ${result.broker} (transaction.version ${result.transactionVersion}), ${steps} steps compared: ${summary.agreements} agree, ${differ.length} differ${kinds === '' ? '' : ` (${kinds})`}${result.stoppedBy === undefined ? '' : `; stopped by ${result.stoppedBy === 'signal' ? io.stop!.received : result.stoppedBy}`}\n`,
     );
+    io.out(timingLines(result.timings));
     for (const [k, w] of differ.entries())
       io.out(
         `walk ${w.walk}, shortest found (${w.shrunk!.length} steps), saved to ${traceFiles[k]}:\n${w.shrunk!.map((l) => `  ${l}\n`).join('')}`,
@@ -136,6 +142,19 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
     return ExitCode.Internal;
   if (differ.length > 0) return ExitCode.Violation;
   return result.stoppedBy === 'signal' ? ExitCode.Incomplete : ExitCode.Ok;
+}
+
+/** The broker's timings the walks did not choose, for the person reading the summary. */
+function timingLines({ brokerWork, passedOver }: Timings): string {
+  const list = (counts: Map<string, number>) => [...counts].map(([k, n]) => `${k} ${n}`).join(', ');
+  return [
+    brokerWork.size === 0
+      ? ''
+      : `not under the driver's control: the broker's own work, done at once after each step (${list(brokerWork)})\n`,
+    passedOver.size === 0
+      ? ''
+      : `not driven: steps the broker takes at a moment of its own, enabled and passed over (${list(passedOver)})\n`,
+  ].join('');
 }
 
 function walkLine(w: WalkResult): string {

@@ -1,5 +1,7 @@
 // The parallel search must give what the one-thread search gives: counts, verdict and trace.
-import { freemem } from 'node:os';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { freemem, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildModel, modelRecipe } from '../../../specs/build.ts';
 import { loadSpecFile, parseSpec } from '../../../specs/load.ts';
@@ -78,6 +80,66 @@ describe('parallel breadth-first search', () => {
     });
     expect(one.violation?.property).toBe('Deadlock');
     expect(two).toEqual(one);
+  });
+});
+
+describe('the parallel search past its spill size', () => {
+  /** Runs `f` with the temporary folder a fresh one, and returns what the search left there (tsx keeps its cache there too). */
+  async function inFreshTmp<T>(f: () => Promise<T>): Promise<{ value: T; left: string[] }> {
+    const saved = process.env.TMPDIR;
+    const folder = mkdtempSync(join(tmpdir(), 'spill-test-'));
+    process.env.TMPDIR = folder;
+    try {
+      const value = await f();
+      return { value, left: readdirSync(folder).filter((name) => name.startsWith('txcheck-')) };
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }
+
+  it.each([
+    ['a Kafka spec that holds', loadSpecFile('specs/kafka/commit-abort.json').raw],
+    ['a Kafka spec that fails', loadSpecFile('specs/kafka/stale-end-txn.json').raw],
+  ])(
+    'keeps states on disk, gives the counts, verdict and trace of one thread, and leaves no file: %s',
+    async (_name, raw) => {
+      const { value, left } = await inFreshTmp(async () => {
+        const spec = parseSpec('spec.json', raw, '');
+        const options = { deadlockAllowed: spec.deadlockAllowed };
+        const one = bfs(buildModel(spec.file, spec.raw), options);
+        const two = await parallelBfs(buildModel(spec.file, spec.raw), modelRecipe(spec), {
+          ...options,
+          workers: 2,
+          spillBytes: 4096,
+        });
+        return { one, two };
+      });
+      const { seconds: _a, memory: _b, ...one } = value.one;
+      const { seconds: _c, memory, ...two } = value.two;
+      expect(two).toEqual(one);
+      expect(memory?.spilledBytes).toBeGreaterThan(0);
+      expect(left).toEqual([]);
+    },
+  );
+
+  it('leaves no file when it stops in the middle of a level', async () => {
+    const { value, left } = await inFreshTmp(() => {
+      const spec = parseSpec('spec.json', loadSpecFile('specs/kafka/commit-abort.json').raw, '');
+      let looks = 0;
+      // Past the bound from the tenth look on: some levels in, with states on disk.
+      const memory = () => ({ heapUsed: 0, heapLimit: 2 ** 40, rss: looks++ < 10 ? 0 : 2 ** 40 });
+      return parallelBfs(buildModel(spec.file, spec.raw), modelRecipe(spec), {
+        deadlockAllowed: spec.deadlockAllowed,
+        workers: 2,
+        spillBytes: 4096,
+        maxMemory: 512,
+        memory,
+      });
+    });
+    expect(value).toMatchObject({ status: 'incomplete', stoppedBy: 'maxMemory' });
+    expect(left).toEqual([]);
   });
 });
 

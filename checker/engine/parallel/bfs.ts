@@ -3,6 +3,9 @@
 // of parent ranks and actions, and rebuilds a counterexample as the one-thread search does. The
 // ranks are the ids the one-thread search gives, so the counts, the verdict and the trace do
 // not depend on the number of workers.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Model } from '../model.ts';
 import {
   DEADLOCK,
@@ -35,14 +38,29 @@ export async function parallelBfs<S, A>(
   const n = options.workers;
   const maxDepth = options.maxDepth ?? Infinity;
   const maxStates = options.maxStates ?? Infinity;
+  // The workers' lists share the one-thread search's spill size: theirs add up to its two levels.
+  const spill =
+    options.spillBytes === undefined
+      ? undefined
+      : {
+          bytes: Math.max(1, Math.floor(options.spillBytes / n)),
+          folder: mkdtempSync(join(tmpdir(), 'txcheck-parallel-')),
+        };
   const workers = Array.from(
     { length: n },
     (_, me) =>
-      new WorkerHandle(bfsWorker, { recipe, workers: n, me, deadlockAllowed: options.deadlockAllowed }),
+      new WorkerHandle(bfsWorker, {
+        recipe,
+        workers: n,
+        me,
+        deadlockAllowed: options.deadlockAllowed,
+        ...(spill === undefined ? {} : { spill }),
+      }),
   );
   const trail = new Trail();
   let distinct = 0;
   let visitedBytes = 0;
+  let spilledBytes = 0;
   // A request to stop, or the resident memory (every thread's) reaching its bound, does not wait
   // for the level under way: the workers are terminated, and the counts are those of the levels
   // merged so far. The margin is the trail's next piece and the workers' visited sets growing at once.
@@ -69,7 +87,11 @@ export async function parallelBfs<S, A>(
     status: 'ok' | 'violation' | 'incomplete',
     extra: { found?: { property: string; id: number }; stoppedBy?: Limit },
   ): Result => {
-    const memory = { visitedBytes, traceBytes: trail.bytes };
+    const memory = {
+      visitedBytes,
+      traceBytes: trail.bytes,
+      ...(spill === undefined ? {} : { spilledBytes }),
+    };
     const counts = { distinctStates: distinct };
     if (extra.found !== undefined) {
       const { init, actions } = trail.path(extra.found.id);
@@ -134,6 +156,10 @@ export async function parallelBfs<S, A>(
       const size = ranks.reduce((k, r) => k + r.length, 0);
       distinct += size;
       visitedBytes = held.reduce((b, a) => b + a.visitedBytes, 0);
+      spilledBytes = Math.max(
+        spilledBytes,
+        held.reduce((b, a) => b + a.spilledBytes, 0),
+      );
       if (size > 0 && !seeding) run.depth++;
 
       // The first event a one-thread search meets: least key (parent rank, action), where a
@@ -201,6 +227,7 @@ export async function parallelBfs<S, A>(
   } finally {
     stopped.cancel();
     await Promise.all(workers.map((w) => w.terminate()));
+    if (spill !== undefined) rmSync(spill.folder, { recursive: true, force: true });
   }
 }
 

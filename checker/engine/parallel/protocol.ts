@@ -18,6 +18,12 @@ export interface WorkerSetup {
   readonly workers: number;
   readonly me: number;
   readonly deadlockAllowed: boolean;
+  /**
+   * Each of the worker's two lists of states (its candidates and the states it holds) keeps up
+   * to `bytes` in memory and the rest in files under `folder`, which the search removes when it
+   * ends, however it ends (a terminated worker cleans up nothing).
+   */
+  readonly spill?: { readonly bytes: number; readonly folder: string };
 }
 
 /** Fields of one record sent to an owner. */
@@ -80,4 +86,6 @@ export interface Held {
   /** The first held state, in key order, that breaks an invariant. */
   readonly violation: { readonly index: number; readonly property: string } | null;
   readonly visitedBytes: number;
+  /** Bytes of the candidates and the held states on disk now. */
+  readonly spilledBytes: number;
 }

@@ -2,7 +2,7 @@
 // its index modulo the number of workers, and holds and expands the states it made and won.
 import { deserialize, serialize } from 'node:v8';
 import { workerData } from 'node:worker_threads';
-import { Frontier } from '../frontier.ts';
+import { Frontier, Spill } from '../frontier.ts';
 import { PACK_WORDS } from '../model.ts';
 import { type PackedWords, brokenInvariant, stateFingerprint, successorsOf } from '../search.ts';
 import { VisitedSet } from '../visited.ts';
@@ -34,12 +34,15 @@ const fingerprint = new Int32Array(2);
 const owner = (high: number) => (high >>> 0) % workers;
 
 const visited = new VisitedSet();
+// As the one-thread search's levels, a level's states wait on disk past a size: a level's
+// candidates and held states, at hundreds of bytes each, are what outgrows memory first.
+const spill = setup.spill === undefined ? undefined : new Spill(setup.spill.bytes, setup.spill.folder);
 /** The states this worker expands next, in key order. */
-const held = new Frontier<unknown>(model);
+const held = new Frontier<unknown>(model, spill);
 
 // This level's candidates: the successors this worker made, one per fingerprint, in the order
 // made, which is key order.
-const candidates = new Frontier<unknown>(model);
+const candidates = new Frontier<unknown>(model, spill);
 const candidateParentRank = new IntList();
 const candidateAction = new IntList();
 const outboxes = Array.from({ length: workers }, () => new IntList());
@@ -291,7 +294,13 @@ function hold(given: readonly (Handed | null)[]): Held {
     const broken = brokenInvariant(model, held.peek(i));
     if (broken !== undefined) violation = { index: i, property: broken };
   }
-  return { parentRanks, actions, violation, visitedBytes: visited.bytes };
+  return {
+    parentRanks,
+    actions,
+    violation,
+    visitedBytes: visited.bytes,
+    spilledBytes: candidates.spilledBytes + held.spilledBytes,
+  };
 }
 
 answerRequests((command: Command): Reply => {

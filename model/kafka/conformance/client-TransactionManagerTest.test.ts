@@ -5,7 +5,7 @@
 // where said, by one of the model's codes that takes the same branch of the client's handler.
 import { describe, expect, it } from 'vitest';
 import { type KafkaConfig } from '../config.ts';
-import { type State, Api, Err, NO_PID, Tm } from '../state.ts';
+import { type State, Api, Err, NO_PID, Supports, Tm } from '../state.ts';
 import { bit } from '../util.ts';
 import { generations, withClient } from '../variants.ts';
 import { initial, labels, take, withProducer } from './harness.ts';
@@ -1075,5 +1075,107 @@ describe('Sender.handleProduceResponse (apache/kafka 3.5 source), kafka-3.5: an 
     const s = inFlight(cfg, withPartitionsAdded(cfg, ready(cfg), [0]), 0);
     const late = respond(cfg, s, leader(0), Api.Produce, { epoch: EPOCH - 1 });
     expect(producer(late).batches).toEqual(producer(s).batches);
+  });
+});
+
+// KAFKA-18227 (PR #18176, 4.0.0): the client reads the finalized transaction.version when it begins
+// completing a transaction and after initTransactions, and bumps its epoch on an upgrade.
+describe('TransactionManagerTest (apache/kafka 4.0.0 4ae68144), kafka-4.0 on a cluster at transaction version 1', () => {
+  const cfg = clientConfig('kafka-4.0', {
+    transactionVersion: 1,
+    faults: { ...clientConfig('kafka-4.0').faults, transactionVersionChanges: 2 },
+  });
+  const finalize = (s: State, level: number): State =>
+    take(cfg, s, `TC: finalizeTransactionVersion(${level})`);
+  const acked = (s: State): State =>
+    inFlight(
+      cfg,
+      respond(cfg, act(cfg, act(cfg, s, 'send(p0)'), 'sendTxnRequest'), TC, Api.AddPartitionsToTxn),
+    );
+  const supportsV2 = (s: State, api: Api): boolean =>
+    (sentTo(s, TC).find((r) => r.api === api)!.supports & Supports.TransactionVersion2) !== 0;
+
+  it('testTransactionManagerEnablesV2', () => {
+    let s = act(cfg, ready(cfg), 'beginTransaction');
+    expect(producer(s).transactionV2).toBe(false);
+    s = finalize(s, 2);
+    // The manager stays at version 1 until the transaction ends.
+    expect(producer(s)).toMatchObject({ transactionV2: false, nextTransactionV2: false });
+    s = respond(cfg, acked(s), leader(0), Api.Produce);
+    s = act(cfg, s, 'commitTransaction');
+    expect(producer(s)).toMatchObject({ nextTransactionV2: true, bumpRequired: true });
+    s = act(cfg, s, 'sendTxnRequest');
+    // The EndTxn completes the transaction at the version it started with.
+    expect(supportsV2(s, Api.EndTxn)).toBe(false);
+    s = respond(cfg, s, TC, Api.EndTxn);
+    expect(producer(s)).toMatchObject({ tm: Tm.INITIALIZING, transactionV2: true });
+    s = act(cfg, s, 'sendTxnRequest');
+    expect(sentTo(s, TC)[0]).toMatchObject({ api: Api.InitProducerId, pid: PID, epoch: EPOCH });
+    s = respond(cfg, s, TC, Api.InitProducerId, { pid: PID, epoch: EPOCH + 1 });
+    s = act(cfg, s, 'beginTransaction');
+    expect(producer(s)).toMatchObject({ transactionV2: true, epoch: EPOCH + 1 });
+  });
+});
+
+describe('TransactionManager.java and KafkaProducer.java source rules (apache/kafka 4.0.0 4ae68144, KAFKA-18227)', () => {
+  const cfg = clientConfig('kafka-4.0', {
+    transactionVersion: 1,
+    faults: { ...clientConfig('kafka-4.0').faults, transactionVersionChanges: 2 },
+  });
+  const finalize = (c: KafkaConfig, s: State, level: number): State =>
+    take(c, s, `TC: finalizeTransactionVersion(${level})`);
+
+  it('KafkaProducer.initTransactions: the version is read once the first InitProducerId is answered, with no bump', () => {
+    let s = finalize(cfg, act(cfg, initial(cfg), 'initTransactions'), 2);
+    s = respond(cfg, s, TC, Api.InitProducerId, { pid: PID, epoch: EPOCH });
+    expect(producer(s)).toMatchObject({ tm: Tm.READY, transactionV2: true, bumpRequired: false });
+  });
+
+  it('beginCompletingTransaction: a downgrade needs no bump; the next transaction is at version 1', () => {
+    const v2 = clientConfig('kafka-4.0', {
+      faults: { ...clientConfig('kafka-4.0').faults, transactionVersionChanges: 1 },
+    });
+    let s = act(v2, act(v2, ready(v2), 'beginTransaction'), 'send(p0)');
+    s = respond(v2, inFlight(v2, s), leader(0), Api.Produce);
+    s = act(v2, finalize(v2, s, 1), 'commitTransaction');
+    expect(producer(s)).toMatchObject({ transactionV2: true, nextTransactionV2: false, bumpRequired: false });
+    s = respond(v2, act(v2, s, 'sendTxnRequest'), TC, Api.EndTxn, { pid: PID, epoch: EPOCH + 1 });
+    expect(producer(s)).toMatchObject({ tm: Tm.READY, transactionV2: false, epoch: EPOCH + 1 });
+  });
+
+  it('beginCompletingTransaction: an abort after a failed commit builds its EndTxn at the version the commit read', () => {
+    let s = act(cfg, ready(cfg), 'beginTransaction');
+    s = inFlight(
+      cfg,
+      respond(cfg, act(cfg, act(cfg, s, 'send(p0)'), 'sendTxnRequest'), TC, Api.AddPartitionsToTxn),
+    );
+    s = act(cfg, finalize(cfg, s, 2), 'commitTransaction');
+    s = respond(cfg, s, leader(0), Api.Produce, { error: Err.OUT_OF_ORDER_SEQUENCE_NUMBER });
+    s = act(cfg, s, 'abortTransaction');
+    expect(producer(s)).toMatchObject({ transactionV2: true, nextTransactionV2: true, bumpRequired: true });
+  });
+
+  it('model before KAFKA-18227 (trunk 1eb76443, tv2UpgradeBump off): the version is read at beginTransaction, with no bump', () => {
+    const old = clientConfig(
+      'kafka-4.0',
+      {
+        transactionVersion: 1,
+        faults: { ...clientConfig('kafka-4.0').faults, transactionVersionChanges: 1 },
+      },
+      { tv2UpgradeBump: false },
+    );
+    let s = act(old, ready(old), 'beginTransaction');
+    s = respond(
+      old,
+      inFlight(
+        old,
+        respond(old, act(old, act(old, s, 'send(p0)'), 'sendTxnRequest'), TC, Api.AddPartitionsToTxn),
+      ),
+      leader(0),
+      Api.Produce,
+    );
+    s = respond(old, act(old, act(old, s, 'commitTransaction'), 'sendTxnRequest'), TC, Api.EndTxn);
+    s = act(old, finalize(old, s, 2), 'beginTransaction');
+    expect(producer(s)).toMatchObject({ tm: Tm.IN_TRANSACTION, transactionV2: true, epoch: EPOCH });
   });
 });

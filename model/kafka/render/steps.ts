@@ -332,10 +332,13 @@ const sentences: {
   abortTransaction: (_, by) => applicationCalls(by, 'abortTransaction'),
   sendTxnRequest: (_, by, { sent }) => sends(by, sent),
   sendProduce: (_, by, { sent }) => sends(by, sent),
-  requestTimeout: (step, by) =>
+  // A client rule set may give up instead of sending again (franz-go's EndTxn).
+  requestTimeout: (step, by, { after }) =>
     fault(
       by,
-      `${step.api} request timed out: reconnects and sends it again; the first copy may still arrive`,
+      after.producers.find((p) => p.name === by)?.inFlightRequest === step.api
+        ? `${step.api} request timed out: reconnects and sends it again; the first copy may still arrive`
+        : `${step.api} request timed out: the client gives up, the application is told it failed; the first copy may still arrive`,
     ),
   produceTimeout: (step, by) => produceTimedOut(by, step.partition),
   batchExpired: (step, by, { after }) => batchExpired(by, step.partition, after),
@@ -410,7 +413,7 @@ const sentences: {
   finalizeTransactionVersion: (step, by) =>
     fault(
       by,
-      `transaction.version finalized at ${step.version} (kafka-features): clients take it at their next beginTransaction`,
+      `transaction.version finalized at ${step.version} (kafka-features): a 4.x client reads it when it ends a transaction (KAFKA-18227) and bumps its epoch on an upgrade`,
     ),
   idempotentInitProducerId: (_, by, { after }) => {
     const p = after.idempotentProducers?.find((q) => q.name === by);
