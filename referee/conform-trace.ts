@@ -15,7 +15,9 @@ export interface ConformTrace {
   readonly difference: RefereeDifference;
 }
 
-const shown = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
+/** A value as the trace keeps it; a side that did nothing (a marker never sent) says so. */
+const shown = (v: unknown): string =>
+  typeof v === 'string' ? v : v === undefined ? 'nothing' : JSON.stringify(v);
 
 export function conformTrace(
   cfg: KafkaConfig,

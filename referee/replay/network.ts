@@ -13,6 +13,7 @@ import { Connection } from '../driver/connection.ts';
 import { findCoordinator, isNotYet, waitFor } from '../driver/driver.ts';
 import {
   DescribeTransactions,
+  InitProducerId,
   IsolationLevel,
   ListOffsets,
   OffsetSpec,
@@ -49,6 +50,7 @@ export class HeldNetwork {
   /** Per partition: the model's marker connections seen so far. */
   private readonly modelConnections: Set<number>[];
   private coordinatorId = 0;
+  private failovers = 0;
   private readonly leaders: number[];
 
   constructor(
@@ -220,6 +222,25 @@ export class HeldNetwork {
       () => describe(next),
       (states) => states.every((t) => !isNotYet(t.error)),
     );
+    // A node that never gave out producer ids fetches its first block when asked, answering
+    // COORDINATOR_LOAD_IN_PROGRESS meanwhile: a fresh id of the replay's own has it fetched first.
+    const ready = `${this.topic}-ready-${++this.failovers}`;
+    const init = await waitFor(
+      `node ${next} to give out producer ids`,
+      async () =>
+        (
+          await (
+            await this.to(next)
+          ).send(InitProducerId, {
+            transactionalId: ready,
+            transactionTimeoutMs: 60_000,
+            producerId: -1,
+            producerEpoch: -1,
+          })
+        ).error,
+      (error) => !isNotYet(error),
+    );
+    if (init !== 'NONE') throw new Error(`InitProducerId ${ready} on node ${next}: ${init}`);
     this.coordinatorId = next;
     return this.cluster.node(old).address;
   }
