@@ -51,6 +51,8 @@ export class HeldNetwork {
   private readonly modelConnections: Set<number>[];
   private coordinatorId = 0;
   private failovers = 0;
+  /** Per partition: the model's marker connections on which a request was lost, once a loss. */
+  private readonly lostOn: number[][];
   private readonly leaders: number[];
 
   constructor(
@@ -66,6 +68,7 @@ export class HeldNetwork {
     this.leaders = Array.from({ length: partitions }, (_, p) => (p % CLUSTER_SIZE) + 1);
     this.markerConnections = this.leaders.map(() => []);
     this.modelConnections = this.leaders.map(() => new Set());
+    this.lostOn = this.leaders.map(() => []);
   }
 
   /** A connection to a node for the replay's own reads and admin requests. */
@@ -149,7 +152,10 @@ export class HeldNetwork {
    */
   private async markerFrame(partition: number, conn: number): Promise<Held> {
     this.noteModelConnection(partition, conn);
-    const rank = [...this.modelConnections[partition]!].sort((a, b) => a - b).indexOf(conn);
+    // A loss severed Kafka's connection while the model's goes on: each took one more of Kafka's.
+    const rank =
+      [...this.modelConnections[partition]!].sort((a, b) => a - b).indexOf(conn) +
+      this.lostOn[partition]!.filter((c) => c <= conn).length;
     const proxy = this.cluster.node(this.leaders[partition]!).proxy;
     const seen = this.markerConnections[partition]!;
     const deadline = Date.now() + MARKER_WAIT_MS;
@@ -175,7 +181,12 @@ export class HeldNetwork {
     const held = await this.markerFrame(partition, conn);
     const markers = markersOf(held.frame);
     if (deliver) held.release();
-    else held.drop();
+    else {
+      // Kafka's coordinator has one marker request in flight per node and resends only once the
+      // request fails: severed, it fails now and is resent at once, as the model's is after a loss.
+      held.drop({ sever: true });
+      this.lostOn[partition]!.push(conn);
+    }
     return markers;
   }
 
