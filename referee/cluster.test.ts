@@ -166,12 +166,14 @@ describe.skipIf(skipWithoutKafka('referee/cluster.test.ts'))(`a cluster of Kafka
     const { producerId } = await initProducer(oldCoordinator, transactionalId);
     const leader = await to(leaderId);
     const batch = { producerId, producerEpoch: 0, baseSequence: 0, transactional: true };
-    await produceBatch(
-      leader,
-      12,
-      { transactionalId, topic, partition: 0 },
-      { ...batch, records: [{ key: null, value: 'f' }] },
-    );
+    expect(
+      await produceBatch(
+        leader,
+        12,
+        { transactionalId, topic, partition: 0 },
+        { ...batch, records: [{ key: null, value: 'f' }] },
+      ),
+    ).toMatchObject({ error: 'NONE' });
     const proxy = cluster.node(leaderId).proxy;
     proxy.add({
       match: (f) => f.header.apiKey === WriteTxnMarkers.key && f.from === oldId,
@@ -251,7 +253,7 @@ describe.skipIf(skipWithoutKafka('referee/cluster.test.ts'))(`a cluster of Kafka
     expect(kafkaProperties.find((p) => p.name === 'ReadCommittedIsolation')!.holds(walk.last)).toBe(false);
   }, 60_000);
 
-  it('conform: walks through coordinator failovers agree, and a dead node ends a walk uncompared', async () => {
+  it('conform: walks through failovers agree, a mutant differs, a dead node ends a walk uncompared', async () => {
     const spec = loadSpecFile('specs/kafka/coordinator-failover.json');
     const cfg = parseSpec(spec.file, spec.raw, '').params as KafkaConfig;
     const on = { address: cluster.node(1).address, cluster };
@@ -259,6 +261,33 @@ describe.skipIf(skipWithoutKafka('referee/cluster.test.ts'))(`a cluster of Kafka
     expect(labels).toContain('TC: coordinatorFailover');
     const result = await conformOn(on, cfg, { target: '', params: cfg, seed: 1, walks: 1, maxDepth: 20 });
     expect(result.walks.map((w) => [w.status, w.steps])).toEqual([['agrees', labels.length]]);
+
+    // A coordinator that loses a Prepare* transaction's partitions on failover (a mutant) sends
+    // no marker and completes at once; Kafka's new coordinator loads PrepareCommit and re-sends.
+    const failoverInPrepare = [
+      ...[
+        'P0.0: initTransactions',
+        'deliver P0.0→TC: InitProducerId',
+        'deliver TC→P0.0: InitProducerId response',
+      ],
+      ...['P0.0: beginTransaction', 'P0.0: send(p0)', 'P0.0: commitTransaction', 'P0.0: sendTxnRequest'],
+      ...['deliver P0.0→TC: AddPartitionsToTxn', 'deliver TC→P0.0: AddPartitionsToTxn response'],
+      ...['P0.0: sendProduce(p0)', 'deliver P0.0→L0: Produce', 'deliver L0→P0.0: Produce response'],
+      ...['P0.0: sendTxnRequest', 'deliver P0.0→TC: EndTxn', 'TC: coordinatorFailover'],
+    ];
+    const under = async (variant: unknown) => {
+      const c = parseSpec(spec.file, { ...spec.raw, variant }, '').params as KafkaConfig;
+      return replayOnBroker({ ...on, cfg: c, steps: walkTrace(c, failoverInPrepare, 'cluster').steps });
+    };
+    expect((await under('kafka-3.8')).message).toBe(
+      `agrees with Kafka on every step (${failoverInPrepare.length} steps)`,
+    );
+    const mutant = await under({ base: 'kafka-3.8', enable: ['mutantLosePartitionsOnFailover'] });
+    expect(mutant.status).toBe('diverges');
+    expect(mutant.steps.at(-1)).toMatchObject({
+      label: 'TC: coordinatorFailover',
+      difference: { what: 'coordinator.t0.state', model: 'CompleteCommit', kafka: 'PrepareCommit' },
+    });
 
     // Node 1 leads p0, whose state every step compares: the step after its death cannot be.
     const { steps } = walkTrace(cfg, labels, 'cluster');

@@ -137,13 +137,18 @@ function settle(
   }
 }
 
-/** Faults a client or the network makes; a walk takes them less often, so that it gets somewhere first. */
+/**
+ * Faults a client, the network or (on a cluster) the brokers make; a walk takes them less often,
+ * so that it gets somewhere first.
+ */
 const FAULTS: ReadonlySet<string> = new Set([
   'lose',
   'requestTimeout',
   'produceTimeout',
   'batchExpired',
   'crash',
+  'coordinatorFailover',
+  'markerTimeout',
 ]);
 const FAULT_WEIGHT = 0.2;
 
