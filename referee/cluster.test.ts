@@ -1,11 +1,14 @@
-// A three-node cluster behind its proxies, the one cluster of the suite: a coordinator's
-// WriteTxnMarkers held at the partition leader's proxy keeps the transaction in PrepareCommit
-// until it is released, the coordinator fails over, a trace that needs a marker time-out replays
-// and conform walks through failovers, a dead node ends a walk uncompared, and the cluster leaves
-// no process, port or directory behind.
-import { existsSync } from 'node:fs';
+// Three-node clusters behind their proxies, one at a time: a coordinator's WriteTxnMarkers held
+// at the partition leader's proxy keeps the transaction in PrepareCommit until it is released,
+// the coordinator fails over, a trace that needs a marker time-out replays, conform walks through
+// failovers and a mutant differs at one, a dead node ends a walk uncompared, and the cluster
+// leaves no process, port or directory behind, on a signal to the command line too.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
-import { dirname } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Cluster,
@@ -317,4 +320,86 @@ describe.skipIf(skipWithoutKafka('referee/cluster.test.ts'))(`a cluster of Kafka
     for (const node of cluster.nodes) expect(await accepts(node.address)).toBe(false);
     expect(existsSync(dir)).toBe(false);
   }, 30_000);
+});
+
+/** The processes whose command line names `dir`: the cluster's JVMs and their watchdogs. */
+function processesIn(dir: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir);
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
+}
+
+// The command line's cluster on every way out: a first signal stops it between steps, and a
+// process killed outright leaves it to the JVMs' watchdogs; either way no JVM, port or directory
+// stays. Each case starts a cluster of its own, after the one above has stopped.
+describe.skipIf(skipWithoutKafka('referee/cluster.test.ts'))('txcheck conform --kafka-cluster', () => {
+  it.each(['SIGTERM', 'SIGKILL'] as const)(
+    'ends every JVM and frees every port when sent %s',
+    async (signal) => {
+      const tmp = mkdtempSync(join(tmpdir(), 'txcheck-cluster-signal-'));
+      const root = fileURLToPath(new URL('..', import.meta.url));
+      const args = ['conform', 'specs/kafka/marker-timeouts.json', '--kafka-cluster', TEST_RELEASE];
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', 'checker/cli.ts', ...args, '--walks', '1000'],
+        {
+          cwd: root,
+          env: { ...process.env, TMPDIR: tmp },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      try {
+        await waitFor(
+          'a first walk',
+          async () => out,
+          (o) => o.includes('walk 0:'),
+          120_000,
+        );
+        const [name] = readdirSync(tmp).filter((n) => n.startsWith('txcheck-cluster-'));
+        const dir = join(tmp, name!);
+        const ports = [1, 2, 3].flatMap((id) =>
+          [
+            ...readFileSync(join(dir, `node-${id}`, 'server.properties'), 'utf8').matchAll(
+              /127\.0\.0\.1:(\d+)/g,
+            ),
+          ].map((m) => `127.0.0.1:${m[1]}`),
+        );
+        expect(new Set(ports).size).toBe(9); // each node's listener, controller and proxy
+        const jvms = processesIn(dir).filter((pid) =>
+          readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('kafka.Kafka'),
+        );
+        expect(jvms).toHaveLength(3);
+
+        child.kill(signal);
+        const code = await exited;
+        if (signal === 'SIGTERM') {
+          expect(code).toBe(3);
+          expect(out).toMatch(/stopped by SIGTERM/);
+        }
+        // A watchdog gives its JVM 15 s to stop before it kills it.
+        await waitFor(
+          'the JVMs and watchdogs to end',
+          async () => processesIn(dir),
+          (left) => left.length === 0,
+          30_000,
+        );
+        expect(existsSync(dir)).toBe(false);
+        for (const address of ports) expect(await accepts(address)).toBe(false);
+      } finally {
+        child.kill('SIGKILL');
+        rmSync(tmp, { recursive: true, force: true });
+      }
+    },
+    180_000,
+  );
 });

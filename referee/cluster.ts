@@ -59,7 +59,7 @@ export interface Cluster {
   /** The transaction.version the cluster finalized (0 when it finalized none). */
   readonly transactionVersion: number;
   readonly nodes: readonly ClusterNode[];
-  /** Settles with the node's id when a JVM exits that was not asked to. */
+  /** Settles with the node's id when a JVM exits, or a proxy closes, that was not asked to. */
   readonly died: Promise<number>;
   node(id: number): ClusterNode;
   /** Every proxy forwards everything again: rules lifted, held frames released. */
@@ -147,6 +147,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       proxies.push(
         await KafkaProxy.start(`127.0.0.1:${portsOf(id).broker}`, { node: id, port: portsOf(id).proxy }),
       );
+    for (const [i, proxy] of proxies.entries()) void proxy.closed.then(() => stopped || died(i + 1));
     const voters = ids.map((id) => `${id}@127.0.0.1:${portsOf(id).controller}`).join(',');
     const cluster = clusterId();
     const files = ids.map((id) => {

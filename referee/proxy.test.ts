@@ -193,15 +193,20 @@ describe('the proxy', () => {
     expect(received).toEqual([5]);
   });
 
-  it('loses what it holds when the broker goes', async () => {
+  it('loses what it holds when it closes, and says it closed', async () => {
     proxy.add({ match: () => true, action: { kind: 'hold' }, times: 1 });
     const { socket } = await client();
     socket.write(request(0, 1, 'c'));
     const held = await proxy.nextHeld(() => true, 1000);
     const closed = new Promise((resolve) => socket.once('close', resolve));
+    let over = false;
+    void proxy.closed.then(() => (over = true));
+    await Promise.resolve();
+    expect(over).toBe(false);
     await proxy.close();
     expect(await held.settled).toBe('lost');
     await closed;
+    expect(over).toBe(true);
   });
 
   it('times out waiting for a frame it never holds', async () => {

@@ -177,6 +177,9 @@ export class KafkaProxy {
   /** Requests seen, and answers, by API key: what a test or a run reports. */
   readonly seen = new Map<number, number>();
   readonly answered = new Map<number, number>();
+  private markClosed!: () => void;
+  /** Settles once the proxy is closed: its broker is cut off from then on. */
+  readonly closed = new Promise<void>((resolve) => (this.markClosed = resolve));
 
   private constructor(
     readonly node: number,
@@ -282,6 +285,7 @@ export class KafkaProxy {
 
   /** Stops listening and closes every connection; held frames are lost. */
   async close(): Promise<void> {
+    this.markClosed();
     this.rules.length = 0;
     for (const socket of this.sockets) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
