@@ -1,8 +1,9 @@
 // Three-node clusters behind their proxies, one at a time: a coordinator's WriteTxnMarkers held
 // at the partition leader's proxy keeps the transaction in PrepareCommit until it is released,
 // the coordinator fails over, a trace that needs a marker time-out replays, conform walks through
-// failovers and a mutant differs at one, a dead node ends a walk uncompared, and the cluster
-// leaves no process, port or directory behind, on a signal to the command line too.
+// failovers, transaction time-outs agree and mutants differ at them, a dead node ends a walk
+// uncompared, and the cluster leaves no process, port or directory behind, on a signal to the
+// command line too.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -256,7 +257,7 @@ describe.skipIf(skipWithoutKafka('referee/cluster.test.ts'))(`a cluster of Kafka
     expect(kafkaProperties.find((p) => p.name === 'ReadCommittedIsolation')!.holds(walk.last)).toBe(false);
   }, 60_000);
 
-  it('conform: walks through failovers agree, a mutant differs, a dead node ends a walk uncompared', async () => {
+  it('conform: failovers and time-outs agree, mutants differ, a dead node ends a walk uncompared', async () => {
     const spec = loadSpecFile('specs/kafka/coordinator-failover.json');
     const cfg = parseSpec(spec.file, spec.raw, '').params as KafkaConfig;
     const on = { address: cluster.node(1).address, cluster };
@@ -290,6 +291,50 @@ describe.skipIf(skipWithoutKafka('referee/cluster.test.ts'))(`a cluster of Kafka
     expect(mutant.steps.at(-1)).toMatchObject({
       label: 'TC: coordinatorFailover',
       difference: { what: 'coordinator.t0.state', model: 'CompleteCommit', kafka: 'PrepareCommit' },
+    });
+
+    // A transaction timed out by Kafka's own clock (a short transaction.timeout.ms), and a
+    // coordinator that times out a PrepareCommit transaction too (a mutant), which Kafka does not.
+    const timeouts = loadSpecFile('specs/kafka/transaction-timeout.json');
+    const opening = [
+      ...[
+        'P0.0: initTransactions',
+        'deliver P0.0→TC: InitProducerId',
+        'deliver TC→P0.0: InitProducerId response',
+      ],
+      ...['P0.0: beginTransaction', 'P0.0: send(p0)'],
+    ];
+    const produced = [
+      ...[
+        'P0.0: sendTxnRequest',
+        'deliver P0.0→TC: AddPartitionsToTxn',
+        'deliver TC→P0.0: AddPartitionsToTxn response',
+      ],
+      ...['P0.0: sendProduce(p0)', 'deliver P0.0→L0: Produce', 'deliver L0→P0.0: Produce response'],
+    ];
+    const timedOut = async (variant: unknown, labels: readonly string[]) => {
+      const c = parseSpec(timeouts.file, { ...timeouts.raw, variant }, '').params as KafkaConfig;
+      return replayOnBroker({ ...on, cfg: c, steps: walkTrace(c, labels, 'cluster').steps });
+    };
+    const ongoing = [...opening, ...produced, 'TC: transactionTimeout(t0)', 'deliver TC→L0: WriteTxnMarkers'];
+    const aborted = await timedOut('kafka-3.5', ongoing);
+    expect(aborted.message).toBe(`agrees with Kafka on every step (${ongoing.length} steps)`);
+    expect(aborted.steps.find((r) => r.label === 'TC: transactionTimeout(t0)')?.did).toMatch(
+      /^waited for Kafka to time the transaction out/,
+    );
+    const prepared = [
+      ...opening,
+      'P0.0: commitTransaction',
+      ...produced,
+      ...['P0.0: sendTxnRequest', 'deliver P0.0→TC: EndTxn', 'TC: transactionTimeout(t0)'],
+    ];
+    const timeoutMutant = await timedOut(
+      { base: 'kafka-3.5', enable: ['mutantTimeoutAbortsPrepared'] },
+      prepared,
+    );
+    expect(timeoutMutant.steps.at(-1)).toMatchObject({
+      label: 'TC: transactionTimeout(t0)',
+      difference: { what: 'coordinator.t0.state', model: 'PrepareAbort', kafka: 'PrepareCommit' },
     });
 
     // Node 1 leads p0, whose state every step compares: the step after its death cannot be.

@@ -25,7 +25,7 @@ import {
 } from '../../model/kafka/state.ts';
 import { Connection, ConnectionClosedError, UnsupportedVersionError } from '../driver/connection.ts';
 import { createTopic, fetchAt, findCoordinator, isNotYet, waitFor } from '../driver/driver.ts';
-import { InitProducerId, IsolationLevel } from '../driver/messages.ts';
+import { DescribeTransactions, InitProducerId, IsolationLevel } from '../driver/messages.ts';
 import {
   type BrokerNames,
   type Observation,
@@ -85,6 +85,13 @@ const ANSWER_TIMEOUT_MS = 10_000;
 const SETTLE_TIMEOUT_MS = 5_000;
 /** A cluster's __transaction_state appends wait for every in-sync replica, through the proxies. */
 const CLUSTER_SETTLE_TIMEOUT_MS = 15_000;
+/**
+ * The transaction.timeout.ms a cluster's producers ask for when the walk may time a transaction
+ * out: short, so that the step waits little for Kafka's own clock, and long enough for a
+ * transaction's steps to come first. The cluster checks for timed-out transactions every second.
+ */
+const SHORT_TRANSACTION_TIMEOUT_MS = 4_000;
+const CLEANUP_INTERVAL_MS = 1_000;
 
 const isClient = (node: number): boolean => isProducerNode(node) || isIdempotentNode(node);
 
@@ -211,6 +218,10 @@ class Replay {
   /** With a cluster: where each model node lives, and the markers held for the trace. */
   private readonly network: HeldNetwork | undefined;
   private readonly referee: Referee;
+  /** The transaction.timeout.ms of the replay's producers; short when the walk drives time-outs. */
+  private readonly transactionTimeoutMs: number | undefined;
+  /** Per transactional id: when the step began that made its transaction Ongoing in the model. */
+  private readonly ongoingSince = new Map<number, number>();
 
   constructor(
     private readonly input: ReplayInput,
@@ -223,6 +234,8 @@ class Replay {
     const { cluster, cfg } = input;
     this.network = cluster === undefined ? undefined : new HeldNetwork(cluster, run, cfg.partitions);
     this.referee = cluster === undefined ? 'broker' : 'cluster';
+    const timesOut = cluster !== undefined && (cfg.faults.transactionTimeouts ?? 0) > 0;
+    this.transactionTimeoutMs = timesOut ? SHORT_TRANSACTION_TIMEOUT_MS : undefined;
   }
 
   close(): void {
@@ -275,8 +288,10 @@ class Replay {
           continue;
         }
         for (const m of [st.taken, ...st.broker]) this.noteMarkers(m.after);
+        const began = Date.now();
         const did = await this.guarded(this.take(st.index, st.taken));
         const after = st.broker.at(-1)?.after ?? st.taken.after;
+        this.noteOngoing(after, began);
         const { difference, note } =
           did.difference === undefined
             ? await this.guarded(this.compare(after, did.answer))
@@ -286,6 +301,8 @@ class Replay {
           throw new Unsupported(`stopped at step ${st.index} (${st.label}): ${ownClock}`);
         const own = st.broker.length === 0 ? '' : `; then the broker's own ${brokerWork(st.broker)}`;
         const text = `${did.text}${own}${note === undefined ? '' : ` (${note})`}`;
+        const early = difference === undefined ? undefined : this.timedOutEarly(st.label);
+        if (early !== undefined) throw new Unsupported(`stopped at step ${st.index} (${st.label}): ${early}`);
         this.record({ index: st.index, label: st.label, did: text, ...(difference && { difference }) });
         if (difference !== undefined)
           return this.outcome(
@@ -377,9 +394,13 @@ class Replay {
           if (step.kind === 'lose') return { text: 'held, never sent' };
           if (!CLIENT_APIS.has(message.api)) refuse(`the replay does not send ${apiName[message.api]} yet`);
           const connection = await this.connection(key, this.addressOf(a.target));
-          const answer = sendRequest(connection, message as never, this.names, this.ids).catch(
-            (e: Error) => e,
-          );
+          const answer = sendRequest(
+            connection,
+            message as never,
+            this.names,
+            this.ids,
+            this.transactionTimeoutMs,
+          ).catch((e: Error) => e);
           const back = `${a.target}>${a.actor}#${a.conn}`;
           this.answers.set(back, [...(this.answers.get(back) ?? []), answer]);
           // Let the broker act on it before the next step; an answer it holds back is awaited later.
@@ -459,9 +480,53 @@ class Replay {
       }
       case 'coordinatorFailover':
         return this.failover(st);
+      case 'transactionTimeout':
+        return this.transactionTimeout(a.actor);
       default:
         return { text: 'client only' };
     }
+  }
+
+  /**
+   * The coordinator times transaction t out on its own clock: the replay's producers asked for a
+   * short transaction.timeout.ms, and the step waits until Kafka has aborted the transaction.
+   */
+  private async transactionTimeout(t: number): Promise<{ text: string }> {
+    const since = this.ongoingSince.get(t) ?? Date.now();
+    const limit = this.transactionTimeoutMs! + 2 * CLEANUP_INTERVAL_MS + SETTLE_TIMEOUT_MS;
+    const transactionalIds = [this.names.transactionalId(t)];
+    await waitFor(
+      `Kafka to time t${t} out`,
+      async () =>
+        (await (await this.coordinatorObserver()).send(DescribeTransactions, { transactionalIds }))
+          .transactionStates[0]!,
+      (d) => d.error === 'NONE' && d.transactionState !== 'Ongoing',
+      Math.max(since + limit - Date.now(), 1),
+    );
+    return {
+      text: `waited for Kafka to time the transaction out (transaction.timeout.ms ${this.transactionTimeoutMs})`,
+    };
+  }
+
+  /** Notes when each transaction of the model went Ongoing, at the latest `began`. */
+  private noteOngoing(after: State, began: number): void {
+    after.coordinator.metadata.forEach((md, t) => {
+      if (md?.state !== TxnState.Ongoing) this.ongoingSince.delete(t);
+      else if (!this.ongoingSince.has(t)) this.ongoingSince.set(t, began);
+    });
+  }
+
+  /**
+   * Why a difference may be Kafka's clock rather than its rules: a transaction the model still has
+   * Ongoing has outlived the short transaction.timeout.ms, so Kafka may have aborted it by itself.
+   */
+  private timedOutEarly(label: string): string | undefined {
+    if (this.transactionTimeoutMs === undefined) return undefined;
+    for (const [t, since] of this.ongoingSince) {
+      if (Date.now() - since >= this.transactionTimeoutMs && !label.startsWith('TC: transactionTimeout'))
+        return `t${t} has been Ongoing past its transaction.timeout.ms of ${this.transactionTimeoutMs}: Kafka may have timed it out on its own clock`;
+    }
+    return undefined;
   }
 
   /** A model channel's connection to `address` (the node that plays the channel's target now). */
@@ -544,7 +609,13 @@ class Replay {
       const back = `${ch.to}>${ch.from}#${ch.conn}`;
       for (const m of ch.messages) {
         if (m.response) continue;
-        const answer = sendRequest(connection, m as never, this.names, this.ids).catch((e: Error) => e);
+        const answer = sendRequest(
+          connection,
+          m as never,
+          this.names,
+          this.ids,
+          this.transactionTimeoutMs,
+        ).catch((e: Error) => e);
         this.answers.set(back, [...(this.answers.get(back) ?? []), answer]);
         late++;
       }

@@ -69,7 +69,11 @@ function isMarkerRequest(s: Step, a: Action): boolean {
  */
 const CLUSTER_AT_ONCE: ReadonlySet<string> = new Set(['loadTransactions', 'resendTxnMarker']);
 /** Broker steps the replay makes a cluster take when the trace does. */
-const CLUSTER_DRIVES: ReadonlySet<string> = new Set(['coordinatorFailover', 'markerTimeout']);
+const CLUSTER_DRIVES: ReadonlySet<string> = new Set([
+  'coordinatorFailover',
+  'markerTimeout',
+  'transactionTimeout',
+]);
 
 /** Work a broker does of its own accord, at once. */
 function isBrokerWork(s: Step, a: Action, referee: Referee): boolean {
@@ -103,7 +107,6 @@ function refused(kind: string, referee: Referee): string | undefined {
 
 /** The broker steps a cluster does not take yet, and why (the README lists them too). */
 const CLUSTER_REFUSES: Readonly<Record<string, string>> = {
-  transactionTimeout: 'the replay does not drive transaction timeouts yet',
   verificationTimeout: "the replay does not hold a leader's verification yet",
   failAppend: 'a failed __transaction_state append cannot be caused through the network alone',
   transactionalIdExpiry: 'the replay does not drive transactional.id expiry yet',
@@ -149,6 +152,7 @@ const FAULTS: ReadonlySet<string> = new Set([
   'crash',
   'coordinatorFailover',
   'markerTimeout',
+  'transactionTimeout',
 ]);
 const FAULT_WEIGHT = 0.2;
 
