@@ -110,7 +110,7 @@ export function fetchRelease(version: string): Fetched {
 }
 
 /** `n` distinct free ports of 127.0.0.1, held open together so that none is handed out twice. */
-async function freePorts(n: number): Promise<number[]> {
+export async function freePorts(n: number): Promise<number[]> {
   const servers = await Promise.all(
     Array.from(
       { length: n },
@@ -128,7 +128,7 @@ async function freePorts(n: number): Promise<number[]> {
 }
 
 /** A KRaft cluster id: 16 random bytes in URL-safe base64, as Uuid.randomUuid() makes them. */
-function clusterId(): string {
+export function clusterId(): string {
   for (;;) {
     const id = randomBytes(16).toString('base64url');
     if (!id.startsWith('-')) return id; // Kafka refuses ids that read as command-line flags
@@ -165,14 +165,17 @@ export interface Broker {
   stop(): Promise<void>;
 }
 
-const JVM_OPTIONS = [
-  '-Xms64m',
-  '-Xmx512m',
-  '-XX:+UseSerialGC',
-  '-XX:TieredStopAtLevel=1',
-  '-Djava.awt.headless=true',
-  '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn',
-];
+/** The JVM's flags for one Kafka process: a small heap and a cheap collector, for 2 shared cores. */
+export function jvmOptions(heapMb: number): string[] {
+  return [
+    '-Xms64m',
+    `-Xmx${heapMb}m`,
+    '-XX:+UseSerialGC',
+    '-XX:TieredStopAtLevel=1',
+    '-Djava.awt.headless=true',
+    '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn',
+  ];
+}
 const STOP_GRACE_MS = 15_000;
 
 function serverProperties(
@@ -226,7 +229,7 @@ process.on('exit', () => {
   }
 });
 
-function tail(file: string, lines = 15): string {
+export function tail(file: string, lines = 15): string {
   if (!existsSync(file)) return '';
   return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
 }
@@ -275,7 +278,7 @@ function cause(run: { stdout: string; stderr: string; status: number | null }): 
 }
 
 /** Asks ApiVersions until the broker answers and knows its finalized features. */
-async function waitUntilServing(
+export async function waitUntilServing(
   address: string,
   exited: () => boolean,
   deadline: number,
@@ -292,6 +295,81 @@ async function waitUntilServing(
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+/** Formats a node's log dir for `cluster`, with `transaction.version` finalized when asked. */
+export async function formatStorage(
+  version: string,
+  java: string[],
+  properties: string,
+  cluster: string,
+  tv: number | undefined,
+): Promise<void> {
+  const feature = tv === undefined ? [] : ['--feature', `transaction.version=${tv}`];
+  const format = await run('java', [
+    ...java,
+    'kafka.tools.StorageTool',
+    'format',
+    '-t',
+    cluster,
+    '-c',
+    properties,
+    ...feature,
+  ]);
+  if (format.status !== 0)
+    throw new BrokerSetupError(`cannot format a Kafka ${version} log dir: ${cause(format)}`);
+}
+
+/** One running Kafka JVM. */
+export interface KafkaProcess {
+  readonly pid: number;
+  /** Settles when the JVM has exited. */
+  readonly exited: Promise<void>;
+  hasExited(): boolean;
+  /** SIGTERM (a controlled shutdown), then SIGKILL after a bound; `dir` is left in place. */
+  stop(): Promise<void>;
+  /** SIGKILL at once; `dir` is left in place. */
+  kill(): Promise<void>;
+}
+
+/**
+ * Starts `kafka.Kafka` on a properties file, its output appended to `logFile`. Should this
+ * process die first, whatever the signal, the JVM is killed and `dir` removed.
+ */
+export function spawnKafka(java: string[], properties: string, logFile: string, dir: string): KafkaProcess {
+  const out = openSync(logFile, 'a');
+  const child = spawn('java', [...java, 'kafka.Kafka', properties], {
+    stdio: ['ignore', out, out],
+    detached: true, // its own process group: a Ctrl-C reaches this process, which stops it
+  });
+  closeSync(out);
+  const pid = child.pid!;
+  live.set(pid, dir);
+  const watchdog = startWatchdog(pid, dir);
+  let exited = false;
+  const exit = new Promise<void>((resolve) =>
+    child.on('exit', () => {
+      exited = true;
+      live.delete(pid);
+      watchdog.kill('SIGKILL');
+      resolve();
+    }),
+  );
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      if (!exited) {
+        process.kill(pid, 'SIGTERM');
+        const killer = setTimeout(() => !exited && process.kill(pid, 'SIGKILL'), STOP_GRACE_MS);
+        await exit;
+        clearTimeout(killer);
+      }
+    })());
+  const kill = async (): Promise<void> => {
+    if (!exited) process.kill(pid, 'SIGKILL');
+    await exit;
+  };
+  return { pid, exited: exit, hasExited: () => exited, stop, kill };
 }
 
 /** Formats and starts one broker+controller; resolves once it serves. */
@@ -311,54 +389,19 @@ export async function startBroker(options: BrokerOptions): Promise<Broker> {
       properties,
       serverProperties(dir, port, controllerPort, { ...options.config }, options.advertise),
     );
-    const java = ['-cp', classpath, ...JVM_OPTIONS];
-    const feature = options.tv === undefined ? [] : ['--feature', `transaction.version=${options.tv}`];
-    const format = await run('java', [
-      ...java,
-      'kafka.tools.StorageTool',
-      'format',
-      '-t',
-      clusterId(),
-      '-c',
-      properties,
-      ...feature,
-    ]);
-    if (format.status !== 0)
-      throw new BrokerSetupError(`cannot format a Kafka ${version} log dir: ${cause(format)}`);
-    const out = openSync(logFile, 'a');
-    const child = spawn('java', [...java, 'kafka.Kafka', properties], {
-      stdio: ['ignore', out, out],
-      detached: true, // its own process group: a Ctrl-C reaches this process, which stops it
-    });
-    closeSync(out);
-    const pid = child.pid!;
-    live.set(pid, dir);
-    const watchdog = startWatchdog(pid, dir);
-    let exited = false;
-    const exit = new Promise<void>((resolve) =>
-      child.on('exit', () => {
-        exited = true;
-        live.delete(pid);
-        resolve();
-      }),
-    );
-    let stopping: Promise<void> | undefined;
-    const stop = (): Promise<void> =>
-      (stopping ??= (async () => {
-        watchdog.kill('SIGKILL');
-        if (!exited) {
-          process.kill(pid, 'SIGTERM');
-          const killer = setTimeout(() => !exited && process.kill(pid, 'SIGKILL'), STOP_GRACE_MS);
-          await exit;
-          clearTimeout(killer);
-        }
-        rmSync(dir, { recursive: true, force: true });
-      })());
+    const java = ['-cp', classpath, ...jvmOptions(512)];
+    await formatStorage(version, java, properties, clusterId(), options.tv);
+    const jvm = spawnKafka(java, properties, logFile, dir);
+    const { pid } = jvm;
+    const stop = async (): Promise<void> => {
+      await jvm.stop();
+      rmSync(dir, { recursive: true, force: true });
+    };
     try {
       const address = `127.0.0.1:${port}`;
       const connection = await waitUntilServing(
         address,
-        () => exited,
+        () => jvm.hasExited(),
         Date.now() + (options.startTimeoutMs ?? 60_000),
       );
       connection.close();
@@ -369,7 +412,7 @@ export async function startBroker(options: BrokerOptions): Promise<Broker> {
         throw new Error(
           `asked for transaction.version=${options.tv}, the broker finalized ${transactionVersion}`,
         );
-      return { address, version, transactionVersion, pid, logFile, exited: exit, stop };
+      return { address, version, transactionVersion, pid, logFile, exited: jvm.exited, stop };
     } catch (e) {
       const log = tail(logFile);
       await stop();

@@ -6,7 +6,7 @@ import type { RefereeDifference } from '../checker/engine/trace.ts';
 import type { KafkaConfig } from '../model/kafka/config.ts';
 import { initialState } from '../model/kafka/index.ts';
 import type { StepResult } from './replay/replay.ts';
-import { walkTrace } from './replay/walk.ts';
+import { type Referee, walkTrace } from './replay/walk.ts';
 
 export interface ConformTrace {
   readonly trace: Trace;
@@ -15,18 +15,21 @@ export interface ConformTrace {
   readonly difference: RefereeDifference;
 }
 
-const shown = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
+/** A value as the trace keeps it; a side that did nothing (a marker never sent) says so. */
+const shown = (v: unknown): string =>
+  typeof v === 'string' ? v : v === undefined ? 'nothing' : JSON.stringify(v);
 
 export function conformTrace(
   cfg: KafkaConfig,
   labels: readonly string[],
   results: readonly StepResult[],
+  referee: Referee = 'broker',
 ): ConformTrace {
   const states: unknown[] = [initialState(cfg)];
   const actions: string[] = [];
   const observed: (string | undefined)[] = [];
   let difference: RefereeDifference | undefined;
-  for (const st of walkTrace(cfg, labels).steps) {
+  for (const st of walkTrace(cfg, labels, referee).steps) {
     if (difference !== undefined) break;
     const result = results.find((r) => r.index === st.index);
     for (const [k, taken] of [...(st.taken === undefined ? [] : [st.taken]), ...st.broker].entries()) {

@@ -1,242 +1,412 @@
-// A TCP proxy in front of one broker's listener that reads Kafka's request frames, so that the
-// driver can hold, delay, release or drop single requests: the client's EndTxn or Produce, or,
-// with the broker advertising the proxy as its inter-broker address, the coordinator's
-// WriteTxnMarkers and a leader's verifying AddPartitionsToTxn.
+// A TCP proxy in front of one broker's listener that reads Kafka's framing, so that the driver
+// can hold, delay, release or drop single requests (or answers): a client's EndTxn or Produce,
+// or, with the broker advertising the proxy as its own address, the WriteTxnMarkers and the
+// verifying AddPartitionsToTxn other brokers (and the broker itself) send it. One proxy serves a
+// single broker (broker.ts's `advertise`); a cluster (cluster.ts) puts one before each node.
 //
-// A Kafka connection answers its requests in order, so a held request holds the requests behind
-// it on the same connection too; the answers flow back untouched. Dropping a request closes its
-// connection as well: a client that never gets an answer, and no later one out of order, sees
-// what a lost request and its timeout give it. A held request whose sender times it out and
-// closes the connection still reaches the broker when released: a late first copy.
-import { type AddressInfo, type Server, type Socket, connect, createServer } from 'node:net';
+// A Kafka connection answers its requests in order, so a held frame holds the frames behind it on
+// the same connection too. A held request whose sender times it out and closes the connection
+// still reaches the broker when released: a late first copy.
+import { type Server, type Socket, connect, createServer } from 'node:net';
+import { Reader } from './driver/codec.ts';
 import { parseAddress } from './driver/connection.ts';
 
-/** The request header fields every version has: API key, its version, the correlation id. */
-export interface RequestInfo {
+/** The request header every API shares (RequestHeader.json: key, version, correlation id, client id). */
+export interface RequestHeader {
   readonly apiKey: number;
   readonly apiVersion: number;
   readonly correlationId: number;
-  /** The proxy's number for the client connection the request came on (from 1). */
+  readonly clientId: string | null;
+}
+
+/** Size, API key, API version and correlation id: the least of a request the proxy reads. */
+const REQUEST_PREFIX = 8;
+
+/** Reads the header of a request frame (the bytes after its size); undefined when too short. */
+export function readRequestHeader(frame: Buffer): RequestHeader | undefined {
+  if (frame.length < REQUEST_PREFIX) return undefined;
+  // The client id keeps its two-byte length in every header version.
+  const length = frame.length >= 10 ? frame.readInt16BE(8) : -1;
+  return {
+    apiKey: frame.readInt16BE(0),
+    apiVersion: frame.readInt16BE(2),
+    correlationId: frame.readInt32BE(4),
+    clientId: length < 0 || 10 + length > frame.length ? null : frame.toString('utf8', 10, 10 + length),
+  };
+}
+
+/**
+ * A reader of a request frame's body, past its header: header v2 (a flexible version) ends with
+ * tagged fields, v1 does not.
+ */
+export function requestBody(frame: Buffer, flexible: boolean): Reader {
+  const clientIdLength = frame.readInt16BE(8);
+  const rest = frame.subarray(10 + Math.max(clientIdLength, 0));
+  const r = new Reader(rest, flexible);
+  if (flexible) r.struct(() => undefined);
+  return r;
+}
+
+/** A broker's own clients name themselves `broker-<id>-...` (markers, verification, fetchers). */
+export function sourceNode(clientId: string | null): number | null {
+  const m = /^broker-(\d+)-/.exec(clientId ?? '');
+  return m === null ? null : Number(m[1]);
+}
+
+/** One frame passing the proxy, with where it goes. */
+export interface FrameInfo {
+  readonly direction: 'request' | 'response';
+  /** The request's header (for an answer, its request's). */
+  readonly header: RequestHeader;
+  /** The node whose proxy the frame passes. */
+  readonly node: number;
+  /** The node that sent the request, when a broker did; null for other clients. */
+  readonly from: number | null;
+  /** The proxied connection, numbered per proxy from 1. */
   readonly connection: number;
+  /** The frame without its size. */
+  readonly body: Buffer;
 }
 
-export interface HeldRequest extends RequestInfo {
-  /** Forwards the request, and whatever waits behind it on its connection. */
-  release(): void;
-  /** Discards the request and closes its connection. */
-  drop(): void;
-}
+/** Matches the requests of one API, and of them those `match` takes. */
+export const requestOf =
+  (apiKey: number, match?: (f: FrameInfo) => boolean) =>
+  (f: FrameInfo): boolean =>
+    f.direction === 'request' && f.header.apiKey === apiKey && (match === undefined || match(f));
 
-/** What to do with the requests a rule matches; `once` (the default) retires the rule on its first match. */
+/**
+ * `drop` discards the frame alone and the connection goes on: a frame lost on a link that stays
+ * up, which its sender finds out by its own time-out.
+ */
+export type Action =
+  { readonly kind: 'hold' } | { readonly kind: 'drop' } | { readonly kind: 'delay'; readonly ms: number };
+
 export interface Rule {
-  readonly apiKey: number;
-  readonly match?: (request: RequestInfo) => boolean;
-  readonly once?: boolean;
+  readonly match: (frame: FrameInfo) => boolean;
+  readonly action: Action;
+  /** How many frames the rule takes before it lapses; unbounded when absent. */
+  readonly times?: number;
 }
 
-const FRAME_HEADER = 4;
-/** Size, API key, API version and correlation id: the bytes the proxy reads of a request. */
-const REQUEST_PREFIX = FRAME_HEADER + 8;
+export type Settled = 'released' | 'dropped' | 'lost';
 
-class ProxiedConnection {
+/** A frame the proxy is holding: it goes on when released, or never when dropped. */
+export interface Held {
+  readonly frame: FrameInfo;
+  /** Settles once released, dropped, or lost with its connection. */
+  readonly settled: Promise<Settled>;
+  release(): void;
+  /**
+   * Discards the frame. With `sever`, the connection's client side is closed too: a client that
+   * gets no answer, and no later one out of order, sees what a lost request and its time-out
+   * give it.
+   */
+  drop(options?: { readonly sever?: boolean }): void;
+}
+
+/** A frame in its connection's queue: it waits until those before it went on. */
+interface Queued {
+  readonly bytes: Buffer;
+  gate: 'open' | 'held' | 'dropped';
+}
+
+/** One direction of a proxied connection: frames read from `from`, written in order to `to`. */
+class Lane {
   private received: Buffer = Buffer.alloc(0);
-  private readonly queue: { frame: Buffer; info: RequestInfo }[] = [];
-  private held = false;
-  private clientGone = false;
-  private readonly upstream: Socket;
+  readonly queue: Queued[] = [];
 
   constructor(
-    private readonly proxy: KafkaProxy,
-    readonly id: number,
-    private readonly client: Socket,
-    upstreamAddress: string,
-  ) {
-    const { host, port } = parseAddress(upstreamAddress);
-    this.upstream = connect({ host, port });
-    for (const socket of [client, this.upstream]) socket.setNoDelay(true);
-    this.upstream.on('error', () => this.close());
-    this.upstream.on('close', () => this.close());
-    // A sender that gives up on its connection does not take back the bytes already on their
-    // way: while a request is held, the closed client's requests still reach the broker when
-    // released (a late first copy), and their answers go nowhere.
-    const clientGone = () => (this.held ? (this.clientGone = true) : this.close());
-    client.on('error', clientGone);
-    client.on('close', clientGone);
-    this.upstream.on('data', (chunk: Buffer) => {
-      if (this.clientGone) this.upstream.end();
-      else client.write(chunk);
-    });
-    client.on('data', (chunk: Buffer) => this.onRequestBytes(chunk));
-  }
+    readonly direction: 'request' | 'response',
+    private readonly to: () => Socket | undefined,
+    private readonly onFrame: (lane: Lane, body: Buffer, item: Queued) => void,
+  ) {}
 
-  private onRequestBytes(chunk: Buffer): void {
+  push(chunk: Buffer): void {
     this.received = this.received.length === 0 ? chunk : Buffer.concat([this.received, chunk]);
-    while (this.received.length >= FRAME_HEADER) {
-      const end = FRAME_HEADER + this.received.readInt32BE(0);
-      if (this.received.length < end) break;
-      const frame = this.received.subarray(0, end);
-      this.received = this.received.subarray(end);
-      if (frame.length < REQUEST_PREFIX) {
-        this.close();
-        return;
-      }
-      const info = {
-        apiKey: frame.readInt16BE(4),
-        apiVersion: frame.readInt16BE(6),
-        correlationId: frame.readInt32BE(8),
-        connection: this.id,
-      };
-      this.proxy.count(info);
-      this.queue.push({ frame, info });
+    while (this.received.length >= 4) {
+      const size = this.received.readInt32BE(0);
+      if (this.received.length < 4 + size) return;
+      const bytes = this.received.subarray(0, 4 + size);
+      this.received = this.received.subarray(4 + size);
+      const item: Queued = { bytes, gate: 'open' };
+      this.queue.push(item);
+      this.onFrame(this, bytes.subarray(4), item);
     }
-    this.forward();
+    this.flush();
   }
 
-  /** Sends the queued requests in order up to the first one a rule holds. */
-  private forward(): void {
-    while (!this.held && this.queue.length > 0) {
-      const { frame, info } = this.queue[0]!;
-      if (this.proxy.holds(info)) {
-        this.held = true;
-        this.proxy.hold({
-          ...info,
-          release: () => {
-            if (!this.held || this.queue[0]?.info !== info) return;
-            this.held = false;
-            this.queue.shift();
-            this.upstream.write(frame);
-            this.forward();
-          },
-          drop: () => this.close(),
-        });
-        return;
-      }
-      this.queue.shift();
-      this.upstream.write(frame);
+  /** Writes every frame at the head of the queue that is no longer held. */
+  flush(): void {
+    while (this.queue.length > 0 && this.queue[0]!.gate !== 'held') {
+      const item = this.queue.shift()!;
+      const socket = this.to();
+      if (item.gate === 'open' && socket !== undefined && !socket.destroyed) socket.write(item.bytes);
     }
   }
 
-  close(): void {
-    this.queue.length = 0;
-    this.client.destroy();
-    this.upstream.destroy();
-    this.proxy.forget(this);
+  get holding(): boolean {
+    return this.queue.some((q) => q.gate === 'held');
   }
 }
 
+export interface ProxyOptions {
+  /** The node.id of the broker behind the proxy, named in its frames; 1 when absent. */
+  readonly node?: number;
+  /** The port to listen on; any free one when absent. */
+  readonly port?: number;
+}
+
+/** A proxy in front of one broker: it listens on its own port and forwards to the broker's. */
 export class KafkaProxy {
-  private readonly connections = new Set<ProxiedConnection>();
-  private readonly rules = new Set<Rule>();
-  private readonly waiting: HeldRequest[] = [];
-  private readonly watchers = new Set<{ rule: Rule; resolve: (held: HeldRequest) => void }>();
-  private upstream: string | undefined;
-  private lastConnection = 0;
-  /** Requests seen, by API key. */
+  private readonly rules: { rule: Rule; left: number }[] = [];
+  private readonly heldFrames = new Set<Held>();
+  private readonly sockets = new Set<Socket>();
+  private readonly waiters: { match: (f: FrameInfo) => boolean; resolve: (h: Held) => void }[] = [];
+  /** Per connection: ends the broker's side once the client left and nothing is held. */
+  private readonly lanes = new Map<number, () => void>();
+  private readonly byItem = new Map<Queued, { held: Held; settle: (how: Settled) => void }>();
+  private connections = 0;
+  private target: { host: string; port: number } | undefined;
+  /** Clients that came before the upstream was known. */
+  private readonly pendingClients: Socket[] = [];
+  /** The client side of each open connection. */
+  private readonly clients = new Map<number, Socket>();
+  /** Connections whose client closed them; `sever` adds its own. */
+  readonly closedByClient = new Set<number>();
+  readonly severed = new Set<number>();
+  /** Requests seen, and answers, by API key: what a test or a run reports. */
   readonly seen = new Map<number, number>();
+  readonly answered = new Map<number, number>();
+  private markClosed!: () => void;
+  /** Settles once the proxy is closed: its broker is cut off from then on. */
+  readonly closed = new Promise<void>((resolve) => (this.markClosed = resolve));
 
   private constructor(
+    readonly node: number,
     private readonly server: Server,
-    /** 127.0.0.1:PORT the proxy listens on. */
-    readonly address: string,
-  ) {}
+    readonly port: number,
+  ) {
+    // Attached in the same turn as listen's callback: no connection can come before it.
+    server.on('connection', (client) => {
+      this.track(client);
+      if (this.target === undefined) this.pendingClients.push(client);
+      else this.accept(client);
+    });
+  }
 
   /**
-   * A proxy listening on a free port of 127.0.0.1. Its upstream may be given later (a broker that
-   * must advertise the proxy's address is started after it); connections wait for it.
+   * A proxy listening on 127.0.0.1 for the broker at `upstream` (HOST:PORT). The upstream may be
+   * given later, with setUpstream (a broker that advertises the proxy starts after it);
+   * connections wait for it.
    */
-  static async start(upstream?: string): Promise<KafkaProxy> {
+  static async start(upstream?: string, options: ProxyOptions = {}): Promise<KafkaProxy> {
     const server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
+      server.listen(options.port ?? 0, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-    const { port } = server.address() as AddressInfo;
-    const proxy = new KafkaProxy(server, `127.0.0.1:${port}`);
-    // Attached in the same turn as listen's callback: no connection can come before it.
-    server.on('connection', (client: Socket) => proxy.onClient(client));
+    const proxy = new KafkaProxy(options.node ?? 1, server, (server.address() as { port: number }).port);
     if (upstream !== undefined) proxy.setUpstream(upstream);
     return proxy;
   }
 
-  /** Clients that came before the upstream was known. */
-  private readonly pendingClients: Socket[] = [];
-
-  private onClient(client: Socket): void {
-    if (this.upstream === undefined) this.pendingClients.push(client);
-    else this.accept(client);
+  get address(): string {
+    return `127.0.0.1:${this.port}`;
   }
 
   /** Where the proxy forwards to; connections that came before are forwarded from now. */
   setUpstream(address: string): void {
-    this.upstream = address;
-    for (const client of this.pendingClients.splice(0)) this.accept(client);
+    this.target = parseAddress(address);
+    for (const client of this.pendingClients.splice(0)) if (!client.destroyed) this.accept(client);
   }
 
-  private accept(client: Socket): void {
-    this.connections.add(new ProxiedConnection(this, ++this.lastConnection, client, this.upstream!));
+  /** Takes frames matching `rule` from now on; returns a function that lifts the rule. */
+  add(rule: Rule): () => void {
+    const entry = { rule, left: rule.times ?? Infinity };
+    this.rules.push(entry);
+    return () => {
+      const at = this.rules.indexOf(entry);
+      if (at >= 0) this.rules.splice(at, 1);
+    };
   }
 
-  /** Holds the next request (every request, with `once: false`) that `rule` matches; a function that retires the rule. */
-  hold(rule: Rule): () => void;
-  /** Called by a connection: a request is held. */
-  hold(held: HeldRequest): void;
-  hold(x: Rule | HeldRequest): (() => void) | void {
-    if (!('release' in x)) {
-      this.rules.add(x);
-      return () => void this.rules.delete(x);
-    }
-    for (const w of this.watchers)
-      if (w.rule.apiKey === x.apiKey) {
-        this.watchers.delete(w);
-        w.resolve(x);
-        return;
-      }
-    this.waiting.push(x);
+  /** Frames held now, oldest first. */
+  held(): Held[] {
+    return [...this.heldFrames];
   }
 
-  /** Whether a rule holds `request`; a rule of one match is retired by it. */
-  holds(request: RequestInfo): boolean {
-    for (const rule of this.rules) {
-      if (rule.apiKey !== request.apiKey || (rule.match !== undefined && !rule.match(request))) continue;
-      if (rule.once !== false) this.rules.delete(rule);
-      return true;
-    }
-    return false;
-  }
-
-  /** The next request held with API key `apiKey`: one held already, or the next to be, within `timeoutMs`. */
-  nextHeld(apiKey: number, timeoutMs = 30_000): Promise<HeldRequest> {
-    const at = this.waiting.findIndex((h) => h.apiKey === apiKey);
-    if (at >= 0) return Promise.resolve(this.waiting.splice(at, 1)[0]!);
+  /**
+   * The first held frame matching `which` (a request's API key, or a test of the frame), once
+   * there is one; rejects after `timeoutMs`.
+   */
+  nextHeld(which: number | ((f: FrameInfo) => boolean), timeoutMs = 30_000): Promise<Held> {
+    const match = typeof which === 'number' ? requestOf(which) : which;
+    const now = this.held().find((h) => match(h.frame));
+    if (now !== undefined) return Promise.resolve(now);
     return new Promise((resolve, reject) => {
-      const watcher = {
-        rule: { apiKey },
-        resolve: (held: HeldRequest) => {
+      const waiter = {
+        match,
+        resolve: (h: Held) => {
           clearTimeout(timer);
-          resolve(held);
+          resolve(h);
         },
       };
       const timer = setTimeout(() => {
-        this.watchers.delete(watcher);
-        reject(new Error(`no request of API key ${apiKey} was held within ${timeoutMs} ms`));
+        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        reject(
+          new Error(
+            typeof which === 'number'
+              ? `no request of API key ${which} was held within ${timeoutMs} ms`
+              : `node ${this.node}'s proxy held no matching frame in ${timeoutMs} ms`,
+          ),
+        );
       }, timeoutMs);
-      this.watchers.add(watcher);
+      this.waiters.push(waiter);
     });
   }
 
-  count(request: RequestInfo): void {
-    this.seen.set(request.apiKey, (this.seen.get(request.apiKey) ?? 0) + 1);
+  /** Releases every held frame and lifts every rule: the proxy forwards everything again. */
+  releaseAll(): void {
+    this.rules.length = 0;
+    for (const h of this.held()) h.release();
   }
 
-  forget(connection: ProxiedConnection): void {
-    this.connections.delete(connection);
+  /**
+   * Closes a connection's client side, as a failed link would: the client sees a disconnection,
+   * while the frames held on it stay held, to be released to the broker or dropped later.
+   */
+  sever(connection: number): void {
+    this.severed.add(connection);
+    this.clients.get(connection)?.destroy();
   }
 
-  /** Stops listening and closes every connection, held requests and all. */
+  /** Stops listening and closes every connection; held frames are lost. */
   async close(): Promise<void> {
-    this.rules.clear();
-    for (const client of this.pendingClients.splice(0)) client.destroy();
-    for (const connection of [...this.connections]) connection.close();
+    this.markClosed();
+    this.rules.length = 0;
+    for (const socket of this.sockets) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private track(socket: Socket): void {
+    this.sockets.add(socket);
+    socket.setNoDelay(true);
+    socket.on('close', () => this.sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+  }
+
+  private accept(client: Socket): void {
+    const connection = ++this.connections;
+    // Node queues what is written before the broker's side connects.
+    const upstream = connect(this.target!);
+    this.track(upstream);
+    let clientGone = false;
+    /** Correlation id → request header, to name each answer by its request. */
+    const asked = new Map<number, RequestHeader>();
+
+    const onFrame = (lane: Lane, body: Buffer, item: Queued): void => {
+      let header: RequestHeader;
+      if (lane.direction === 'request') {
+        const read = readRequestHeader(body);
+        if (read === undefined) {
+          // Not a Kafka request: the broker would close the connection on it too.
+          client.destroy();
+          return;
+        }
+        header = read;
+        asked.set(header.correlationId, header);
+      } else {
+        if (body.length < 4) return; // too short to name its request: pass it on
+        const correlationId = body.readInt32BE(0);
+        const request = asked.get(correlationId);
+        if (request === undefined) return; // not a request this proxy saw: pass it on
+        asked.delete(correlationId);
+        header = request;
+      }
+      const frame: FrameInfo = {
+        direction: lane.direction,
+        header,
+        node: this.node,
+        from: sourceNode(header.clientId),
+        connection,
+        body,
+      };
+      const counts = lane.direction === 'request' ? this.seen : this.answered;
+      counts.set(header.apiKey, (counts.get(header.apiKey) ?? 0) + 1);
+      const entry = this.rules.find((e) => e.left > 0 && e.rule.match(frame));
+      if (entry === undefined) return;
+      if (--entry.left === 0) this.rules.splice(this.rules.indexOf(entry), 1);
+      const { action } = entry.rule;
+      if (action.kind === 'drop') {
+        item.gate = 'dropped';
+        return;
+      }
+      item.gate = 'held';
+      const held = this.hold(frame, item, lane);
+      if (action.kind === 'delay') setTimeout(() => held.release(), action.ms).unref();
+    };
+
+    const requests = new Lane('request', () => upstream, onFrame);
+    const answers = new Lane('response', () => (clientGone ? undefined : client), onFrame);
+    client.on('data', (chunk: Buffer) => requests.push(chunk));
+    this.clients.set(connection, client);
+    client.on('close', () => {
+      clientGone = true;
+      this.clients.delete(connection);
+      if (!this.severed.has(connection)) this.closedByClient.add(connection);
+      // A request held past its sender's time-out may still reach the broker when released.
+      if (!requests.holding) upstream.end();
+    });
+    this.lanes.set(connection, () => {
+      if (clientGone && !requests.holding) upstream.end();
+    });
+
+    upstream.on('data', (chunk: Buffer) => answers.push(chunk));
+    upstream.on('close', () => {
+      for (const lane of [requests, answers])
+        for (const item of lane.queue) if (item.gate === 'held') this.lose(item);
+      this.lanes.delete(connection);
+      client.destroy();
+    });
+  }
+
+  private hold(frame: FrameInfo, item: Queued, lane: Lane): Held {
+    let settle!: (how: Settled) => void;
+    const settled = new Promise<Settled>((resolve) => (settle = resolve));
+    const finish = (gate: 'open' | 'dropped', how: 'released' | 'dropped'): boolean => {
+      if (item.gate !== 'held') return false;
+      item.gate = gate;
+      this.heldFrames.delete(held);
+      this.byItem.delete(item);
+      settle(how);
+      lane.flush();
+      this.lanes.get(frame.connection)?.();
+      return true;
+    };
+    const held: Held = {
+      frame,
+      settled,
+      release: () => void finish('open', 'released'),
+      drop: (options) => {
+        if (finish('dropped', 'dropped') && options?.sever === true) this.sever(frame.connection);
+      },
+    };
+    this.heldFrames.add(held);
+    this.byItem.set(item, { held, settle });
+    const at = this.waiters.findIndex((w) => w.match(frame));
+    if (at >= 0) this.waiters.splice(at, 1)[0]!.resolve(held);
+    return held;
+  }
+
+  private lose(item: Queued): void {
+    const entry = this.byItem.get(item);
+    if (entry === undefined) return;
+    item.gate = 'dropped';
+    this.heldFrames.delete(entry.held);
+    this.byItem.delete(item);
+    entry.settle('lost');
   }
 }

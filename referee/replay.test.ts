@@ -178,7 +178,7 @@ describe.skipIf(skipWithoutKafka('referee/replay.test.ts'))(`replay against Kafk
     expect(result.walks.map((w) => w.status)).toEqual(['agrees', 'agrees', 'agrees', 'agrees']);
     for (const w of result.walks) expect(w.steps).toBe(labels(w.walk).length);
     const timings = noTimings();
-    for (let walk = 0; walk < 4; walk++) randomLabels(params, walkRandom(7, walk), 30, timings);
+    for (let walk = 0; walk < 4; walk++) randomLabels(params, walkRandom(7, walk), 30, 'broker', timings);
     expect(result.timings).toEqual(timings);
   });
 

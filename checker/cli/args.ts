@@ -29,14 +29,17 @@ Usage:
                                         re-run a counterexample and check it still shows
   txcheck replay --kafka HOST:PORT|VERSION [--tv N] [--variant V] <trace.itf.json> [--json]
                                         run a Kafka trace against a real broker, step by step
+  txcheck replay --kafka-cluster VERSION [--tv N] [--variant V] <trace.itf.json> [--json]
+                                        the same against a three-node cluster whose network
+                                        the replay holds (markers, time-outs, failover)
   txcheck show <trace.itf.json> [--format text|mermaid|json]
                                         the counterexample step by step, or as a sequence diagram
   txcheck report <trace.itf.json> [-o report.html]
                                         one HTML file (works offline) to click through the steps
   txcheck shrink <trace.itf.json> [-o out.itf.json] [--json]
                                         a shorter trace that still violates the same property
-  txcheck conform <spec.json> --kafka HOST:PORT|VERSION [--variant V] [--walks N] [--seed N]
-                  [--max-depth N] [--max-seconds N] [-o FILE] [--json]
+  txcheck conform <spec.json> (--kafka HOST:PORT|VERSION | --kafka-cluster VERSION) [--variant V]
+                  [--walks N] [--seed N] [--max-depth N] [--max-seconds N] [-o FILE] [--json]
                                         random runs of a Kafka spec against a real broker,
                                         step by step; a run that differs is shrunk and saved
   txcheck compare <spec.json> --variants a,b,c [--markdown|--json] [--max-states N] [--max-seconds N]
@@ -80,6 +83,10 @@ Options of replay:
                           run a Kafka trace against a real broker: one serving at HOST:PORT,
                           or a release (e.g. 4.1.1, fetched with npm run kafka -- fetch) that
                           is started on 127.0.0.1 for the replay and stopped after it
+  --kafka-cluster VERSION run it against three nodes of a release (each a broker and a
+                          controller) on 127.0.0.1, behind proxies the replay holds: the
+                          coordinator's markers wait for the trace, which can time them out or
+                          fail the coordinator over; started for the replay, stopped after it
   --tv 1|2                with a release: the transaction.version to finalize (default: the
                           trace's own)
   --variant V             take the trace's steps under another generation or variant of its
@@ -127,6 +134,7 @@ const optionSpecs = {
   shrink: { type: 'boolean' },
   port: { type: 'string' },
   kafka: { type: 'string' },
+  'kafka-cluster': { type: 'string' },
   variant: { type: 'string' },
   tv: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -155,7 +163,7 @@ export const commandFlags = {
     'json',
     'shrink',
   ],
-  replay: ['json', 'kafka', 'tv', 'variant'],
+  replay: ['json', 'kafka', 'kafka-cluster', 'tv', 'variant'],
   show: ['format'],
   report: ['out'],
   shrink: ['out', 'json'],
@@ -163,7 +171,7 @@ export const commandFlags = {
   compare: ['variants', 'markdown', 'json', 'max-states', 'max-seconds'],
   mutants: ['markdown', 'json', 'max-states', 'max-seconds'],
   worker: ['redis', 'workers', 'lock-seconds'],
-  conform: ['kafka', 'variant', 'walks', 'seed', 'max-depth', 'max-seconds', 'out', 'json'],
+  conform: ['kafka', 'kafka-cluster', 'variant', 'walks', 'seed', 'max-depth', 'max-seconds', 'out', 'json'],
   list: ['json'],
 } as const satisfies Record<string, readonly Flag[]>;
 
@@ -238,6 +246,7 @@ export const flagValue = (text: string): string | number => (/^-?\d+$/.test(text
 const NOT_RUN_OPTIONS: ReadonlySet<string> = new Set([
   'out',
   'kafka',
+  'kafka-cluster',
   'tv',
   'variant',
   'variants',

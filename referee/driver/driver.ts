@@ -69,13 +69,18 @@ export async function findCoordinator(
 }
 
 /**
- * Creates a topic with one replica per partition and, when made, waits until its leader serves
- * every partition (the controller's decision reaches the broker a moment later); returns the
- * error name, NONE when made.
+ * Creates a topic with `replicationFactor` replicas per partition and, when made, waits until its
+ * leader serves every partition (the controller's decision reaches the broker a moment later);
+ * returns the error name, NONE when made.
  */
-export async function createTopic(connection: Connection, name: string, partitions: number): Promise<string> {
+export async function createTopic(
+  connection: Connection,
+  name: string,
+  partitions: number,
+  replicationFactor = 1,
+): Promise<string> {
   const answer = await connection.send(CreateTopics, {
-    topics: [{ name, numPartitions: partitions, replicationFactor: 1 }],
+    topics: [{ name, numPartitions: partitions, replicationFactor }],
     timeoutMs: 10_000,
     validateOnly: false,
   });

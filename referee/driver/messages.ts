@@ -774,6 +774,11 @@ export interface CreateTopicsRequest {
     readonly name: string;
     readonly numPartitions: number;
     readonly replicationFactor: number;
+    /** Each partition's replicas, the first its leader; numPartitions and replicationFactor -1 then. */
+    readonly assignments?: readonly {
+      readonly partitionIndex: number;
+      readonly brokerIds: readonly number[];
+    }[];
     readonly configs?: readonly { readonly name: string; readonly value: string | null }[];
   }[];
   readonly timeoutMs: number;
@@ -806,7 +811,9 @@ export const CreateTopics: Api<CreateTopicsRequest, CreateTopicsResponse> = {
               .string(t.name)
               .int32(t.numPartitions)
               .int16(t.replicationFactor)
-              .array([], () => undefined) // Assignments: the controller places the replicas
+              .array(t.assignments ?? [], (w, a) =>
+                w.struct((w) => w.int32(a.partitionIndex).array(a.brokerIds, (w, id) => w.int32(id))),
+              )
               .array(t.configs ?? [], (w, c) => w.struct((w) => w.string(c.name).nullableString(c.value))),
           ),
         )
@@ -840,6 +847,188 @@ export const CreateTopics: Api<CreateTopicsRequest, CreateTopicsResponse> = {
   },
 };
 
+// ---- Metadata (key 3) ---------------------------------------------------------------------
+
+export interface MetadataRequest {
+  /** Topic names, or null for every topic. */
+  readonly topics: readonly string[] | null;
+}
+export interface MetadataPartition {
+  error: string;
+  partitionIndex: number;
+  leaderId: number;
+  leaderEpoch: number;
+  replicaNodes: number[];
+  isrNodes: number[];
+}
+export interface MetadataResponse {
+  brokers: { nodeId: number; host: string; port: number }[];
+  controllerId: number;
+  topics: { error: string; name: string | null; partitions: MetadataPartition[] }[];
+}
+
+/** Which brokers serve, and each partition's leader, replicas and ISR; v12 (flexible, 3.1+). */
+export const Metadata: Api<MetadataRequest, MetadataResponse> = {
+  key: 3,
+  name: 'Metadata',
+  versions: [12, 12],
+  flexibleFrom: 9,
+  encode(w, req) {
+    w.struct((w) => {
+      if (req.topics === null) w.unsignedVarint(0);
+      else w.array(req.topics, (w, name) => w.struct((w) => w.raw(Buffer.alloc(16)).string(name)));
+      w.bool(false).bool(false); // AllowAutoTopicCreation, IncludeTopicAuthorizedOperations
+    });
+  },
+  decode(r) {
+    return r.struct((r) => {
+      r.int32(); // ThrottleTimeMs
+      const brokers = r.array((r) =>
+        r.struct((r) => {
+          const broker = { nodeId: r.int32(), host: r.string(), port: r.int32() };
+          r.nullableString(); // Rack
+          return broker;
+        }),
+      );
+      r.nullableString(); // ClusterId
+      const controllerId = r.int32();
+      const topics = r.array((r) =>
+        r.struct((r) => {
+          const error = errorName(r.int16());
+          const name = r.nullableString();
+          r.uuid();
+          r.bool(); // IsInternal
+          const partitions = r.array((r) =>
+            r.struct((r) => {
+              const partition = {
+                error: errorName(r.int16()),
+                partitionIndex: r.int32(),
+                leaderId: r.int32(),
+                leaderEpoch: r.int32(),
+                replicaNodes: r.array((r) => r.int32()),
+                isrNodes: r.array((r) => r.int32()),
+              };
+              r.array((r) => r.int32()); // OfflineReplicas
+              return partition;
+            }),
+          );
+          r.int32(); // TopicAuthorizedOperations
+          return { error, name, partitions };
+        }),
+      );
+      return { brokers, controllerId, topics };
+    });
+  },
+};
+
+// ---- AlterPartitionReassignments (key 45) -------------------------------------------------
+
+export interface AlterPartitionReassignmentsRequest {
+  readonly timeoutMs: number;
+  readonly topics: readonly {
+    readonly name: string;
+    readonly partitions: readonly { readonly partitionIndex: number; readonly replicas: readonly number[] }[];
+  }[];
+}
+export interface PartitionErrors {
+  error: string;
+  errorMessage: string | null;
+  responses: {
+    name: string;
+    partitions: { partitionIndex: number; error: string; errorMessage: string | null }[];
+  }[];
+}
+
+/** A new replica list per partition; its first replica becomes the preferred leader. v0. */
+export const AlterPartitionReassignments: Api<AlterPartitionReassignmentsRequest, PartitionErrors> = {
+  key: 45,
+  name: 'AlterPartitionReassignments',
+  versions: [0, 0],
+  flexibleFrom: 0,
+  encode(w, req) {
+    w.struct((w) =>
+      w
+        .int32(req.timeoutMs)
+        .array(req.topics, (w, t) =>
+          w.struct((w) =>
+            w
+              .string(t.name)
+              .array(t.partitions, (w, p) =>
+                w.struct((w) => w.int32(p.partitionIndex).array(p.replicas, (w, id) => w.int32(id))),
+              ),
+          ),
+        ),
+    );
+  },
+  decode(r) {
+    return r.struct((r) => {
+      r.int32(); // ThrottleTimeMs
+      const error = errorName(r.int16());
+      const errorMessage = r.nullableString();
+      const responses = r.array((r) =>
+        r.struct((r) => ({
+          name: r.string(),
+          partitions: r.array((r) =>
+            r.struct((r) => ({
+              partitionIndex: r.int32(),
+              error: errorName(r.int16()),
+              errorMessage: r.nullableString(),
+            })),
+          ),
+        })),
+      );
+      return { error, errorMessage, responses };
+    });
+  },
+};
+
+// ---- ElectLeaders (key 43) ----------------------------------------------------------------
+
+export const ElectionType = { PREFERRED: 0, UNCLEAN: 1 } as const;
+
+export interface ElectLeadersRequest {
+  readonly electionType: 0 | 1;
+  readonly topicPartitions: readonly { readonly topic: string; readonly partitions: readonly number[] }[];
+  readonly timeoutMs: number;
+}
+
+/** Elects each partition's preferred (first in-sync) replica; v2 (flexible). */
+export const ElectLeaders: Api<ElectLeadersRequest, PartitionErrors> = {
+  key: 43,
+  name: 'ElectLeaders',
+  versions: [2, 2],
+  flexibleFrom: 2,
+  encode(w, req) {
+    w.struct((w) =>
+      w
+        .int8(req.electionType)
+        .array(req.topicPartitions, (w, t) =>
+          w.struct((w) => w.string(t.topic).array(t.partitions, (w, p) => w.int32(p))),
+        )
+        .int32(req.timeoutMs),
+    );
+  },
+  decode(r) {
+    return r.struct((r) => {
+      r.int32(); // ThrottleTimeMs
+      const error = errorName(r.int16());
+      const responses = r.array((r) =>
+        r.struct((r) => ({
+          name: r.string(),
+          partitions: r.array((r) =>
+            r.struct((r) => ({
+              partitionIndex: r.int32(),
+              error: errorName(r.int16()),
+              errorMessage: r.nullableString(),
+            })),
+          ),
+        })),
+      );
+      return { error, errorMessage: null, responses };
+    });
+  },
+};
+
 /** Every API the driver writes. */
 export const DRIVER_APIS: readonly Api<never, unknown>[] = [
   ApiVersions,
@@ -856,6 +1045,9 @@ export const DRIVER_APIS: readonly Api<never, unknown>[] = [
   DescribeTransactions,
   DescribeProducers,
   CreateTopics,
+  Metadata,
+  AlterPartitionReassignments,
+  ElectLeaders,
 ];
 
 // ---- WriteTxnMarkers (key 27) -------------------------------------------------------------
@@ -912,6 +1104,24 @@ export const WriteTxnMarkers: Api<WriteTxnMarkersRequest, WriteTxnMarkersRespons
     }));
   },
 };
+
+/** A WriteTxnMarkers request body, as a partition leader reads it (a proxy looks inside one). */
+export function decodeWriteTxnMarkersRequest(r: Reader, version: number): WriteTxnMarkersRequest {
+  return r.struct((r) => ({
+    markers: r.array((r) =>
+      r.struct((r) => ({
+        producerId: r.int64(),
+        producerEpoch: r.int16(),
+        transactionResult: r.bool(),
+        topics: r.array((r) =>
+          r.struct((r) => ({ name: r.string(), partitionIndexes: r.array((r) => r.int32()) })),
+        ),
+        coordinatorEpoch: r.int32(),
+        ...(version >= 2 ? { transactionVersion: r.int8() } : {}),
+      })),
+    ),
+  }));
+}
 
 // ---- __transaction_state records (TransactionLogKey.json, TransactionLogValue.json) -------
 

@@ -1,10 +1,12 @@
 // `txcheck replay --kafka TARGET`: a Kafka trace against a broker at HOST:PORT, or against a
 // release (a version, e.g. 4.1.1) that the project's own script starts on 127.0.0.1 for the
-// replay and stops after it.
+// replay and stops after it; `--kafka-cluster RELEASE`: against a three-node cluster of that
+// release whose network the replay holds.
 import type { KafkaConfig } from '../../model/kafka/config.ts';
 import { BrokerSetupError, startBroker } from '../broker.ts';
+import { type Cluster, startCluster } from '../cluster.ts';
 import { BrokerUnusableError, type ReplayOutcome, type StepResult, replayOnBroker } from './replay.ts';
-import { type Walk, walkTrace } from './walk.ts';
+import { type Referee, type Walk, walkTrace } from './walk.ts';
 import { kafkaProperties } from '../../model/kafka/properties.ts';
 import { generations } from '../../model/kafka/variants.ts';
 
@@ -14,6 +16,8 @@ export { BrokerSetupError } from '../broker.ts';
 export interface KafkaReplayOptions {
   /** HOST:PORT of a running broker, or a release to start. */
   readonly target: string;
+  /** Start a three-node cluster of the release, behind the replay's proxies. */
+  readonly cluster?: boolean;
   /** With a release: the transaction.version to finalize; the trace's own by default. */
   readonly tv?: number;
   /** The Kafka spec's parameters the trace was made with. */
@@ -22,6 +26,8 @@ export interface KafkaReplayOptions {
   /** The property the trace violates. */
   readonly property: string;
   readonly onStep?: (result: StepResult) => void;
+  /** Asked before each step: true ends the replay there (a signal). */
+  readonly shouldStop?: () => boolean;
 }
 
 /**
@@ -63,10 +69,18 @@ export function traceTransactionVersion(cfg: KafkaConfig): number {
 
 export async function replayOnKafka(options: KafkaReplayOptions): Promise<KafkaReplayResult> {
   const cfg = options.params as KafkaConfig;
-  const walk = walkTrace(cfg, options.labels);
-  const { target, onStep } = options;
-  const run = async (address: string): Promise<ReplayOutcome> => {
-    const outcome = await replayOnBroker({ address, cfg, steps: walk.steps, onStep });
+  const referee: Referee = options.cluster === true ? 'cluster' : 'broker';
+  const walk = walkTrace(cfg, options.labels, referee);
+  const { target, onStep, shouldStop } = options;
+  const run = async (address: string, cluster?: Cluster): Promise<ReplayOutcome> => {
+    const outcome = await replayOnBroker({
+      address,
+      cfg,
+      steps: walk.steps,
+      onStep,
+      ...(shouldStop && { shouldStop }),
+      ...(cluster && { cluster }),
+    });
     const { stop } = walk;
     if (stop === undefined || outcome.status !== 'agrees') return outcome;
     return {
@@ -76,6 +90,16 @@ export async function replayOnKafka(options: KafkaReplayOptions): Promise<KafkaR
     };
   };
   const result = async (): Promise<ReplayOutcome & { broker: string }> => {
+    if (referee === 'cluster') {
+      if (!RELEASE.test(target))
+        throw new BrokerSetupError(`--kafka-cluster: expected a Kafka release such as 4.1.1, got ${target}`);
+      const cluster = await startCluster({ version: target, tv: options.tv ?? traceTransactionVersion(cfg) });
+      try {
+        return { ...(await run(cluster.node(1).address, cluster)), broker: `a cluster of Kafka ${target}` };
+      } finally {
+        await cluster.stop();
+      }
+    }
     if (ADDRESS.test(target) && !RELEASE.test(target))
       return { ...(await run(target)), broker: `the broker at ${target}` };
     if (!RELEASE.test(target))

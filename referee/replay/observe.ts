@@ -147,14 +147,20 @@ function batchKind(b: RecordBatch): string {
   return b.marker?.type === 'COMMIT' ? 'Commit' : b.marker?.type === 'ABORT' ? 'Abort' : 'Control';
 }
 
+/** Where the replay reads: the coordinator, and each partition's leader (one broker plays all). */
+export interface Readers {
+  readonly coordinator: Connection;
+  readonly leaders: readonly Connection[];
+}
+
 /** The broker's side: producer ids still the broker's (see `translate`). */
 export async function observeBroker(
-  connection: Connection,
+  readers: Readers,
   names: BrokerNames,
   cfg: KafkaConfig,
 ): Promise<Observation> {
   const ids = Array.from({ length: cfg.transactionalIds }, (_, t) => names.transactionalId(t));
-  const described = await connection.send(DescribeTransactions, { transactionalIds: ids });
+  const described = await readers.coordinator.send(DescribeTransactions, { transactionalIds: ids });
   const transactions = described.transactionStates.map((d, t) => {
     const transactionalId = `t${t}`;
     if (d.error === 'TRANSACTIONAL_ID_NOT_FOUND') return { transactionalId, known: false };
@@ -169,11 +175,12 @@ export async function observeBroker(
     };
   });
   const indexes = Array.from({ length: cfg.partitions }, (_, p) => p);
-  const producers = await connection.send(DescribeProducers, {
-    topics: [{ name: names.topic, partitionIndexes: indexes }],
-  });
   const partitions = [];
   for (const p of indexes) {
+    const connection = readers.leaders[p]!;
+    const producers = await connection.send(DescribeProducers, {
+      topics: [{ name: names.topic, partitionIndexes: [p] }],
+    });
     const fetched = await connection.send(Fetch, {
       maxWaitMs: 0,
       minBytes: 0,

@@ -54,12 +54,49 @@ describe('walkTrace', () => {
   });
 });
 
+describe('walkTrace against a cluster', () => {
+  it('holds the markers for the trace, drives the marker time-out and re-sends at once', () => {
+    const { cfg, labels } = load('traces/kafka-3.5-marker-timeout.itf.json');
+    const walk = walkTrace(cfg, labels, 'cluster');
+    expect(walk.stop).toBeUndefined();
+    const at = (label: string) => walk.steps.find((s) => s.label === label)!;
+    // The EndTxn answer leaves the COMMIT marker in flight: no broker work after it.
+    expect(at('deliver TC→P0.0: EndTxn response').broker).toEqual([]);
+    expect(at('TC: markerTimeout(L0)').broker.map((m) => m.label)).toEqual(['TC: resendTxnMarker(t0, p0)']);
+    expect(at('TC: resendTxnMarker(t0, p0)').taken).toBeUndefined();
+    expect(at('deliver TC→L0#1: WriteTxnMarkers').broker.map((m) => m.label)).toEqual([
+      'deliver L0→TC#1: WriteTxnMarkers response',
+      'TC: completeTransaction(t0)',
+    ]);
+    // The first request, late, is a step of its own too.
+    expect(at('deliver TC→L0: WriteTxnMarkers').taken).toBeDefined();
+    const taken = walk.steps.flatMap((s) => (s.taken === undefined ? [] : [s.taken, ...s.broker]));
+    for (let i = 1; i < taken.length; i++) expect(taken[i]!.before).toBe(taken[i - 1]!.after);
+  });
+
+  it('takes a coordinator failover and loads the log at once', () => {
+    const { cfg, labels } = load('traces/kafka-4.0-epoch-exhaustion-failover.itf.json');
+    const walk = walkTrace(cfg, labels, 'cluster');
+    expect(walk.stop).toBeUndefined();
+    const failover = walk.steps.find((s) => s.label === 'TC: coordinatorFailover')!;
+    expect(failover.taken?.after.coordinator.epoch).toBe(failover.taken!.before.coordinator.epoch + 1);
+  });
+
+  it('stops at a step the cluster does not take yet, saying why', () => {
+    const { cfg, labels } = load('traces/kafka-3.5-transactional-id-expiry.itf.json');
+    expect(walkTrace(cfg, labels, 'cluster').stop).toMatchObject({
+      label: 'TC: transactionalIdExpiry(t0)',
+      why: 'the replay does not drive transactional.id expiry yet',
+    });
+  });
+});
+
 describe('randomLabels', () => {
   it("counts the broker's own work and the moments of its own it passes over, and walks alike without", () => {
     const raw = { ...loadSpecFile('specs/kafka/commit-abort.json').raw, faults: { transactionTimeouts: 1 } };
     const cfg = parseSpec('spec.json', raw, '').params as KafkaConfig;
     const timings = noTimings();
-    const walks = [0, 1, 2].map((walk) => randomLabels(cfg, walkRandom(3, walk), 30, timings));
+    const walks = [0, 1, 2].map((walk) => randomLabels(cfg, walkRandom(3, walk), 30, 'broker', timings));
     expect(walks.map((_, walk) => randomLabels(cfg, walkRandom(3, walk), 30))).toEqual(walks);
     expect(timings.brokerWork.get('WriteTxnMarkers')).toBeGreaterThan(0);
     expect(timings.brokerWork.get('WriteTxnMarkers response')).toBe(

@@ -55,6 +55,7 @@ export async function sendRequest(
   req: Request,
   names: BrokerNames,
   ids: ProducerIds,
+  transactionTimeoutMs = TRANSACTION_TIMEOUT_MS,
 ): Promise<Answer> {
   const v = versionsFor(req);
   const api = apiName[req.api]!;
@@ -65,7 +66,7 @@ export async function sendRequest(
     case Api.InitProducerId: {
       const a = await connection.send(
         InitProducerId,
-        { transactionalId, transactionTimeoutMs: TRANSACTION_TIMEOUT_MS, producerId, producerEpoch },
+        { transactionalId, transactionTimeoutMs, producerId, producerEpoch },
         v.initProducerId,
       );
       return { api, error: a.error, producerId: a.producerId, producerEpoch: a.producerEpoch };

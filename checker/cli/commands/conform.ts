@@ -22,12 +22,17 @@ const DEFAULT_DEPTH = 40;
 export async function run(args: readonly string[], flags: Flags, io: Io): Promise<number> {
   const file = fileArgument('conform', args, 'a Kafka spec file');
   rejectOtherFlags('conform', flags);
-  if (flags.kafka === undefined)
+  if (flags.kafka !== undefined && flags['kafka-cluster'] !== undefined)
+    throw new InputError(COMMAND_LINE, '--kafka-cluster', 'either --kafka or --kafka-cluster, not both');
+  const cluster = flags['kafka-cluster'] !== undefined;
+  const kafka = flags.kafka ?? flags['kafka-cluster'];
+  if (kafka === undefined)
     throw new InputError(
       COMMAND_LINE,
       '--kafka',
-      'the broker to run against: HOST:PORT or a release such as 4.1.1',
+      'the broker to run against: HOST:PORT or a release such as 4.1.1 (or --kafka-cluster RELEASE)',
     );
+  const kafkaFlag = cluster ? '--kafka-cluster' : '--kafka';
   const loaded = loadSpecFile(file);
   if (loaded.entry.name !== 'kafka')
     throw new InputError(
@@ -55,27 +60,34 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
   const json = flags.json === true;
   const { conform } = await import('../../../referee/conform.ts');
   const { isSetupError } = await import('../../../referee/replay/index.ts');
-  if (!json) io.out(`${TOOL}: conform ${file} against ${flags.kafka}\n`);
+  if (!json) io.out(`${TOOL}: conform ${file} against ${cluster ? `a cluster of Kafka ${kafka}` : kafka}\n`);
   let result;
   try {
     result = await conform({
-      target: flags.kafka,
+      target: kafka,
+      cluster,
       params: spec.params,
       seed: options.seed,
       walks: flags.walks === undefined ? DEFAULT_WALKS : options.walks,
       maxDepth: options.maxDepth ?? DEFAULT_DEPTH,
       ...(options.maxSeconds === undefined ? {} : { maxSeconds: options.maxSeconds }),
       onWalk: json ? undefined : (w) => io.out(walkLine(w)),
+      shouldStop: () => io.stop?.received !== undefined,
     });
   } catch (e) {
-    if (isSetupError(e)) throw new FlagValueError(`--kafka ${flags.kafka}`, (e as Error).message);
+    if (isSetupError(e)) throw new FlagValueError(`${kafkaFlag} ${kafka}`, (e as Error).message);
     throw e;
   }
   const differ = result.walks.filter((w) => w.status === 'diverges');
   const { conformTrace } = await import('../../../referee/conform-trace.ts');
   const model = spec.entry.build(spec.params, spec.properties);
   const traceFiles = differ.map((w, k) => {
-    const { trace, observed, difference } = conformTrace(spec.params as never, w.shrunk!, w.observed!);
+    const { trace, observed, difference } = conformTrace(
+      spec.params as never,
+      w.shrunk!,
+      w.observed!,
+      cluster ? 'cluster' : 'broker',
+    );
     const path =
       flags.out === undefined
         ? `out/${spec.name}.conform-walk${w.walk}.itf.json`
@@ -118,7 +130,7 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
   else {
     const kinds = [...byKind].map(([k, n]) => `${n} at ${k}`).join(', ');
     io.out(
-      `${summary.walks} walks on ${result.broker} (transaction.version ${result.transactionVersion}), ${steps} steps compared: ${summary.agreements} agree, ${differ.length} differ${kinds === '' ? '' : ` (${kinds})`}${result.stoppedBy === undefined ? '' : `; stopped by ${result.stoppedBy}`}\n`,
+      `${summary.walks} walks on ${result.broker} (transaction.version ${result.transactionVersion}), ${steps} steps compared: ${summary.agreements} agree, ${differ.length} differ${kinds === '' ? '' : ` (${kinds})`}${result.stoppedBy === undefined ? '' : `; stopped by ${result.stoppedBy === 'signal' ? io.stop!.received : result.stoppedBy}`}\n`,
     );
     io.out(timingLines(result.timings));
     for (const [k, w] of differ.entries())
@@ -128,7 +140,8 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
   }
   if (result.stoppedBy === 'broker-died' || result.walks.some((w) => w.status === 'error'))
     return ExitCode.Internal;
-  return differ.length > 0 ? ExitCode.Violation : ExitCode.Ok;
+  if (differ.length > 0) return ExitCode.Violation;
+  return result.stoppedBy === 'signal' ? ExitCode.Incomplete : ExitCode.Ok;
 }
 
 /** The broker's timings the walks did not choose, for the person reading the summary. */

@@ -12,14 +12,19 @@ import { loadTrace } from '../saved-trace.ts';
 export async function run(args: readonly string[], flags: Flags, io: Io): Promise<number> {
   const file = fileArgument('replay', args, 'a trace file');
   rejectOtherFlags('replay', flags);
+  if (flags.kafka !== undefined && flags['kafka-cluster'] !== undefined)
+    throw new InputError(COMMAND_LINE, '--kafka-cluster', 'either --kafka or --kafka-cluster, not both');
+  const cluster = flags['kafka-cluster'] !== undefined;
+  const kafka = flags.kafka ?? flags['kafka-cluster'];
+  const kafkaFlag = cluster ? '--kafka-cluster' : '--kafka';
   for (const flag of ['tv', 'variant'] as const)
-    if (flags[flag] !== undefined && flags.kafka === undefined)
-      throw new InputError(COMMAND_LINE, `--${flag}`, `--${flag} together with --kafka`);
+    if (flags[flag] !== undefined && kafka === undefined)
+      throw new InputError(COMMAND_LINE, `--${flag}`, `--${flag} together with --kafka or --kafka-cluster`);
   const tv = flags.tv === undefined ? undefined : Number(flags.tv);
   if (tv !== undefined && tv !== 1 && tv !== 2)
     throw new InputError(COMMAND_LINE, '--tv', 'transaction version 1 or 2', JSON.stringify(flags.tv));
   const { trace, spec, model } = loadTrace(file);
-  if (flags.kafka !== undefined && spec.entry.name !== 'kafka')
+  if (kafka !== undefined && spec.entry.name !== 'kafka')
     throw new InputError(
       file,
       '#meta.spec.model',
@@ -34,7 +39,7 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
   });
   const json = flags.json === true;
   const loop = trace.loop === undefined ? {} : { loop: trace.loop };
-  if (flags.kafka === undefined || !reproduced) {
+  if (kafka === undefined || !reproduced) {
     if (json) {
       io.out(
         `${JSON.stringify({ status: reproduced ? 'reproduced' : 'diverged', property: trace.meta.property, steps: trace.actions.length, ...loop, message })}\n`,
@@ -43,7 +48,7 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
       const cycle = trace.loop === undefined ? '' : `, cycle from step ${trace.loop}`;
       io.out(`${TOOL}: replay ${file} (model ${spec.entry.name}, ${trace.actions.length} steps${cycle})\n`);
       io.out(`${reproduced ? 'Reproduced' : 'Not reproduced'}: ${message}\n`);
-      if (flags.kafka !== undefined)
+      if (kafka !== undefined)
         io.out('Not run against Kafka: the trace must replay against its model first\n');
     }
     return reproduced ? ExitCode.Ok : ExitCode.Violation;
@@ -56,19 +61,22 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
     tv === undefined ? raw : atTransactionVersion(raw, tv),
     '#meta.spec',
   );
-  if (!json) io.out(`${TOOL}: replay ${file} against ${flags.kafka} (${trace.actions.length} steps)\n`);
+  const against = cluster ? `a cluster of Kafka ${kafka}` : kafka;
+  if (!json) io.out(`${TOOL}: replay ${file} against ${against} (${trace.actions.length} steps)\n`);
   let result: KafkaReplayResult;
   try {
     result = await replayOnKafka({
-      target: flags.kafka,
+      target: kafka,
+      cluster,
       ...(tv === undefined ? {} : { tv }),
       params: retargetedSpec.params,
       labels: trace.actions,
       property: trace.meta.property,
       onStep: json ? undefined : (r) => io.out(stepLine(r)),
+      shouldStop: () => io.stop?.received !== undefined,
     });
   } catch (e) {
-    if (isSetupError(e)) throw new FlagValueError(`--kafka ${flags.kafka}`, (e as Error).message);
+    if (isSetupError(e)) throw new FlagValueError(`${kafkaFlag} ${kafka}`, (e as Error).message);
     throw e;
   }
   const versions =
