@@ -335,6 +335,7 @@ describe('Kafka instance symmetry', () => {
       app: 'consume-transform-produce',
       instancesPerId: 3,
       inputRecords: 2,
+      idempotentProducers: 1,
       faults: { requestTimeouts: 1, producerCrashes: 1 },
     },
     {
