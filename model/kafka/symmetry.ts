@@ -203,37 +203,45 @@ export function renamePartitions(s: State, perm: Renaming): State {
 
 // ---- Renaming transactional.ids -------------------------------------------------------------------
 
-/** A renaming of the transactional.ids, as the producer instances, nodes and client transactions see it. */
-interface IdRenaming {
-  readonly txnId: (t: number) => number;
-  readonly producer: (i: number) => number;
-  readonly clientTxn: (c: number) => number;
-  /** Client transaction k of producer i (k may be one past the last: an InitProducerId's first transaction not yet begun). */
-  readonly clientTxnOf: (i: number, c: number) => number;
-}
-
 /**
- * Transactional.id t becomes perm[t]; with `instances`, its instance k also becomes instance
- * instances[t][k] (null: the id's instances keep their numbers).
+ * A renaming of the transactional.ids, as the producer instances, nodes and client transactions
+ * see it: transactional.id t becomes perm[t]; with `instances`, its instance k also becomes
+ * instance instances[t][k] (null: the id's instances keep their numbers). A class, not closures:
+ * a renaming is built for every candidate of every state.
  */
-function idRenaming(
-  cfg: KafkaConfig,
-  perm: Renaming,
-  instances: readonly (Renaming | null)[] = [],
-): IdRenaming {
-  const perId = cfg.instancesPerId;
-  const perInstance = cfg.transactionsPerInstance;
-  const txnId = (t: number): number => perm[t]!;
-  const producer = (i: number): number => {
+class IdRenaming {
+  private readonly perId: number;
+  private readonly perInstance: number;
+
+  constructor(
+    cfg: KafkaConfig,
+    private readonly perm: Renaming,
+    private readonly instances: readonly (Renaming | null)[] = [],
+  ) {
+    this.perId = cfg.instancesPerId;
+    this.perInstance = cfg.transactionsPerInstance;
+  }
+
+  txnId(t: number): number {
+    return this.perm[t]!;
+  }
+
+  producer(i: number): number {
     if (i < 0) return i;
-    const t = Math.floor(i / perId);
-    const k = i % perId;
-    return txnId(t) * perId + (instances[t]?.[k] ?? k);
-  };
-  const clientTxn = (c: number): number =>
-    c < 0 ? c : producer(Math.floor(c / perInstance)) * perInstance + (c % perInstance);
-  const clientTxnOf = (i: number, c: number): number => producer(i) * perInstance + (c - i * perInstance);
-  return { txnId, producer, clientTxn, clientTxnOf };
+    const t = Math.floor(i / this.perId);
+    const k = i % this.perId;
+    return this.perm[t]! * this.perId + (this.instances[t]?.[k] ?? k);
+  }
+
+  clientTxn(c: number): number {
+    if (c < 0) return c;
+    return this.producer(Math.floor(c / this.perInstance)) * this.perInstance + (c % this.perInstance);
+  }
+
+  /** Client transaction k of producer i (k may be one past the last: an InitProducerId's first transaction not yet begun). */
+  clientTxnOf(i: number, c: number): number {
+    return this.producer(i) * this.perInstance + (c - i * this.perInstance);
+  }
 }
 
 /** A producer instance's node is its index; every other node keeps its number. */
@@ -273,7 +281,7 @@ function moved<T>(items: readonly T[], to: (i: number) => number): T[] {
 
 /** `s` with transactional.id t renamed perm[t] everywhere. */
 export function renameTransactionalIds(cfg: KafkaConfig, s: State, perm: Renaming): State {
-  return renameProducers(cfg, s, idRenaming(cfg, perm));
+  return renameProducers(cfg, s, new IdRenaming(cfg, perm));
 }
 
 /**
@@ -284,38 +292,47 @@ export function renameTransactionalIds(cfg: KafkaConfig, s: State, perm: Renamin
  */
 export function renameInstances(cfg: KafkaConfig, s: State, instances: readonly (Renaming | null)[]): State {
   const ids = Array.from({ length: cfg.transactionalIds }, (_, t) => t);
-  return renameProducers(cfg, s, idRenaming(cfg, ids, instances));
+  return renameProducers(cfg, s, new IdRenaming(cfg, ids, instances));
+}
+
+/** A coordinator entry naming a client transaction, renamed; the entry itself when that changes nothing. */
+function renameMetadata<T extends { ghostTxn: number } | null>(r: IdRenaming, md: T): T {
+  if (md === null) return md;
+  const ghostTxn = r.clientTxn(md.ghostTxn);
+  return ghostTxn === md.ghostTxn ? md : { ...md, ghostTxn };
+}
+
+function renameBatch(r: IdRenaming, b: State['partitions'][number]['log'][number]) {
+  if (!b.transactional) return b;
+  const ghostTxn = r.clientTxn(b.ghostTxn);
+  return ghostTxn === b.ghostTxn ? b : { ...b, ghostTxn };
 }
 
 function renameProducers(cfg: KafkaConfig, s: State, r: IdRenaming): State {
   const c = s.coordinator;
-  const renameMetadata = <T extends { ghostTxn: number } | null>(md: T): T => {
-    if (md === null) return md;
-    const ghostTxn = r.clientTxn(md.ghostTxn);
-    return ghostTxn === md.ghostTxn ? md : { ...md, ghostTxn };
-  };
   const coordinator: Coordinator = {
     ...c,
-    metadata: moved(mapSame(c.metadata, renameMetadata), r.txnId),
-    log: moved(mapSame(c.log, renameMetadata), r.txnId),
+    metadata: moved(
+      mapSame(c.metadata, (md) => renameMetadata(r, md)),
+      (t) => r.txnId(t),
+    ),
+    log: moved(
+      mapSame(c.log, (md) => renameMetadata(r, md)),
+      (t) => r.txnId(t),
+    ),
     appends: c.appends
       .map((a) => ({
         ...a,
         txnId: r.txnId(a.txnId),
-        transit: renameMetadata(a.transit),
+        transit: renameMetadata(r, a.transit),
         from: renameProducerNode(r, a.from),
         request: a.request === null ? null : renameIdsInMessage(r, a.request),
         response: a.response === null ? null : renameIdsInMessage(r, a.response),
       }))
       .sort((x, y) => x.txnId - y.txnId),
   };
-  const renameBatch = (b: State['partitions'][number]['log'][number]) => {
-    if (!b.transactional) return b;
-    const ghostTxn = r.clientTxn(b.ghostTxn);
-    return ghostTxn === b.ghostTxn ? b : { ...b, ghostTxn };
-  };
   const partitions = mapSame(s.partitions, (part) => {
-    const log = mapSame(part.log, renameBatch);
+    const log = mapSame(part.log, (b) => renameBatch(r, b));
     const held = mapSame(part.held, (h) => {
       const from = renameProducerNode(r, h.from);
       const request = renameIdsInMessage(r, h.request);
@@ -348,12 +365,12 @@ function renameProducers(cfg: KafkaConfig, s: State, r: IdRenaming): State {
   });
   return {
     ...s,
-    producers: moved(producers, r.producer),
+    producers: moved(producers, (i) => r.producer(i)),
     coordinator,
     partitions,
     consumers,
     network,
-    history: moved(s.history, r.clientTxn),
+    history: moved(s.history, (c) => r.clientTxn(c)),
   };
 }
 
@@ -690,17 +707,21 @@ export function kafkaCanonical(cfg: KafkaConfig, bySignature = true, instances =
         );
       });
     }
-    const renamedInstances = (renaming: readonly (Renaming | null)[]): State =>
-      renaming.every((r) => r === null) ? s : renameInstances(cfg, s, renaming);
     if (orders.length === 1 && instanceRenamings.length === 1)
-      return byPartitions(renamedIds(renamedInstances(instanceRenamings[0]!), orders[0]!));
+      return byPartitions(renamedIds(instancesRenamed(cfg, s, instanceRenamings[0]!), orders[0]!));
     least.reset();
     for (const renaming of instanceRenamings) {
-      const renamed = renamedInstances(renaming);
+      const renamed = instancesRenamed(cfg, s, renaming);
       for (const order of orders) least.offer(byPartitions(renamedIds(renamed, order)));
     }
     return least.state!;
   };
+}
+
+/** `s` with its instances renamed as `renaming` says; `s` itself when it renames none. */
+function instancesRenamed(cfg: KafkaConfig, s: State, renaming: readonly (Renaming | null)[]): State {
+  for (const r of renaming) if (r !== null) return renameInstances(cfg, s, renaming);
+  return s;
 }
 
 function partitionCanonical(cfg: KafkaConfig, bySignature: boolean): (s: State) => State {
