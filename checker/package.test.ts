@@ -212,7 +212,14 @@ describe('npx txcheck when npx goes', () => {
     return line === undefined ? undefined : Number(line.trim().split(' ')[0]);
   }
 
+  // A process that has exited but is not reaped yet (a zombie) is gone: once npx went, its reaper
+  // is the machine's init, which may take seconds to reap it, and kill(pid, 0) still succeeds.
   const alive = (pid: number) => {
+    try {
+      if (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z')) return false;
+    } catch {
+      // No /proc (not Linux), or the process is gone: kill(pid, 0) tells.
+    }
     try {
       process.kill(pid, 0);
       return true;
