@@ -939,6 +939,22 @@ export interface PartitionErrors {
   }[];
 }
 
+/** The per-topic, per-partition errors AlterPartitionReassignments and ElectLeaders answer with. */
+function readPartitionErrors(r: Reader): PartitionErrors['responses'] {
+  return r.array((r) =>
+    r.struct((r) => ({
+      name: r.string(),
+      partitions: r.array((r) =>
+        r.struct((r) => ({
+          partitionIndex: r.int32(),
+          error: errorName(r.int16()),
+          errorMessage: r.nullableString(),
+        })),
+      ),
+    })),
+  );
+}
+
 /** A new replica list per partition; its first replica becomes the preferred leader. v0. */
 export const AlterPartitionReassignments: Api<AlterPartitionReassignmentsRequest, PartitionErrors> = {
   key: 45,
@@ -965,18 +981,7 @@ export const AlterPartitionReassignments: Api<AlterPartitionReassignmentsRequest
       r.int32(); // ThrottleTimeMs
       const error = errorName(r.int16());
       const errorMessage = r.nullableString();
-      const responses = r.array((r) =>
-        r.struct((r) => ({
-          name: r.string(),
-          partitions: r.array((r) =>
-            r.struct((r) => ({
-              partitionIndex: r.int32(),
-              error: errorName(r.int16()),
-              errorMessage: r.nullableString(),
-            })),
-          ),
-        })),
-      );
+      const responses = readPartitionErrors(r);
       return { error, errorMessage, responses };
     });
   },
@@ -1012,18 +1017,7 @@ export const ElectLeaders: Api<ElectLeadersRequest, PartitionErrors> = {
     return r.struct((r) => {
       r.int32(); // ThrottleTimeMs
       const error = errorName(r.int16());
-      const responses = r.array((r) =>
-        r.struct((r) => ({
-          name: r.string(),
-          partitions: r.array((r) =>
-            r.struct((r) => ({
-              partitionIndex: r.int32(),
-              error: errorName(r.int16()),
-              errorMessage: r.nullableString(),
-            })),
-          ),
-        })),
-      );
+      const responses = readPartitionErrors(r);
       return { error, errorMessage: null, responses };
     });
   },
