@@ -178,38 +178,45 @@ export function jvmOptions(heapMb: number): string[] {
 }
 const STOP_GRACE_MS = 15_000;
 
-function serverProperties(
-  dir: string,
-  port: number,
-  controllerPort: number,
-  extra: Record<string, string>,
-  advertised?: string,
-): string {
+/** One KRaft node (broker and controller) of `replicas` in all, as a server.properties file. */
+export function kraftProperties(node: {
+  readonly dir: string;
+  readonly id: number;
+  readonly voters: string;
+  readonly port: number;
+  readonly controllerPort: number;
+  /** host:port clients are told to use (a proxy in front of the node). */
+  readonly advertised: string;
+  readonly replicas: number;
+  readonly extra: Readonly<Record<string, string>>;
+}): string {
+  const { replicas } = node;
+  const minIsr = String(Math.min(2, replicas));
   const config: Record<string, string> = {
     'process.roles': 'broker,controller',
-    'node.id': '1',
-    'controller.quorum.voters': `1@127.0.0.1:${controllerPort}`,
-    listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
-    'advertised.listeners': `PLAINTEXT://${advertised ?? `127.0.0.1:${port}`}`,
+    'node.id': String(node.id),
+    'controller.quorum.voters': node.voters,
+    listeners: `PLAINTEXT://127.0.0.1:${node.port},CONTROLLER://127.0.0.1:${node.controllerPort}`,
+    'advertised.listeners': `PLAINTEXT://${node.advertised}`,
     'controller.listener.names': 'CONTROLLER',
     'inter.broker.listener.name': 'PLAINTEXT',
     'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
-    'log.dirs': join(dir, 'data'),
+    'log.dirs': join(node.dir, 'data'),
     'auto.create.topics.enable': 'false',
     'num.partitions': '1',
-    'default.replication.factor': '1',
-    'min.insync.replicas': '1',
-    'offsets.topic.replication.factor': '1',
+    'default.replication.factor': String(replicas),
+    'min.insync.replicas': minIsr,
+    'offsets.topic.replication.factor': String(replicas),
     'offsets.topic.num.partitions': '1',
-    'transaction.state.log.replication.factor': '1',
-    'transaction.state.log.min.isr': '1',
+    'transaction.state.log.replication.factor': String(replicas),
+    'transaction.state.log.min.isr': minIsr,
     'transaction.state.log.num.partitions': '1',
     'group.initial.rebalance.delay.ms': '0',
     // Timed-out transactions are aborted within a second rather than ten.
     'transaction.abort.timed.out.transaction.cleanup.interval.ms': '1000',
     'num.network.threads': '1',
     'num.io.threads': '2',
-    ...extra,
+    ...node.extra,
   };
   return Object.entries(config)
     .map(([k, v]) => `${k}=${v}`)
@@ -387,7 +394,16 @@ export async function startBroker(options: BrokerOptions): Promise<Broker> {
     const properties = join(dir, 'server.properties');
     writeFileSync(
       properties,
-      serverProperties(dir, port, controllerPort, { ...options.config }, options.advertise),
+      kraftProperties({
+        dir,
+        id: 1,
+        voters: `1@127.0.0.1:${controllerPort}`,
+        port,
+        controllerPort,
+        advertised: options.advertise ?? `127.0.0.1:${port}`,
+        replicas: 1,
+        extra: { ...options.config },
+      }),
     );
     const java = ['-cp', classpath, ...jvmOptions(512)];
     await formatStorage(version, java, properties, clusterId(), options.tv);

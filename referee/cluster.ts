@@ -15,6 +15,7 @@ import {
   formatStorage,
   freePorts,
   jvmOptions,
+  kraftProperties,
   spawnKafka,
   tail,
   waitUntilServing,
@@ -77,38 +78,21 @@ function nodeProperties(
   voters: string,
   extra: Readonly<Record<string, string>>,
 ): string {
-  const config: Record<string, string> = {
-    'process.roles': 'broker,controller',
-    'node.id': String(id),
-    'controller.quorum.voters': voters,
-    listeners: `PLAINTEXT://127.0.0.1:${ports.broker},CONTROLLER://127.0.0.1:${ports.controller}`,
-    'advertised.listeners': `PLAINTEXT://127.0.0.1:${ports.proxy}`,
-    'controller.listener.names': 'CONTROLLER',
-    'inter.broker.listener.name': 'PLAINTEXT',
-    'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
-    'log.dirs': join(dir, 'data'),
-    'auto.create.topics.enable': 'false',
-    // Leadership moves only when the driver moves it.
-    'auto.leader.rebalance.enable': 'false',
-    'num.partitions': '1',
-    'default.replication.factor': String(CLUSTER_SIZE),
-    'min.insync.replicas': '2',
-    'offsets.topic.replication.factor': String(CLUSTER_SIZE),
-    'offsets.topic.num.partitions': '1',
-    'transaction.state.log.replication.factor': String(CLUSTER_SIZE),
-    'transaction.state.log.min.isr': '2',
-    'transaction.state.log.num.partitions': '1',
-    'group.initial.rebalance.delay.ms': '0',
-    // Timed-out transactions are aborted within a second rather than ten.
-    'transaction.abort.timed.out.transaction.cleanup.interval.ms': '1000',
-    'num.network.threads': '1',
-    'num.io.threads': '2',
-    'num.replica.fetchers': '1',
-    ...extra,
-  };
-  return Object.entries(config)
-    .map(([k, v]) => `${k}=${v}`)
-    .join('\n');
+  return kraftProperties({
+    dir,
+    id,
+    voters,
+    port: ports.broker,
+    controllerPort: ports.controller,
+    advertised: `127.0.0.1:${ports.proxy}`,
+    replicas: CLUSTER_SIZE,
+    extra: {
+      // Leadership moves only when the driver moves it.
+      'auto.leader.rebalance.enable': 'false',
+      'num.replica.fetchers': '1',
+      ...extra,
+    },
+  });
 }
 
 /** Starts three nodes behind their proxies; resolves once every node serves and registered. */
