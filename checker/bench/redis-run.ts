@@ -7,7 +7,6 @@
 // at the end, however the run ends.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { modelOf } from '../../specs/build.ts';
@@ -16,6 +15,7 @@ import type { Result } from '../engine/search.ts';
 import { distributedBfs } from '../distributed/bfs-coordinator.ts';
 import { modelSourceDigest } from '../distributed/commands.ts';
 import { specDigest } from '../distributed/digest.ts';
+import { type LocalRedis, startLocalRedis } from '../distributed/local-redis.ts';
 import { redisAddress } from '../distributed/redis.ts';
 
 export interface RedisSetup {
@@ -55,17 +55,6 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const TICKS_PER_SECOND = 100;
 /** A small run: with the measured one, it parts the coordinator's CPU per job from its CPU per run. */
 const SMALL = 'specs/kafka/commit-abort.json';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Waits for `child` to print `line` on stdout. */
 function printed(child: ChildProcess, line: string, what: string): Promise<void> {
@@ -136,23 +125,17 @@ function capCpu(pid: number, share: number, name: string): () => void {
 }
 
 export async function measureRedisRun(setup: RedisSetup): Promise<RedisMeasure> {
-  const servers: ChildProcess[] = [];
+  const servers: LocalRedis[] = [];
   const workers: ChildProcess[] = [];
   const clients: Redis[] = [];
   const uncap: (() => void)[] = [];
   try {
-    const ports = await Promise.all(Array.from({ length: setup.servers }, () => freePort()));
-    for (const port of ports) {
-      const server = spawn(
-        'redis-server',
-        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-        { stdio: ['ignore', 'pipe', 'inherit'] },
-      );
-      servers.push(server);
-      await printed(server, 'Ready to accept connections', 'redis-server');
-      clients.push(new Redis(port, '127.0.0.1'));
+    for (let i = 0; i < setup.servers; i++) {
+      const redis = await startLocalRedis();
+      servers.push(redis);
+      clients.push(new Redis(redis.port, '127.0.0.1'));
     }
-    const urls = ports.map((port) => `redis://127.0.0.1:${port}`);
+    const urls = servers.map((redis) => redis.url);
     for (let i = 0; i < setup.workers; i++) {
       const worker = spawn(
         process.execPath,
@@ -218,6 +201,6 @@ export async function measureRedisRun(setup: RedisSetup): Promise<RedisMeasure> 
     for (const client of clients) client.disconnect();
     await Promise.all(workers.map(stopped));
     for (const remove of uncap) remove();
-    await Promise.all(servers.map(stopped));
+    await Promise.all(servers.map((redis) => redis.stop()));
   }
 }

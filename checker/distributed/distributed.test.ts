@@ -30,6 +30,7 @@ import {
   WALKS_PER_JOB,
   type WalkJob,
 } from './jobs.ts';
+import { type LocalRedis, freePort, startLocalRedis } from './local-redis.ts';
 import { redisAddress } from './redis.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -43,49 +44,6 @@ if (skipped)
 
 /** How long a dead worker's job stays locked in these tests. */
 const LOCK_SECONDS = 1;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** A redis-server of the test's own on 127.0.0.1 (on `port`, or a free one), saving nothing to disk. */
-async function startRedis(
-  port?: number,
-  ...extra: string[]
-): Promise<{
-  server: ChildProcess;
-  port: number;
-  url: string;
-  stop(): Promise<void>;
-}> {
-  port ??= await freePort();
-  const server = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extra],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const exited = new Promise<void>((resolve) => server.on('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    let log = '';
-    server.stdout!.on('data', (d) => {
-      log += d;
-      if (log.includes('Ready to accept connections')) resolve();
-    });
-    server.on('exit', (code) => reject(new Error(`redis-server exited with code ${code}: ${log}`)));
-  });
-  const stop = async () => {
-    if (server.exitCode === null && server.signalCode === null) server.kill('SIGTERM');
-    await exited;
-  };
-  return { server, port, url: `redis://127.0.0.1:${port}`, stop };
-}
 
 async function txcheck(...argv: string[]) {
   let out = '';
@@ -153,7 +111,7 @@ async function until(condition: () => Promise<boolean>, what: string, ms = 20_00
 }
 
 describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, { timeout: 60_000 }, () => {
-  let redis: Awaited<ReturnType<typeof startRedis>> | undefined;
+  let redis: LocalRedis | undefined;
   let url = '';
   let queue: Queue<WalkJob>;
   let events: QueueEvents;
@@ -161,7 +119,7 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
 
   beforeAll(async () => {
     if (!haveRedis) throw new Error(`TXCHECK_REQUIRE_REDIS=1, but ${why}`);
-    redis = await startRedis();
+    redis = await startLocalRedis();
     url = redis.url;
     const port = redis.port;
     queue = new Queue(QUEUE, { connection: { host: '127.0.0.1', port } });
@@ -250,7 +208,7 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
     });
 
     it('breadth-first with the visited set sharded over two Redis servers: the result of one machine', async () => {
-      const second = await startRedis();
+      const second = await startLocalRedis();
       const other = new Redis(second.port, '127.0.0.1');
       try {
         const args = ['check', 'specs/two-phase/tp5.json', '--json'];
@@ -400,7 +358,7 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
   it("breadth-first: a worker killed after its shard's writes, before its answer: the retry does not decide twice", async () => {
     const args = ['check', 'specs/kafka/stale-end-txn.json', '--json'];
     const one = await txcheck(...args, '--workers', '1', '-o', join(dir, 'owned-one.itf.json'));
-    const second = await startRedis();
+    const second = await startLocalRedis();
     const shardServer = new Redis(second.port, '127.0.0.1');
     const [a, b] = [new WorkerProcess(url), new WorkerProcess(url)];
     try {
@@ -490,7 +448,7 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
   });
 
   it('a coordinator with no worker says so once and keeps waiting, for either kind of run', async () => {
-    const own = await startRedis();
+    const own = await startLocalRedis();
     try {
       const spec = loadSpecFile('specs/two-phase/tp3.json');
       const model = modelOf(spec);
@@ -550,7 +508,7 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
         ['random', 1],
       ] as const)('%s, round %i', async (kind, _round) => {
         const saved = ['--dir', mkdtempSync(join(tmpdir(), 'txcheck-redis-'))];
-        let own = await startRedis(undefined, ...saved);
+        let own = await startLocalRedis(undefined, ...saved);
         const watcher = new Redis(own.port, '127.0.0.1', { maxRetriesPerRequest: null });
         watcher.on('error', () => {});
         const worker = new WorkerProcess(own.url);
@@ -569,7 +527,7 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
             if (fault === 'restart from a snapshot') await watcher.save();
             own.server.kill('SIGKILL');
             await own.stop();
-            own = await startRedis(own.port, ...saved);
+            own = await startLocalRedis(own.port, ...saved);
           }
           const { code, out, err } = await run;
           expect(err).toMatch(keysLost(own.port, fault === 'restart from a snapshot'));
@@ -642,7 +600,7 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
   });
 
   it('a password-protected Redis: one line saying so, exit 2, for check and worker', async () => {
-    const locked = await startRedis(undefined, '--requirepass', 'secret');
+    const locked = await startLocalRedis(undefined, '--requirepass', 'secret');
     try {
       for (const argv of [
         ['check', 'specs/two-phase/tp3.json', '--redis', locked.url],
@@ -660,7 +618,13 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
   });
 
   it('a Redis that may evict keys when its memory is full: one line, exit 2', async () => {
-    const evicting = await startRedis(undefined, '--maxmemory', '100mb', '--maxmemory-policy', 'allkeys-lru');
+    const evicting = await startLocalRedis(
+      undefined,
+      '--maxmemory',
+      '100mb',
+      '--maxmemory-policy',
+      'allkeys-lru',
+    );
     try {
       const run = await txcheck('check', 'specs/two-phase/tp3.json', '--redis', evicting.url);
       expect(run.code).toBe(2);
@@ -673,7 +637,7 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
   });
 
   it('a Redis that stops answering mid-run: one line within the bound, not a hang', async () => {
-    const own = await startRedis();
+    const own = await startLocalRedis();
     const worker = new WorkerProcess(own.url);
     try {
       await until(async () => worker.out.includes('taking jobs'), 'the worker to start');
@@ -709,7 +673,7 @@ describe.skipIf(skipped)(`runs on Redis${skipped ? ` (skipped: ${why})` : ''}`, 
   });
 
   it('a Redis that goes away: the coordinator says so in one line, exit 2; a worker still stops on SIGTERM', async () => {
-    const own = await startRedis();
+    const own = await startLocalRedis();
     const worker = new WorkerProcess(own.url);
     try {
       const many = txcheck(...long, '--redis', own.url);
