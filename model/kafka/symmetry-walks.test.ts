@@ -62,6 +62,25 @@ function walkTo(model: Model<State, Action>, seed: number, length: number): Stat
   return s;
 }
 
+/** A Kafka spec's config and model, from the fields it sets beyond a deadlocking Kafka spec's. */
+function buildConfig(fields: Record<string, unknown>): { cfg: KafkaConfig; model: Model<State, Action> } {
+  const raw = { model: 'kafka', deadlock: true, ...fields };
+  return {
+    cfg: parseSpec('spec.json', raw, '').params as KafkaConfig,
+    model: buildModel('spec.json', raw) as Model<State, Action>,
+  };
+}
+
+/** A walk of one of `configs` configurations, up to `maxLength` steps, and a renaming to pick. */
+function walkOf(configs: number, maxLength: number) {
+  return fc.record({
+    config: fc.nat({ max: configs - 1 }),
+    seed: fc.noBias(fc.nat()),
+    length: fc.noBias(fc.nat({ max: maxLength })),
+    renaming: fc.noBias(fc.nat()),
+  });
+}
+
 describe('Kafka partition symmetry', () => {
   // Random walks over configurations that reach every place a partition is named: verification
   // holds, markers, timeouts and new connections, failover, the transform app's offsets partition,
@@ -250,17 +269,9 @@ describe('Kafka transactional-id symmetry', () => {
       idempotentProducers: 1,
       faults: { requestTimeouts: 1, producerCrashes: 1 },
     },
-  ].map((c) => ({ model: 'kafka', deadlock: true, ...c }));
-  const built = configs.map((raw) => {
-    const spec = parseSpec('spec.json', raw, '');
-    return { cfg: spec.params as KafkaConfig, model: buildModel('spec.json', raw) as Model<State, Action> };
-  });
-  const walk = fc.record({
-    config: fc.nat({ max: configs.length - 1 }),
-    seed: fc.noBias(fc.nat()),
-    length: fc.noBias(fc.nat({ max: 80 })),
-    renaming: fc.noBias(fc.nat()),
-  });
+  ];
+  const built = configs.map(buildConfig);
+  const walk = walkOf(configs.length, 80);
   const idRenamings = (cfg: KafkaConfig) =>
     permutations(Array.from({ length: cfg.transactionalIds }, (_, t) => t));
   const inverse = (perm: readonly number[]) => perm.map((_, q) => perm.indexOf(q));
@@ -345,17 +356,9 @@ describe('Kafka instance symmetry', () => {
       transactionsPerInstance: 2,
       faults: { producerCrashes: 1, batchExpiries: 1 },
     },
-  ].map((c) => ({ model: 'kafka', deadlock: true, ...c }));
-  const built = configs.map((raw) => {
-    const spec = parseSpec('spec.json', raw, '');
-    return { cfg: spec.params as KafkaConfig, model: buildModel('spec.json', raw) as Model<State, Action> };
-  });
-  const walk = fc.record({
-    config: fc.nat({ max: configs.length - 1 }),
-    seed: fc.noBias(fc.nat()),
-    length: fc.noBias(fc.nat({ max: 90 })),
-    renaming: fc.noBias(fc.nat()),
-  });
+  ];
+  const built = configs.map(buildConfig);
+  const walk = walkOf(configs.length, 90);
   const allStarted = (cfg: KafkaConfig, s: State, t: number) =>
     s.producers.every((p) => p.txnId !== t || p.status !== Instance.NotStarted);
   /** A renaming of the instances of each id whose instances have all started (null for the others). */
@@ -455,7 +458,7 @@ describe('Kafka instance symmetry', () => {
       expect(key(kafkaCanonical(cfg)(s))).toBe(key(kafkaCanonical(cfg, true, false)(s)));
     }
     // Under partial-order reduction the spec's canonical leaves instances alone (entry.ts).
-    const porRaw = { ...configs[0]!, symmetry: true, reduction: 'por' };
+    const porRaw = { model: 'kafka', deadlock: true, ...configs[0]!, symmetry: true, reduction: 'por' };
     const porCanonical = buildModel('spec.json', porRaw).canonical!;
     for (let seed = 1; seed < 200; seed++) {
       const s = walkTo(same.model, seed, 40);
