@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { isRunning } from './processes.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'txcheck-package-'));
@@ -213,20 +214,6 @@ describe('npx txcheck when npx goes', () => {
   }
 
   // A process that has exited but is not reaped yet (a zombie) is gone: once npx went, its reaper
-  // is the machine's init, which may take seconds to reap it, and kill(pid, 0) still succeeds.
-  const alive = (pid: number) => {
-    try {
-      if (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z')) return false;
-    } catch {
-      // No /proc (not Linux), or the process is gone: kill(pid, 0) tells.
-    }
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
 
   async function until<T>(f: () => T | undefined, ms: number): Promise<T | undefined> {
     const end = performance.now() + ms;
@@ -257,7 +244,7 @@ describe('npx txcheck when npx goes', () => {
       // Let it get going (a search under way, a server listening).
       await new Promise((resolve) => setTimeout(resolve, 1000));
       npx.kill(signal);
-      const stopped = await until(() => (alive(pid!) ? undefined : true), 2000);
+      const stopped = await until(() => (isRunning(pid!) ? undefined : true), 2000);
       if (stopped === undefined) process.kill(pid!, 'SIGKILL');
       expect(stopped).toBe(true);
     },

@@ -8,15 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Broker, BrokerSetupError, fetchRelease, startBroker } from './broker.ts';
 import { Connection } from './driver/connection.ts';
 import { TEST_RELEASE, skipWithoutKafka } from './testing.ts';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { isRunning } from '../checker/processes.ts';
 
 /** Whether a TCP connection to host:port is accepted. */
 function accepts(host: string, port: number): Promise<boolean> {
@@ -82,10 +74,10 @@ describe.skipIf(skipWithoutKafka('referee/broker.test.ts'))(`Kafka ${TEST_RELEAS
 
   it('stops its JVM and removes its directory', async () => {
     const dir = dirname(broker.logFile);
-    expect(alive(broker.pid)).toBe(true);
+    expect(isRunning(broker.pid)).toBe(true);
     expect(existsSync(dir)).toBe(true);
     await broker.stop();
-    expect(alive(broker.pid)).toBe(false);
+    expect(isRunning(broker.pid)).toBe(false);
     expect(existsSync(dir)).toBe(false);
     await broker.stop(); // a second stop is harmless
   });

@@ -36,15 +36,7 @@ import { loadSpecFile, parseSpec } from '../specs/load.ts';
 import { conformOn } from './conform.ts';
 import { replayOnBroker } from './replay/replay.ts';
 import { randomLabels, walkTrace } from './replay/walk.ts';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { isRunning } from '../checker/processes.ts';
 
 function accepts(address: string): Promise<boolean> {
   const [host, port] = address.split(':');
@@ -358,10 +350,10 @@ describe.skipIf(skipWithoutKafka('referee/cluster.test.ts'))(`a cluster of Kafka
     const pids = cluster.nodes.flatMap((n) => n.pid() ?? []);
     const dir = dirname(dirname(cluster.nodes[0]!.logFile));
     expect(pids).toHaveLength(2);
-    expect(pids.every(alive)).toBe(true);
+    expect(pids.every(isRunning)).toBe(true);
     expect(cluster.node(1).pid()).toBeUndefined();
     await cluster.stop();
-    expect(pids.some(alive)).toBe(false);
+    expect(pids.some(isRunning)).toBe(false);
     for (const node of cluster.nodes) expect(await accepts(node.address)).toBe(false);
     expect(existsSync(dir)).toBe(false);
   }, 30_000);
