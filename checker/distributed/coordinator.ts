@@ -73,8 +73,7 @@ export async function distributedSwarm<S, A>(
       answer = answers.get(merged)
     ) {
       answers.delete(merged++);
-      const fingerprints = int32sOf(answer.fingerprints);
-      for (let i = 0; i < fingerprints.length; i += 2) seen.add(fingerprints[i]!, fingerprints[i + 1]!);
+      seen.addAll(int32sOf(answer.fingerprints));
       statesGenerated += answer.statesGenerated;
       depth = Math.max(depth, answer.depth);
       for (const kind of model.actionKinds) fired[kind]! += answer.fired[kind] ?? 0;

@@ -19,6 +19,19 @@ describe('VisitedSet', () => {
     expect(set.has(1, n + 1)).toBe(false);
   });
 
+  it("merges another set's fingerprints, given in slot order, in any number", () => {
+    for (const n of [0, 1, 2, 6, 200_000]) {
+      const source = new VisitedSet();
+      for (let i = 0; i < n; i++) source.add(Math.imul(i, 0x9e3779b1), i);
+      const merged = new VisitedSet();
+      merged.add(1, 2);
+      expect(merged.addAll(source.fingerprints())).toBe(n);
+      expect(merged.size).toBe(n + 1);
+      expect(merged.addAll(source.fingerprints())).toBe(0);
+      for (let i = 0; i < n; i++) expect(merged.has(Math.imul(i, 0x9e3779b1), i)).toBe(true);
+    }
+  });
+
   it('stores the all-zero fingerprint, which marks empty slots', () => {
     const set = new VisitedSet();
     expect(set.has(0, 0)).toBe(false);

@@ -60,6 +60,21 @@ export class VisitedSet {
     return true;
   }
 
+  /**
+   * Adds (high, low) pairs, as `fingerprints()` gives them; returns how many were new. They come
+   * in slot order, and added in that order to a smaller table they all map onto one narrow run of
+   * it, where each probes past all the others: so they are added in a coprime stride through them.
+   */
+  addAll(pairs: Int32Array): number {
+    const n = pairs.length / 2;
+    let stride = Math.max(1, Math.floor(n * 0.618));
+    while (gcd(stride, n) !== 1) stride++;
+    let added = 0;
+    for (let i = 0, at = 0; i < n; i++, at = (at + stride) % n)
+      if (this.add(pairs[2 * at]!, pairs[2 * at + 1]!)) added++;
+    return added;
+  }
+
   /** Every fingerprint in the set, as (high, low) pairs. */
   fingerprints(): Int32Array {
     const out = new Int32Array(this.count * 2);
@@ -111,4 +126,9 @@ export class VisitedSet {
       }
     }
   }
+}
+
+function gcd(a: number, b: number): number {
+  while (b !== 0) [a, b] = [b, a % b];
+  return a;
 }

@@ -73,8 +73,7 @@ export async function swarmSearch<S, A>(
     );
     const results = answers.map((a) => a.result);
     const seen = new VisitedSet();
-    for (const { fingerprints } of answers)
-      for (let i = 0; i < fingerprints.length; i += 2) seen.add(fingerprints[i]!, fingerprints[i + 1]!);
+    for (const { fingerprints } of answers) seen.addAll(fingerprints);
     const seconds = (performance.now() - start) / 1000;
     const violating = results
       .filter((r) => r.violation !== undefined)
