@@ -83,6 +83,12 @@ export function loadSpecFile(file: string): Spec {
   return parseSpec(file, readJsonFile(file), '');
 }
 
+/** The spec in `file` with `mutant` switched on, checking `property` alone (to see the mutant caught). */
+export function loadMutatedSpec(file: string, mutant: string, property: string): Spec {
+  const written = loadSpecFile(file);
+  return parseSpec(file, { ...written.entry.withMutant!(written.raw, mutant), properties: [property] }, '');
+}
+
 /** Reads a spec object found in `file` at `path` ('' for the whole file). */
 export function parseSpec(file: string, value: unknown, path: string): Spec {
   if (!isPlainObject(value)) throw new InputError(file, path, 'a JSON object (a spec)', describeValue(value));

@@ -1,7 +1,7 @@
 // Partial-order reduction keeps verdicts: on the shipped Kafka specs (those the suite recounts) the
-// reduced search gives the verdict the spec expects, in no more states than the reviewed table's,
-// and on random small Kafka specs, each checking one property, it agrees with the full search;
-// every violation it reports ends in a state that breaks the property.
+// reduced search gives the verdict the spec expects (when it holds, in no more states than the
+// reviewed table's), and on random small Kafka specs, each checking one property, it agrees with
+// the full search; every violation it reports ends in a state that breaks the property.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { bfs } from '../checker/engine/bfs.ts';
@@ -43,12 +43,15 @@ describe('partial-order reduction', () => {
     expect(small.length).toBeGreaterThan(10);
   });
 
-  it.each(small)('%s: the expected verdict, in no more states than the full search', (file) => {
+  it.each(small)('%s: the expected verdict, in no more states than the full search when it holds', (file) => {
     const spec = loadSpecFile(file);
     const model = modelOf(spec);
     const reduced = bfs(model, { deadlockAllowed: spec.deadlockAllowed, reduction: true });
     expect(verdict(reduced)).toBe(spec.expect === 'holds' ? 'ok' : spec.expect);
-    expect(reduced.distinctStates).toBeLessThanOrEqual(recorded(file)!.distinctStates);
+    // The reduced graph is part of the full one. A search that stops at a violation has no such
+    // bound: with a stable property, the reduced graph may reach a violation only later.
+    if (spec.expect === 'holds')
+      expect(reduced.distinctStates).toBeLessThanOrEqual(recorded(file)!.distinctStates);
     if (reduced.violation !== undefined && reduced.violation.property !== 'Deadlock')
       expect(endsBroken(model, reduced)).toBe(true);
   });

@@ -11,6 +11,12 @@ export interface Property<S> {
   readonly name: string;
   readonly description: string;
   holds(s: S): boolean;
+  /**
+   * True when a state that breaks it has only successors that break it too (a record committed
+   * twice stays in the log). Partial-order reduction then needs no step to be visible for it:
+   * a postponed step leads from a broken state to a broken state.
+   */
+  readonly stable?: boolean;
 }
 
 /** A temporal goal: `<>q` (eventually), or `p ~> q` (whenever p holds, q holds then or later). */
@@ -29,7 +35,7 @@ export type Goal<S> =
  * class as a whole. The relations must over-approximate: claiming too much dependence costs states,
  * claiming too little loses them.
  */
-export interface Independence<A> {
+export interface Independence<A, S = never> {
   readonly classes: number;
   /** The class of an action. */
   classOf(a: A): number;
@@ -40,8 +46,20 @@ export interface Independence<A> {
   readonly dependent: readonly (readonly number[])[];
   /** Per class, a necessary enabling set: while the class is disabled, none of it can be enabled but by one of these. */
   readonly enablers: readonly (readonly number[])[];
-  /** Per class, whether one of its steps may change what a checked invariant reads. */
+  /** Per class, whether one of its steps may change what a checked invariant reads (stable ones aside). */
   readonly visible: readonly boolean[];
+  /**
+   * Optional: narrower necessary enabling sets that hold in some states (Valmari lets D2 pick,
+   * per state, one reason a class is disabled). A fault step whose budget is spent can never be
+   * enabled again; a response can only follow a request. Without them, every disabled class
+   * drags in everything that could enable it in some other state.
+   */
+  readonly narrowed?: {
+    /** Names the narrowed sets that hold in `s`: equal keys, equal sets. */
+    key(s: S): string;
+    /** Per class, for states with this key, a necessary enabling set narrower than `enablers`, or undefined. */
+    enablers(key: string): readonly (readonly number[] | undefined)[];
+  };
 }
 
 export interface Model<S, A> {
@@ -72,7 +90,7 @@ export interface Model<S, A> {
   /** Optional, with `pack`: the state whose packed words are `words`; lets states cross threads as integers. */
   unpack?(words: Int32Array): S;
   /** Partial-order reduction (used when a search asks for it). */
-  readonly independence?: Independence<A>;
+  readonly independence?: Independence<A, S>;
   /** Symmetry reduction: a representative of the class of `s`. */
   canonical?(s: S): S;
   /**

@@ -122,6 +122,52 @@ describe('stubborn sets', () => {
     expect((trace.states.at(-1) as Counters).counts[0]).toBe(1);
   });
 
+  it('needs no visible step for a stable invariant: a postponed step keeps it broken', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 2, maxLength: 3 }),
+        fc.boolean(),
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 1, max: 3 }),
+        (limits, looping, x, y) => {
+          // Counters only grow, so once both are reached they stay reached.
+          const reached = {
+            name: 'NotBothReached',
+            description: '',
+            stable: true,
+            holds: (s: Counters) => !(s.counts[0]! >= x && s.counts[1]! >= y),
+          };
+          const model = countersModel(limits, {
+            looping,
+            invariants: [reached],
+            visible: Array.from({ length: limits.length + (looping ? 1 : 0) }, () => false),
+          });
+          const full = bfs(model, options);
+          const reduced = bfs(model, { ...options, reduction: true });
+          expect(reduced.status).toBe(full.status);
+          if (reduced.violation !== undefined)
+            expect(reached.holds(reduced.violation.trace.states.at(-1) as Counters)).toBe(false);
+        },
+      ),
+      { seed: 7, numRuns: 200 },
+    );
+  });
+
+  it('takes a narrowed enabling set where the model names one for the state', () => {
+    // Class 2 is disabled and dependent on class 0; it could be enabled by class 1 in general,
+    // and by nothing in states whose key is 'never'.
+    const sets = new StubbornSets({
+      classes: 3,
+      classOf: () => 0,
+      dependent: [[2], [], [0]],
+      enablers: [[], [], [1]],
+      visible: [false, false, false],
+      narrowed: { key: () => '', enablers: (key) => (key === 'never' ? [undefined, undefined, []] : []) },
+    });
+    expect(Array.from(sets.choose([0, 1], '')!)).toEqual([0, 1, 0]);
+    expect(Array.from(sets.choose([0, 1], 'never')!)).toEqual([1, 0, 1]);
+  });
+
   it('finds the same verdict as the full search, and a trace that replays, on random counter systems', () => {
     fc.assert(
       fc.property(

@@ -3,15 +3,16 @@
 //   D1  an enabled class in T takes every class dependent on it into T, so nothing outside T
 //       can fail to commute with it;
 //   D2  a disabled class in T takes its necessary enabling set into T, so nothing outside T can
-//       enable it;
+//       enable it (the model may name a narrower set that holds in the state);
 //   V   an enabled visible class in T takes every visible class into T, so the steps left out
 //       never change what an invariant reads (the reduced graph is stuttering equivalent to the
-//       full one for the invariants, and it keeps every deadlock);
+//       full one for the invariants, and it keeps every deadlock); a stable invariant needs no
+//       visible class, since a step put off leads from a state that breaks it to one that does;
 //   C3  breadth-first proviso: a reduced state whose kept successors include one already seen at
 //       its own depth or before is expanded in full, so every cycle of the reduced graph passes a
 //       fully expanded state and no action is postponed forever.
 // The search checks C3 (it knows depths); this module builds T, which depends only on the set of
-// enabled classes, so it is computed once per such set.
+// enabled classes and the model's key for its narrowed enabling sets, so it is computed once per such pair.
 import type { Independence, Model } from './model.ts';
 import { type Emit, stateFingerprint } from './search.ts';
 import { VisitedSet } from './visited.ts';
@@ -23,7 +24,7 @@ export class StubbornSets {
   private readonly memo = new Map<string, Uint8Array | null>();
   private readonly visibleClasses: readonly number[];
 
-  constructor(private readonly independence: Independence<never>) {
+  constructor(private readonly independence: Independence<never, never>) {
     const { classes, dependent, enablers, visible } = independence;
     if (dependent.length !== classes || enablers.length !== classes || visible.length !== classes) {
       throw new Error(`independence: expected ${classes} entries in dependent, enablers and visible`);
@@ -38,22 +39,26 @@ export class StubbornSets {
 
   /**
    * Per class, 1 when its enabled actions are to be expanded; null when the stubborn set holds
-   * every enabled action, so there is nothing to postpone. `enabled` lists the class of each enabled action.
+   * every enabled action, so there is nothing to postpone. `enabled` lists the class of each enabled
+   * action; `narrowKey` names the narrowed enabling sets of the state (`Independence.narrowed`).
    */
-  choose(enabled: ArrayLike<number>): Uint8Array | null {
+  choose(enabled: ArrayLike<number>, narrowKey = ''): Uint8Array | null {
     const distinct = [...new Set(Array.from(enabled))].sort((a, b) => a - b);
-    const key = distinct.join(',');
+    const key = `${narrowKey}|${distinct.join(',')}`;
     const known = this.memo.get(key);
     if (known !== undefined) return known;
     if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
-    const chosen = this.smallest(distinct);
+    const chosen = this.smallest(distinct, narrowKey);
     this.memo.set(key, chosen);
     return chosen;
   }
 
   /** The stubborn set with the fewest enabled classes over every enabled seed (the first such seed on ties). */
-  private smallest(enabledClasses: readonly number[]): Uint8Array | null {
-    const { classes, dependent, enablers, visible } = this.independence;
+  private smallest(enabledClasses: readonly number[], narrowKey: string): Uint8Array | null {
+    const { classes, dependent, visible, narrowed } = this.independence;
+    const narrowedEnablers = narrowed?.enablers(narrowKey);
+    const enablers = (c: number): readonly number[] =>
+      narrowedEnablers?.[c] ?? this.independence.enablers[c]!;
     const isEnabled = new Uint8Array(classes);
     for (const c of enabledClasses) isEnabled[c] = 1;
     let best: Uint8Array | null = null;
@@ -73,7 +78,7 @@ export class StubbornSets {
       while (work.length > 0 && count < bestCount) {
         const c = work.pop()!;
         if (isEnabled[c] === 0) {
-          for (const e of enablers[c]!) take(e);
+          for (const e of enablers(c)) take(e);
           continue;
         }
         count++;
@@ -146,7 +151,7 @@ export class Reducer<S, A> {
     const actions = this.model.actions(s);
     const independence = this.model.independence!;
     const classes = actions.map((a) => independence.classOf(a));
-    const chosen = this.sets.choose(classes);
+    const chosen = this.sets.choose(classes, independence.narrowed?.key(s));
     if (chosen === null) return undefined;
     const kept: { state: S; action: number; kind: number }[] = [];
     for (let i = 0; i < actions.length; i++) {

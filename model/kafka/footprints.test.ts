@@ -73,6 +73,7 @@ const sameAction = (a: Action, b: Action): boolean =>
 
 let independentPairs = 0;
 let invisibleSteps = 0;
+let narrowedChecked = 0;
 
 describe('Kafka transition classes', () => {
   it.each(specs)('%s: independent actions commute, enablers and visibility over-approximate', (file) => {
@@ -90,6 +91,7 @@ describe('Kafka transition classes', () => {
       const actions = enabledActions(cfg, s);
       const classes = actions.map((a) => all.classOf(a));
       const enabledClasses = new Set(classes);
+      const narrowed = all.narrowed.enablers(all.narrowed.key(s));
       const after = actions.map((a) => step(cfg, s, a));
       for (let x = 0; x < actions.length; x++) {
         const afterX = enabledActions(cfg, after[x]!);
@@ -107,10 +109,26 @@ describe('Kafka transition classes', () => {
         for (const c of afterX.map((a) => all.classOf(a))) {
           if (enabledClasses.has(c)) continue;
           expect(
-            all.enablers[c]!.includes(classes[x]!),
-            `${all.names[classes[x]!]} enables ${all.names[c]}`,
+            (narrowed[c] ?? all.enablers[c]!).includes(classes[x]!),
+            `${all.names[classes[x]!]} enables ${all.names[c]}${narrowed[c] === undefined ? '' : ' (narrowed)'}`,
           ).toBe(true);
         }
+        // A narrowed set must hold for every run of steps outside it: such a step leaves the
+        // class disabled and a set for it no wider.
+        narrowed.forEach((set, c) => {
+          if (set === undefined || enabledClasses.has(c) || set.includes(classes[x]!)) return;
+          narrowedChecked++;
+          const name = `${all.names[classes[x]!]} outside the narrowed enablers of ${all.names[c]}`;
+          expect(
+            afterX.some((a) => all.classOf(a) === c),
+            `${name} enables it`,
+          ).toBe(false);
+          const next = all.narrowed.enablers(all.narrowed.key(after[x]!))[c];
+          expect(
+            next?.every((e) => set.includes(e)),
+            `${name} widens them`,
+          ).toBe(true);
+        });
         for (const { property, independence } of perProperty) {
           if (independence.visible[classes[x]!]) continue;
           invisibleSteps++;
@@ -132,6 +150,7 @@ describe('Kafka transition classes', () => {
   it('met independent pairs and invisible steps on the walks, so the checks above checked something', () => {
     expect(independentPairs).toBeGreaterThan(1000);
     expect(invisibleSteps).toBeGreaterThan(1000);
+    expect(narrowedChecked).toBeGreaterThan(100);
   });
 
   it.each(kafkaProperties.map((p) => [p.name, p] as const))(

@@ -9,7 +9,9 @@
 import type { Independence } from '../../checker/engine/model.ts';
 import { type KafkaConfig, modelledConsumers } from './config.ts';
 import { type Action, ActionKind, actionKindNames } from './next.ts';
-import { type FaultBudget, IDEMPOTENT_BASE, LEADER_BASE, TC_NODE } from './state.ts';
+import { defaultHandlers } from './handlers.ts';
+import { defaultClientHandlers } from './producer.ts';
+import { type FaultBudget, IDEMPOTENT_BASE, Instance, LEADER_BASE, type State, TC_NODE } from './state.ts';
 
 /** How a class touches a part: read, written, a channel's head taken, a message appended at its tail. */
 interface Footprint {
@@ -20,6 +22,8 @@ interface Footprint {
   /** What decides whether the class is enabled: parts read, and channels that must not be empty. */
   readonly guardReads: Set<number>;
   readonly guardNonEmpty: Set<number>;
+  /** The fault budgets its steps spend: it is enabled only while one of them is left. */
+  readonly budgets: Set<keyof FaultBudget>;
 }
 
 /** The parts of the state every property reads (unknown properties read everything). */
@@ -48,9 +52,10 @@ export const PROPERTY_READS: Readonly<Record<string, readonly PartName[]>> = {
   TimedOutProducerFenced: ['producer', 'producerExcuses'],
 };
 
-export interface KafkaIndependence extends Independence<Action> {
+export interface KafkaIndependence extends Independence<Action, State> {
   /** A readable name of each class (for tests and messages). */
   readonly names: readonly string[];
+  readonly narrowed: NonNullable<Independence<Action, State>['narrowed']>;
 }
 
 /**
@@ -75,6 +80,9 @@ export function kafkaIndependence(cfg: KafkaConfig, properties: readonly string[
     },
     get visible() {
       return get().visible;
+    },
+    get narrowed() {
+      return get().narrowed;
     },
     classOf: (a) => get().classOf(a),
   };
@@ -131,6 +139,9 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
     [...channelPart].filter(([k]) => k.startsWith(`${node}>`)).map(([, v]) => v);
   const channelsTo = (node: number): number[] =>
     [...channelPart].filter(([k]) => k.endsWith(`>${node}`)).map(([, v]) => v);
+  // The narrower claims below follow what Kafka's brokers and the Java client do; a user-defined
+  // variant's overrides may do otherwise, so they get the claims that follow from the state alone.
+  const asShipped = cfg.handlers === defaultHandlers && cfg.clientHandlers === defaultClientHandlers;
   const producersOf = (t: number): number[] =>
     range(cfg.instancesPerId).map((k) => t * cfg.instancesPerId + k);
 
@@ -146,6 +157,7 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
       tails: new Set(),
       guardReads: new Set(),
       guardNonEmpty: new Set(),
+      budgets: new Set(),
     };
     build(f);
     classByKey.set(key, footprints.length);
@@ -171,6 +183,7 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
   const spends = (f: Footprint, k: keyof FaultBudget): void => {
     add(f.writes, fault(k));
     add(f.guardReads, fault(k));
+    f.budgets.add(k);
   };
   // The coordinator: its memory and log, what it sends, the connections it answers on, and the
   // ghost excuses and fencing it notes for every instance.
@@ -191,6 +204,10 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
   const reconnects = (f: Footprint, connections: number, budget: keyof FaultBudget): void => {
     add(f.writes, connections);
     spends(f, budget);
+  };
+  const answersOnly = (f: Footprint, ...channels: number[]): void => {
+    f.tails.clear();
+    add(f.tails, ...channels);
   };
   const idempotentClient = (f: Footprint, j: number): void => {
     add(f.writes, I[j]!);
@@ -266,6 +283,12 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
       else if (to >= LEADER_BASE) leader(f, to - LEADER_BASE);
       else client(f, to);
       f.guardReads.clear();
+      // A broker answers the client whose request it takes: a leader may first ask the
+      // coordinator to verify it (KIP-890), a coordinator may send markers to the leaders.
+      if (asShipped && to >= LEADER_BASE && to < IDEMPOTENT_BASE && from !== TC_NODE)
+        answersOnly(f, CH(to, from), CH(to, TC_NODE));
+      if (asShipped && to === TC_NODE && from < LEADER_BASE)
+        answersOnly(f, CH(TC_NODE, from), ...range(leaders).map((q) => CH(TC_NODE, leaderNode(q))));
     });
     define(`${ActionKind.lose}/${from}/${to}`, (f) => {
       add(f.heads, channel);
@@ -362,9 +385,33 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
   const dependent = footprints.map((a, x) =>
     range(classes).filter((y) => y !== x && dependentPair(a, footprints[y]!)),
   );
+  const classNamed = (kind: ActionKind, ...args: number[]): number =>
+    classByKey.get([kind, ...args].join('/'))!;
   const enablers = footprints.map((f, x) =>
     range(classes).filter((y) => y !== x && canEnable(footprints[y]!, f)),
   );
+  if (asShipped) {
+    // Kafka's brokers answer a verification and a marker in the step that takes it, so a held
+    // request or a due marker loses its message, which is what lets it time out or be sent
+    // again, only by a loss, a failover (and the load after it) or a marker timeout.
+    const failover = classByKey.get(`${ActionKind.coordinatorFailover}`)!;
+    const load = classByKey.get(`${ActionKind.loadTransactions}`)!;
+    enablers[load] = [failover];
+    for (let q = 0; q < cfg.partitions; q++) {
+      const losses = [
+        classNamed(ActionKind.lose, TC_NODE, leaderNode(q)),
+        classNamed(ActionKind.lose, leaderNode(q), TC_NODE),
+      ];
+      enablers[classNamed(ActionKind.verificationTimeout, q)] = [...losses, failover, load];
+      for (let t = 0; t < cfg.transactionalIds; t++)
+        enablers[classNamed(ActionKind.resendTxnMarker, t, q)] = [
+          ...losses,
+          failover,
+          load,
+          classNamed(ActionKind.markerTimeout, q),
+        ];
+    }
+  }
 
   const read = new Set<number>();
   for (const name of properties) {
@@ -382,6 +429,52 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
     }
   }
   const visible = footprints.map((f) => [...f.writes, ...f.heads, ...f.tails].some((part) => read.has(part)));
+  // Narrower enabling sets, each for states where one reason keeps a class disabled. Budgets are
+  // only spent and an instance starts once: such a class is never enabled again. A broker answers
+  // a client only after a request: with none on its way from that client and none held (leader)
+  // or being appended (coordinator), only the client's sending can enable the answer.
+  const budgetKinds = Object.keys(cfg.faults) as (keyof FaultBudget)[];
+  const budgetMasks = footprints.map((f) =>
+    [...f.budgets].reduce((mask, k) => mask | (1 << budgetKinds.indexOf(k)), 0),
+  );
+  const appendersTo = (channel: number): number[] =>
+    range(classes).filter((c) => footprints[c]!.tails.has(channel));
+  const narrowedByKey = new Map<string, readonly (readonly number[] | undefined)[]>();
+  const narrowed = {
+    key: (s: State): string => {
+      const bits: boolean[] = budgetKinds.map((k) => s.faults[k] === 0);
+      for (let i = 0; i < producers; i++) bits.push(s.producers[i]!.status !== Instance.NotStarted);
+      if (!asShipped) return bits.map((b) => (b ? '1' : '0')).join('');
+      const sending = (from: number, to: number): boolean =>
+        s.network.some((ch) => ch.from === from && ch.to === to && ch.messages.length > 0);
+      for (let i = 0; i < producers; i++) {
+        for (let q = 0; q < cfg.partitions; q++)
+          bits.push(!sending(i, leaderNode(q)) && !s.partitions[q]!.held.some((h) => h.from === i));
+        bits.push(!sending(i, TC_NODE) && !s.coordinator.appends.some((a) => a.from === i));
+      }
+      return bits.map((b) => (b ? '1' : '0')).join('');
+    },
+    enablers: (key: string): readonly (readonly number[] | undefined)[] => {
+      let known = narrowedByKey.get(key);
+      if (known !== undefined) return known;
+      const sets: (readonly number[] | undefined)[] = new Array(classes).fill(undefined);
+      let bit = 0;
+      const next = (): boolean => key[bit++] === '1';
+      const spent = budgetKinds.reduce((mask, _, k) => (next() ? mask | (1 << k) : mask), 0);
+      for (let c = 0; c < classes; c++)
+        if (budgetMasks[c]! !== 0 && (budgetMasks[c]! & ~spent) === 0) sets[c] = [];
+      for (let i = 0; i < producers; i++) if (next()) sets[classNamed(ActionKind.initTransactions, i)] = [];
+      for (let i = 0; asShipped && i < producers; i++) {
+        for (let q = 0; q < cfg.partitions; q++)
+          if (next())
+            sets[classNamed(ActionKind.deliver, leaderNode(q), i)] = appendersTo(CH(i, leaderNode(q)));
+        if (next()) sets[classNamed(ActionKind.deliver, TC_NODE, i)] = appendersTo(CH(i, TC_NODE));
+      }
+      known = sets;
+      narrowedByKey.set(key, known);
+      return known;
+    },
+  };
 
   const keyOf = (a: Action): string => {
     switch (a.kind) {
@@ -420,5 +513,6 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
     dependent,
     enablers,
     visible,
+    narrowed,
   };
 }

@@ -5,7 +5,7 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { bfs } from '../../checker/engine/bfs.ts';
 import { main } from '../../checker/cli.ts';
-import { loadSpecFile, parseSpec } from '../../specs/load.ts';
+import { loadMutatedSpec, loadSpecFile } from '../../specs/load.ts';
 import { mutantCases } from './mutants.ts';
 import { kafkaProperties } from './properties.ts';
 
@@ -16,13 +16,8 @@ describe('Kafka mutants', () => {
   });
 
   it.each(mutantCases)('$mutant breaks $property', (c) => {
-    const written = loadSpecFile(c.spec);
-    expect(written.expect).toBe('holds');
-    const mutated = parseSpec(
-      c.spec,
-      { ...written.entry.withMutant!(written.raw, c.mutant), properties: [c.property] },
-      '',
-    );
+    expect(loadSpecFile(c.spec).expect).toBe('holds');
+    const mutated = loadMutatedSpec(c.spec, c.mutant, c.property);
     const result = bfs(mutated.entry.build(mutated.params, mutated.properties), { deadlockAllowed: true });
     expect(result.status).toBe('violation');
     expect(result.violation?.property).toBe(c.property);

@@ -1,5 +1,7 @@
 // Safety properties of the Kafka transaction model. They read the ghost history and the logs;
-// the protocol handlers never read the ghost fields these rely on.
+// the protocol handlers never read the ghost fields these rely on. Logs only grow, a batch's
+// outcome is its first marker's, and a begun transaction stays fenced: so AtomicCommit,
+// ZombieFencing and Idempotence, once broken, stay broken (`stable`).
 import type { Property } from '../../checker/engine/model.ts';
 import { knownTransaction } from './coordinator.ts';
 import { committedOffset } from './group.ts';
@@ -101,6 +103,7 @@ const atomicCommit: Property<State> = {
   name: 'AtomicCommit',
   description:
     'no client transaction has one record or offset commit committed while another of its records or offset commits is aborted',
+  stable: true,
   holds(s) {
     const committed = new Set<number>();
     const aborted = new Set<number>();
@@ -139,6 +142,7 @@ const zombieFencing: Property<State> = {
   name: 'ZombieFencing',
   description:
     'once the coordinator granted a newer epoch to another instance of a transactional.id, no transaction of the older instance that was not yet prepared commits anything',
+  stable: true,
   holds(s) {
     return everyRecord(s, (b, outcome) => outcome !== Outcome.Committed || !s.history[b.ghostTxn]!.fenced);
   },
@@ -151,6 +155,7 @@ const idempotence: Property<State> = {
   name: 'Idempotence',
   description:
     "no partition holds the same record twice, and an idempotent producer's records are in a partition in the order it sent them",
+  stable: true,
   holds(s) {
     for (const part of s.partitions) {
       const seen = new Set<number>();

@@ -2,18 +2,13 @@
 import { describe, expect, it } from 'vitest';
 import { bfs } from '../../../checker/engine/bfs.ts';
 import { stateView } from '../../../checker/engine/trace.ts';
-import { loadSpecFile, parseSpec } from '../../../specs/load.ts';
+import { loadMutatedSpec } from '../../../specs/load.ts';
 import { mutantCases } from '../mutants.ts';
 import { kafkaRenderer } from './index.ts';
 
 describe('Kafka explanations', () => {
   it.each(mutantCases)('$property (broken by $mutant) is explained', (c) => {
-    const written = loadSpecFile(c.spec);
-    const spec = parseSpec(
-      c.spec,
-      { ...written.entry.withMutant!(written.raw, c.mutant), properties: [c.property] },
-      '',
-    );
+    const spec = loadMutatedSpec(c.spec, c.mutant, c.property);
     const model = spec.entry.build(spec.params, spec.properties);
     const { trace } = bfs(model, { deadlockAllowed: true }).violation!;
     const states = trace.states.map((s) => stateView(model, s));
