@@ -8,7 +8,7 @@ import { parseSpec, type Spec } from './load.ts';
 export function modelOf(spec: Spec): Model<unknown, unknown> {
   const model = spec.entry.build(spec.params, spec.properties);
   if (!spec.symmetry) return model;
-  const canonical = spec.entry.canonical!(spec.params, { reduction: spec.reduction });
+  const canonical = spec.entry.canonical!(spec.params);
   return { ...model, canonical: canonical as (s: unknown) => unknown };
 }
 

@@ -49,8 +49,8 @@ export interface ModelEntry<P = unknown> {
   /**
    * For models with interchangeable parts: a representative of a state's class, which a spec
    * with "symmetry": true uses as the model's `canonical`. The invariants must not tell the
-   * members of a class apart. `reduction`: the search also reduces by partial order, which only
-   * renamings that treat the parts' transition classes alike keep sound.
+   * members of a class apart. With partial-order reduction too, the renamings must treat the
+   * parts' transition classes alike.
    */
-  canonical?(params: P, options: { readonly reduction: boolean }): (s: never) => unknown;
+  canonical?(params: P): (s: never) => unknown;
 }

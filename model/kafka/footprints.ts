@@ -172,13 +172,7 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
     add(f.writes, P[i]!, HP[i]!, ...(keepsTm ? [] : [PT[i]!]), ...(offsetsLeader >= 0 ? [G] : []));
     add(f.reads, PC[i]!, PS[i]!, TV, ...(offsetsLeader >= 0 ? [L[offsetsLeader]!] : []));
     add(f.tails, ...channelsFrom(i));
-    add(
-      f.guardReads,
-      P[i]!,
-      PS[i]!,
-      ...(offsetsLeader >= 0 ? [L[offsetsLeader]!] : []),
-      ...(i % cfg.instancesPerId > 0 ? [PS[i - 1]!] : []),
-    );
+    add(f.guardReads, P[i]!, PS[i]!, ...(offsetsLeader >= 0 ? [L[offsetsLeader]!] : []));
   };
   const spends = (f: Footprint, k: keyof FaultBudget): void => {
     add(f.writes, fault(k));
@@ -228,7 +222,10 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
     ]) {
       define(`${kind}/${i}`, (f) => {
         client(f, i);
-        if (kind === ActionKind.initTransactions) add(f.writes, PS[i]!);
+        if (kind !== ActionKind.initTransactions) return;
+        add(f.writes, PS[i]!);
+        // Only the start waits for the instance before (canStart).
+        if (i % cfg.instancesPerId > 0) add(f.guardReads, PS[i - 1]!);
       });
     }
     define(`${ActionKind.requestTimeout}/${i}`, (f) => {
