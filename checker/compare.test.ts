@@ -110,11 +110,20 @@ describe('list', () => {
     };
     expect(listed.models.map((m) => m.name)).toEqual(['kafka', 'two-phase']);
     const kafka = listed.models[0]!;
+    type Listed = { name: string; description: string; stable?: boolean };
     for (const section of ['variants', 'switches', 'properties', 'liveness', 'mutants'])
-      for (const { name, description } of kafka[section] as { name: string; description: string }[])
+      for (const { name, description, stable } of kafka[section] as Listed[])
         expect(text).toMatch(
-          new RegExp(`^  ${name} +${description.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'),
+          new RegExp(
+            `^  ${name} +${description.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}${stable ? ' \\(stable\\)' : ''}$`,
+            'm',
+          ),
         );
+    expect((kafka.properties as Listed[]).filter((p) => p.stable).map((p) => p.name)).toEqual([
+      'AtomicCommit',
+      'ZombieFencing',
+      'Idempotence',
+    ]);
     expect(listed.specs.map((s) => s.file)).toEqual(
       [...text.split('Shipped specs:\n')[1]!.matchAll(/^ {2}(\S+)/gm)].map((m) => m[1]),
     );

@@ -12,7 +12,7 @@ type Named = { readonly name: string; readonly description: string };
 export interface ListedModel extends Named {
   readonly variants: readonly Named[];
   readonly switches: readonly Named[];
-  readonly properties: readonly Named[];
+  readonly properties: readonly (Named & { readonly stable: boolean })[];
   readonly liveness: readonly Named[];
   readonly mutants: readonly Named[];
 }
@@ -87,7 +87,11 @@ export function listData(): {
       description: m.description,
       variants: named(m.variants),
       switches: named(m.switches),
-      properties: named(m.properties),
+      properties: m.properties.map(({ name, description, stable }) => ({
+        name,
+        description,
+        stable: stable === true,
+      })),
       liveness: named(m.liveness),
       mutants: named(m.mutants),
     })),
@@ -110,7 +114,14 @@ export function listText(): string {
     lines.push(
       ...section(`${m.name}: switches ("variant": { "enable": [...], "disable": [...] })`, m.switches),
     );
-    lines.push(...section(`${m.name}: properties`, m.properties));
+    lines.push(
+      ...section(
+        m.properties.some((p) => p.stable)
+          ? `${m.name}: properties (stable: once broken, broken for good, so "reduction": "por" needs no step visible for it)`
+          : `${m.name}: properties`,
+        m.properties.map((p) => (p.stable ? { ...p, description: `${p.description} (stable)` } : p)),
+      ),
+    );
     lines.push(...section(`${m.name}: liveness properties`, m.liveness));
     lines.push(...section(`${m.name}: mutants`, m.mutants));
   }

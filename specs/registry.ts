@@ -7,6 +7,8 @@ import type { Fields } from '../checker/engine/input.ts';
 export interface PropertyInfo {
   readonly name: string;
   readonly description: string;
+  /** Once broken, broken in every successor: partial-order reduction makes no step visible for it. */
+  readonly stable?: boolean;
 }
 
 /** A liveness property a spec can name: its goals (one per parameter value) for given parameters. */

@@ -131,7 +131,7 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
   name: 'kafka',
   description:
     "Apache Kafka's transaction protocol: producers, transaction coordinator, partition leaders, consumers",
-  properties: kafkaProperties.map(({ name, description }) => ({ name, description })),
+  properties: kafkaProperties.map(({ name, description, stable }) => ({ name, description, stable })),
   liveness: kafkaLiveness,
 
   readParams(fields) {
