@@ -391,8 +391,8 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
     // Kafka's brokers answer a verification and a marker in the step that takes it, so a held
     // request or a due marker loses its message, which is what lets it time out or be sent
     // again, only by a loss, a failover (and the load after it) or a marker timeout.
-    const failover = classByKey.get(`${ActionKind.coordinatorFailover}`)!;
-    const load = classByKey.get(`${ActionKind.loadTransactions}`)!;
+    const failover = classNamed(ActionKind.coordinatorFailover);
+    const load = classNamed(ActionKind.loadTransactions);
     enablers[load] = [failover];
     for (let q = 0; q < cfg.partitions; q++) {
       const losses = [
