@@ -73,6 +73,57 @@ describe('partial-order reduction', () => {
     },
   );
 
+  // A wrong "ok" is what a reduction must never give. Each run takes a mutant's spec (a rule
+  // broken on purpose, the property that catches it among those checked) and adds a fault whose
+  // steps the narrowed enabling sets speak of, other properties, and symmetry or not.
+  it('catches what the full search catches on random mutant specs', () => {
+    const names = kafkaProperties.map((p) => p.name);
+    const faultKinds = [
+      'requestLoss',
+      'responseLoss',
+      'requestTimeouts',
+      'producerCrashes',
+      'coordinatorFailovers',
+      'markerTimeouts',
+    ];
+    let violations = 0;
+    let runs = 0;
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...mutantCases),
+        fc.subarray(names, { maxLength: 2 }),
+        fc.constantFrom(...faultKinds),
+        fc.boolean(),
+        (c, others, fault, symmetry) => {
+          const written = loadMutatedSpec(c.spec, c.mutant, c.property).raw as { faults?: object };
+          const raw = {
+            ...written,
+            faults: { ...written.faults, [fault]: 1 },
+            properties: [...new Set([c.property, ...others])],
+            symmetry,
+          };
+          const model = modelOf(parseSpec(c.spec, raw, ''));
+          const options = { deadlockAllowed: true, maxStates: 30_000 };
+          const full = bfs(model, options);
+          if (full.status === 'incomplete') return;
+          runs++;
+          // With several properties the reduced search may meet another broken one first; the
+          // one the full search met must be reachable in the reduced graph too.
+          const reduced = bfs(model, { ...options, reduction: true });
+          expect(reduced.status).toBe(full.status);
+          if (full.violation === undefined) return;
+          violations++;
+          expect(endsBroken(model, reduced)).toBe(true);
+          const alone = modelOf(parseSpec(c.spec, { ...raw, properties: [full.violation.property] }, ''));
+          expect(verdict(bfs(alone, { ...options, reduction: true }))).toBe(full.violation.property);
+        },
+      ),
+      { seed: 20261204, numRuns: 40 },
+    );
+    expect(runs).toBeGreaterThan(30);
+    expect(violations).toBeGreaterThan(20);
+  }, 120_000);
+
   it('agrees with the full search on random small Kafka specs checking one property', () => {
     const names = kafkaProperties.map((p) => p.name);
     const variants = ['kafka-0.11', 'kafka-3.5', 'kafka-3.8', 'kafka-4.0', 'kafka-latest'];
