@@ -43,8 +43,10 @@ export class StubbornSets {
    * action; `narrowKey` names the narrowed enabling sets of the state (`Independence.narrowed`).
    */
   choose(enabled: ArrayLike<number>, narrowKey = ''): Uint8Array | null {
-    const distinct = [...new Set(Array.from(enabled))].sort((a, b) => a - b);
-    const key = `${narrowKey}|${distinct.join(',')}`;
+    // The distinct classes in order, one character each: the memo's key is built on every state.
+    const sorted = Array.from(enabled).sort((a, b) => a - b);
+    const distinct = sorted.filter((c, i) => i === 0 || c !== sorted[i - 1]);
+    const key = `${narrowKey}|${String.fromCharCode(...distinct)}`;
     const known = this.memo.get(key);
     if (known !== undefined) return known;
     if (this.memo.size >= MEMO_LIMIT) this.memo.clear();

@@ -438,18 +438,27 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
     range(classes).filter((c) => footprints[c]!.tails.has(channel));
   const narrowedByKey = new Map<string, readonly (readonly number[] | undefined)[]>();
   const narrowed = {
+    // One character per bit, '1' or '0', as the sets below read them back.
     key: (s: State): string => {
-      const bits: boolean[] = budgetKinds.map((k) => s.faults[k] === 0);
-      for (let i = 0; i < producers; i++) bits.push(s.producers[i]!.status !== Instance.NotStarted);
-      if (!asShipped) return bits.map((b) => (b ? '1' : '0')).join('');
-      const sending = (from: number, to: number): boolean =>
-        s.network.some((ch) => ch.from === from && ch.to === to && ch.messages.length > 0);
-      for (let i = 0; i < producers; i++) {
-        for (let q = 0; q < cfg.partitions; q++)
-          bits.push(!sending(i, leaderNode(q)) && !s.partitions[q]!.held.some((h) => h.from === i));
-        bits.push(!sending(i, TC_NODE) && !s.coordinator.appends.some((a) => a.from === i));
+      let bits = '';
+      for (const k of budgetKinds) bits += s.faults[k] === 0 ? '1' : '0';
+      for (let i = 0; i < producers; i++) bits += s.producers[i]!.status !== Instance.NotStarted ? '1' : '0';
+      if (!asShipped) return bits;
+      // Which of the producers' channels to the leaders and the coordinator hold a message.
+      const busy = new Uint8Array(producers * (cfg.partitions + 1));
+      for (const ch of s.network) {
+        if (ch.from >= producers || ch.messages.length === 0) continue;
+        if (ch.to === TC_NODE) busy[ch.from * (cfg.partitions + 1) + cfg.partitions] = 1;
+        else if (ch.to - LEADER_BASE < cfg.partitions)
+          busy[ch.from * (cfg.partitions + 1) + ch.to - LEADER_BASE] = 1;
       }
-      return bits.map((b) => (b ? '1' : '0')).join('');
+      for (let q = 0; q < cfg.partitions; q++)
+        for (const h of s.partitions[q]!.held)
+          if (h.from < producers) busy[h.from * (cfg.partitions + 1) + q] = 1;
+      for (const a of s.coordinator.appends)
+        if (a.from < producers) busy[a.from * (cfg.partitions + 1) + cfg.partitions] = 1;
+      for (const b of busy) bits += b === 0 ? '1' : '0';
+      return bits;
     },
     enablers: (key: string): readonly (readonly number[] | undefined)[] => {
       let known = narrowedByKey.get(key);
