@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { runSearch } from '../strategy.ts';
 import { modelOf } from '../../specs/build.ts';
 import { loadSpecFile, type RunOptions } from '../../specs/load.ts';
-import { measureRedisRun } from './redis-run.ts';
+import { measureRedisRun, type RedisFigures } from './redis-run.ts';
 
 interface Workload {
   readonly name: string;
@@ -110,34 +110,6 @@ interface Row {
   readonly peakRssMB: number;
   readonly redis?: RedisFigures;
   speedUp?: number;
-}
-
-/** What a distributed run costs, per state, job and level; `seconds` and `cpuSeconds` are then the coordinator's and the run's. */
-interface RedisFigures {
-  readonly servers: number;
-  readonly cpuShare?: number;
-  readonly jobs: number;
-  /** The states of each level, for the simulation. */
-  readonly levels: readonly number[];
-  /** Per server: bytes it received, and sent, per distinct state. */
-  readonly serverInBytesPerState: readonly number[];
-  readonly serverOutBytesPerState: readonly number[];
-  readonly coordinatorBytesPerState: number;
-  readonly coordinatorBytesPerJob: number;
-  readonly coordinatorCpuUsPerState: number;
-  readonly coordinatorCpuMsPerLevel: number;
-  /** From a small run's CPU and this one's: per job, and per run whatever its jobs. */
-  readonly coordinatorCpuMsPerJob: number;
-  readonly coordinatorCpuMsPerRun: number;
-  readonly workersCpuUsPerState: number;
-  /** The same on the workers' first run of the spec, fresh processes. */
-  readonly workersFirstRunCpuUsPerState: number;
-  /** Per server. */
-  readonly serversCpuUsPerState: readonly number[];
-  /** The share of the run's time its own steps took (the rest, its expand steps). */
-  readonly ownStepShare: number;
-  /** The workers' share of the CPU the run took (workers, servers and coordinator). */
-  readonly workersShare: number;
 }
 
 async function measureRedis(w: Workload, redis: NonNullable<Workload['redis']>): Promise<Row> {

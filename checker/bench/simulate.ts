@@ -18,6 +18,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ownJobsOf, statesPerJob } from '../distributed/bfs-coordinator.ts';
+import type { RedisFigures } from './redis-run.ts';
 
 /** Bad command-line input or bench file: one line, exit 2. */
 class UsageError extends Error {}
@@ -235,17 +236,18 @@ interface BenchRow {
   readonly workload: string;
   readonly distinct: number;
   readonly seconds: number;
-  readonly redis?: {
-    readonly cpuShare?: number;
-    readonly jobs: number;
-    readonly levels: readonly number[];
-    readonly serverInBytesPerState: readonly number[];
-    readonly serverOutBytesPerState: readonly number[];
-    readonly coordinatorCpuMsPerJob: number;
-    readonly workersCpuUsPerState: number;
-    readonly serversCpuUsPerState: readonly number[];
-    readonly ownStepShare: number;
-  };
+  readonly redis?: Pick<
+    RedisFigures,
+    | 'cpuShare'
+    | 'jobs'
+    | 'levels'
+    | 'serverInBytesPerState'
+    | 'serverOutBytesPerState'
+    | 'coordinatorCpuMsPerJob'
+    | 'workersCpuUsPerState'
+    | 'serversCpuUsPerState'
+    | 'ownStepShare'
+  >;
 }
 
 /** The costs of bench row `name`; the queue's server's CPU per job from a row on two servers, where there is one. */
