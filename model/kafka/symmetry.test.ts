@@ -30,6 +30,20 @@ function key(v: unknown): string {
   );
 }
 
+/**
+ * The spec `raw` without symmetry: its configuration, every reachable state by its packed words
+ * (pack.test.ts: equal words, equal states; quicker than comparing states) and every renaming of
+ * its partitions.
+ */
+function unreduced(raw: Record<string, unknown>) {
+  const cfg = parseSpec('spec.json', { ...raw, symmetry: false }, '').params as KafkaConfig;
+  const model = buildModel('spec.json', { ...raw, symmetry: false }) as Model<State, Action>;
+  const words = new Int32Array(1 << 14);
+  const packedKey = (s: State) => words.subarray(0, packState(s, words)).join(',');
+  const parts = permutations(Array.from({ length: cfg.partitions }, (_, p) => p));
+  return { cfg, packedKey, seen: reachable(model, packedKey), parts };
+}
+
 /** Every reachable state of the unreduced model, by the key that tells states apart. */
 function reachable(model: Model<State, Action>, keyOf: (s: State) => string): Map<string, State> {
   const seen = new Map<string, State>();
@@ -187,14 +201,7 @@ describe('Kafka transactional-id symmetry', () => {
       { model: 'kafka', transactionalIds: 2, partitions: 2, consumers: { readCommitted: 0 }, deadlock: true },
     ],
   ])('%s: the reduced search finds exactly one state per class of renamings', (_name, raw) => {
-    const spec = parseSpec('spec.json', { ...raw, symmetry: false }, '');
-    const cfg = spec.params as KafkaConfig;
-    const model = buildModel('spec.json', { ...raw, symmetry: false }) as Model<State, Action>;
-    // States told apart by their packed words (pack.test.ts: equal words, equal states), which is quick.
-    const words = new Int32Array(1 << 14);
-    const packedKey = (s: State) => words.subarray(0, packState(s, words)).join(',');
-    const seen = reachable(model, packedKey);
-    const parts = permutations(Array.from({ length: cfg.partitions }, (_, p) => p));
+    const { cfg, packedKey, seen, parts } = unreduced(raw);
     const ids = idRenamings(cfg);
     const classOf = (s: State) =>
       ids
@@ -250,13 +257,7 @@ describe('Kafka instance symmetry', () => {
   ] as const)(
     '%s: the reduced search finds exactly one state per class of renamings',
     (_name, raw, merges) => {
-      const spec = parseSpec('spec.json', { ...raw, symmetry: false }, '');
-      const cfg = spec.params as KafkaConfig;
-      const model = buildModel('spec.json', { ...raw, symmetry: false }) as Model<State, Action>;
-      const words = new Int32Array(1 << 14);
-      const packedKey = (s: State) => words.subarray(0, packState(s, words)).join(',');
-      const seen = reachable(model, packedKey);
-      const parts = permutations(Array.from({ length: cfg.partitions }, (_, p) => p));
+      const { cfg, packedKey, seen, parts } = unreduced(raw);
       const classOf = (s: State) => {
         const started = s.producers.every((p) => p.status !== Instance.NotStarted);
         const renamings = started ? [s, renameInstances(cfg, s, [[1, 0]])] : [s];
