@@ -139,8 +139,9 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
     [...channelPart].filter(([k]) => k.startsWith(`${node}>`)).map(([, v]) => v);
   const channelsTo = (node: number): number[] =>
     [...channelPart].filter(([k]) => k.endsWith(`>${node}`)).map(([, v]) => v);
-  // The narrower claims below follow what Kafka's brokers and the Java client do; a user-defined
-  // variant's overrides may do otherwise, so they get the claims that follow from the state alone.
+  // The narrower claims below follow what the model's own handlers do (handlers.ts, and the
+  // client's in producer.ts); a user-defined variant's overrides may do otherwise, so they get
+  // the claims that follow from the state alone.
   const asShipped = cfg.handlers === defaultHandlers && cfg.clientHandlers === defaultClientHandlers;
   const producersOf = (t: number): number[] =>
     range(cfg.instancesPerId).map((k) => t * cfg.instancesPerId + k);
@@ -388,9 +389,10 @@ function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): Kaf
     range(classes).filter((y) => y !== x && canEnable(footprints[y]!, f)),
   );
   if (asShipped) {
-    // Kafka's brokers answer a verification and a marker in the step that takes it, so a held
-    // request or a due marker loses its message, which is what lets it time out or be sent
-    // again, only by a loss, a failover (and the load after it) or a marker timeout.
+    // The shipped handlers answer a verification and a marker in the step that takes it
+    // (coordinator.ts handleVerifyPartitionsInTransaction, partition.ts handleWriteTxnMarkers),
+    // so a held request or a due marker loses its message, which is what lets it time out or be
+    // sent again, only by a loss, a failover (and the load after it) or a marker timeout.
     const failover = classNamed(ActionKind.coordinatorFailover);
     const load = classNamed(ActionKind.loadTransactions);
     enablers[load] = [failover];
