@@ -8,8 +8,10 @@ import { parseSpec, type Spec } from './load.ts';
 export function modelOf(spec: Spec): Model<unknown, unknown> {
   const model = spec.entry.build(spec.params, spec.properties);
   if (!spec.symmetry) return model;
-  const canonical = spec.entry.canonical!(spec.params);
-  return { ...model, canonical: canonical as (s: unknown) => unknown };
+  const canonical = spec.entry.canonical!(spec.params) as (s: unknown) => unknown;
+  const packCanonical = spec.entry.packCanonical?.(spec.params) as
+    ((s: unknown, words: Int32Array) => number) | undefined;
+  return packCanonical === undefined ? { ...model, canonical } : { ...model, canonical, packCanonical };
 }
 
 export function buildModel(file: string, raw: unknown): Model<unknown, unknown> {

@@ -55,4 +55,6 @@ export interface ModelEntry<P = unknown> {
    * parts' transition classes alike.
    */
   canonical?(params: P): (s: never) => unknown;
+  /** With `canonical`: its representative's packed words, written without building it (Model.packCanonical). */
+  packCanonical?(params: P): (s: never, words: Int32Array) => number;
 }

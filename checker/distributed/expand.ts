@@ -77,9 +77,8 @@ export class ExpandChunk<S> {
   private readonly fingerprintOf: (s: S, out: Int32Array) => void;
   private readonly successors: (s: S, emit: Emit<S>) => void;
   private readonly fingerprint = new Int32Array(2);
-  /** The words the fingerprint packed a state into, which are its own when the model has no symmetry. */
+  /** The words the fingerprint packed a state into: its own, or length 0 when they were another representative's. */
   private readonly packed: PackedWords = { words: new Int32Array(PACK_WORDS), length: 0 };
-  private readonly ownWords: boolean;
   private request: ExpandRequest | undefined;
   // Kept from job to job: a new list per job would be collected as often as the jobs come.
   private readonly keys = new IntList();
@@ -92,7 +91,6 @@ export class ExpandChunk<S> {
   constructor(private readonly model: Model<S, unknown>) {
     this.fingerprintOf = stateFingerprint(model, this.packed);
     this.successors = successorsOf(model);
-    this.ownWords = model.canonical === undefined;
   }
 
   expand(request: ExpandRequest): Expanded {
@@ -115,7 +113,7 @@ export class ExpandChunk<S> {
       this.keys.push(action);
       this.fingerprints.push(fingerprint[0]!);
       this.fingerprints.push(fingerprint[1]!);
-      if (this.ownWords) this.words.pushPacked(packed.words, packed.length);
+      if (packed.length > 0) this.words.pushPacked(packed.words, packed.length);
       else this.words.pushPacked(words, model.pack!(t, words));
     };
     if (request.init) {

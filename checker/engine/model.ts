@@ -94,6 +94,12 @@ export interface Model<S, A> {
   /** Symmetry reduction: a representative of the class of `s`. */
   canonical?(s: S): S;
   /**
+   * Optional fast path for symmetry, with `pack` and `canonical`: writes the packed words of
+   * `canonical(s)` into `words` without building it, and returns how many it wrote; the negated
+   * count when they are also the words of `s` itself (its representative is `s`).
+   */
+  packCanonical?(s: S, words: Int32Array): number;
+  /**
    * The readable form of `s` for traces and reports (names where the state holds enum
    * numbers): a plain object whose fields are the trace's variables. Default: `s` itself.
    * Lists that are sets and records that are maps say so with `asSet` and `asMap`.

@@ -270,7 +270,7 @@ export class SearchRun<S, A> {
     this.fingerprintOf = stateFingerprint(model, this.packed);
   }
 
-  /** The words `discover` packed the state into, when the model packs and has no symmetry (length 0 else). */
+  /** The words `discover` packed the state into, when the model packs (length 0 when it packed another representative). */
   readonly packed: PackedWords = { words: new Int32Array(PACK_WORDS), length: 0 };
 
   get distinctStates(): number {
@@ -323,8 +323,8 @@ export interface PackedWords {
 
 /**
  * The fingerprint function of `model`'s states: of the canonical representative under symmetry,
- * over the packed words when the model packs its states. Without symmetry the words are those of
- * the state itself, and `keep` (when given) holds them after each call.
+ * over the packed words when the model packs its states. `keep` (when given) holds the state's
+ * own words after each call, or length 0 when the words packed were another representative's.
  */
 export function stateFingerprint<S>(
   model: Model<S, unknown>,
@@ -333,8 +333,20 @@ export function stateFingerprint<S>(
   const m = model as Required<Model<S, unknown>>;
   if (model.pack !== undefined) {
     const words = keep?.words ?? new Int32Array(PACK_WORDS);
-    if (model.canonical !== undefined)
-      return (s, out) => fingerprintWords(words, m.pack(m.canonical(s), words), out);
+    if (model.canonical !== undefined) {
+      const packCanonical =
+        model.packCanonical ??
+        ((s: S, w: Int32Array) => {
+          const c = m.canonical(s);
+          const n = m.pack(c, w);
+          return c === s ? -n : n;
+        });
+      return (s, out) => {
+        const n = packCanonical(s, words);
+        if (keep !== undefined) keep.length = n < 0 ? -n : 0;
+        fingerprintWords(words, n < 0 ? -n : n, out);
+      };
+    }
     if (keep === undefined) return (s, out) => fingerprintWords(words, m.pack(s, words), out);
     return (s, out) => fingerprintWords(words, (keep.length = m.pack(s, words)), out);
   }

@@ -39,11 +39,16 @@ import type {
   TxnState,
   Verification,
 } from './state.ts';
+import { type Renaming, renameIndex, renameMask, renameNode, renamePartitionsField } from './renaming.ts';
 
 // The words being written and the cursor: module-level so the writers take no extra argument on
 // the hot path; packState sets them at the start of each call and nothing else keeps them.
 let w: Int32Array = new Int32Array(0);
 let n = 0;
+// The renaming of data partitions the words are written under (null: none), and its inverse:
+// packing a renamed state this way costs a fraction of building it (symmetry.ts).
+let perm: Renaming | null = null;
+const inverse: number[] = [];
 
 // The last state unpacked: its words, and for each actor the object unpackState built and where
 // its words start and end, by kind. A step returns most actors of its state as they were (the
@@ -68,6 +73,7 @@ const kindFirst = new Int32Array(Kind.End + 1);
 
 /** Writes `x`, the `i`-th actor of its kind, or copies its words when it is one unpacked last. */
 function putActor<T>(x: T, kind: Kind, i: number, write: (x: T) => void): void {
+  if (perm !== null && !renamingKeeps(x, kind)) return write(x);
   const first = kindFirst[kind]!;
   const end = kindFirst[kind + 1]!;
   let j = first + i;
@@ -83,6 +89,11 @@ function putActors<T>(items: readonly T[], kind: Kind, write: (x: T) => void): v
   for (let i = 0; i < items.length; i++) putActor(items[i]!, kind, i, write);
 }
 
+/** Whether an actor's words are the same under the renaming: it names no data partition. */
+function renamingKeeps(x: unknown, kind: Kind): boolean {
+  return kind === Kind.History || (kind === Kind.Partitions && (x as Partition).held.length === 0);
+}
+
 function put(v: number | boolean): void {
   w[n++] = +v;
 }
@@ -90,6 +101,32 @@ function put(v: number | boolean): void {
 function putList(items: readonly number[]): void {
   put(items.length);
   for (const v of items) w[n++] = v;
+}
+
+/** A list with an entry per data partition from `offset` on, each moved to its partition's new place. */
+function putPartitionList(items: readonly number[], offset = 0): void {
+  if (perm === null) return putList(items);
+  put(items.length);
+  for (let i = 0; i < items.length; i++) {
+    const q = i - offset;
+    w[n++] = q >= 0 && q < perm.length ? items[offset + inverse[q]!]! : items[i]!;
+  }
+}
+
+function putMask(mask: number): void {
+  put(perm === null ? mask : renameMask(perm, mask));
+}
+
+function putPartitionIndex(p: number): void {
+  put(perm === null ? p : renameIndex(perm, p));
+}
+
+function putNode(node: number): void {
+  put(perm === null ? node : renameNode(perm, node));
+}
+
+function putPartitionsOf(api: number, partitions: number): void {
+  put(perm === null ? partitions : renamePartitionsField(perm, api, partitions));
 }
 
 /**
@@ -105,7 +142,7 @@ function putMessage(m: Message): void {
   put(m.txnId);
   put(m.pid);
   put(m.epoch);
-  put(m.partitions);
+  putPartitionsOf(m.api, m.partitions);
   put(m.seq);
   put(m.coordinatorEpoch);
   if (m.response) {
@@ -127,7 +164,7 @@ function putMessage(m: Message): void {
 }
 
 function putBatch(b: ClientBatch): void {
-  put(b.partition);
+  putPartitionIndex(b.partition);
   put(b.seq);
   put(b.status);
   put(b.retried);
@@ -144,18 +181,19 @@ function putProducer(p: Producer): void {
   put(p.epoch);
   put(p.bumpRequired);
   put(p.txnStarted);
-  put(p.added);
-  put(p.pendingAdd);
+  putMask(p.added);
+  putMask(p.pendingAdd);
   if (p.request === null) put(-1);
   else {
     put(p.request.api);
-    put(p.request.partitions);
+    putPartitionsOf(p.request.api, p.request.partitions);
     put(p.request.commit);
   }
-  putList(p.nextSeq);
+  putPartitionList(p.nextSeq);
   put(p.batches.length);
   for (const b of p.batches) putBatch(b);
-  putList(p.conns);
+  // Slot 0 is the coordinator, 1 + p leader p, the last one the group coordinator.
+  putPartitionList(p.conns, 1);
   put(p.txnsBegun);
   put(p.recordsSent);
   put(p.generation);
@@ -174,7 +212,8 @@ function putIdempotentProducer(p: IdempotentProducer): void {
   put(p.epoch);
   put(p.fatal);
   put(p.sequences.length);
-  for (const q of p.sequences) {
+  for (let i = 0; i < p.sequences.length; i++) {
+    const q = p.sequences[perm === null || i >= perm.length ? i : inverse[i]!]!;
     put(q.pid);
     put(q.epoch);
     put(q.nextSeq);
@@ -182,7 +221,7 @@ function putIdempotentProducer(p: IdempotentProducer): void {
   }
   put(p.batches.length);
   for (const b of p.batches) {
-    put(b.partition);
+    putPartitionIndex(b.partition);
     put(b.status);
     put(b.pid);
     put(b.epoch);
@@ -190,7 +229,7 @@ function putIdempotentProducer(p: IdempotentProducer): void {
     put(b.retried);
     put(b.record);
   }
-  putList(p.conns);
+  putPartitionList(p.conns);
   put(p.recordsSent);
 }
 
@@ -205,7 +244,7 @@ function putMetadata(md: TxnMetadata | null): void {
   put(md.lastEpoch);
   put(md.state);
   put(md.pendingState);
-  put(md.partitions);
+  putMask(md.partitions);
   put(md.ghostTxn);
   put(md.hasFailedEpochFence);
   put(md.prevPid);
@@ -222,7 +261,7 @@ function putLogRecord(r: TxnLogRecord | null): void {
   put(r.pid);
   put(r.epoch);
   put(r.state);
-  put(r.partitions);
+  putMask(r.partitions);
   put(r.ghostTxn);
   put(r.prevPid);
   put(r.nextPid);
@@ -237,7 +276,7 @@ function putAppend(a: TxnAppend): void {
   put(a.txnId);
   putMetadata(a.transit);
   put(a.epochFence);
-  put(a.from);
+  putNode(a.from);
   put(a.conn);
   put(a.request !== null);
   if (a.request !== null) putMessage(a.request);
@@ -254,7 +293,7 @@ function putCoordinator(c: Coordinator): void {
   for (const r of c.log) putLogRecord(r);
   put(c.appends.length);
   for (const a of c.appends) putAppend(a);
-  putList(c.markerConns);
+  putPartitionList(c.markerConns);
 }
 
 function putLogBatch(b: LogBatch): void {
@@ -299,10 +338,10 @@ function putPartition(part: Partition): void {
 
 function putConsumer(c: Consumer): void {
   put(c.readCommitted);
-  putList(c.position);
+  putPartitionList(c.position);
   put(c.delivered.length);
   for (const d of c.delivered) {
-    put(d.partition);
+    putPartitionIndex(d.partition);
     put(d.offset);
     put(d.ghostTxn);
     put(d.ghostRecord);
@@ -310,17 +349,22 @@ function putConsumer(c: Consumer): void {
 }
 
 function putChannel(ch: Channel): void {
-  put(ch.from);
-  put(ch.to);
+  putNode(ch.from);
+  putNode(ch.to);
   put(ch.conn);
   put(ch.messages.length);
   for (const m of ch.messages) putMessage(m);
 }
 
-/** Writes `s` into `words` and returns how many words it took. */
-export function packState(s: State, words: Int32Array): number {
+/**
+ * Writes `s` into `words` and returns how many words it took; with `renaming`, the words of
+ * `s` with its data partitions renamed (symmetry.ts renamePartitions), without building that state.
+ */
+export function packState(s: State, words: Int32Array, renaming: Renaming | null = null): number {
   w = words;
   n = 0;
+  perm = renaming;
+  if (renaming !== null) renaming.forEach((q, p) => (inverse[q] = p));
   put(s.transactionVersion);
   put(s.group === null ? -1 : s.group.generation);
   const f = s.faults;
@@ -339,12 +383,33 @@ export function packState(s: State, words: Int32Array): number {
   putActors(s.producers, Kind.Producers, putProducer);
   putActors(s.idempotentProducers, Kind.IdempotentProducers, putIdempotentProducer);
   putActor(s.coordinator, Kind.Coordinator, 0, putCoordinator);
-  putActors(s.partitions, Kind.Partitions, putPartition);
+  if (renaming === null) putActors(s.partitions, Kind.Partitions, putPartition);
+  else putRenamedPartitions(s.partitions);
   putActors(s.consumers, Kind.Consumers, putConsumer);
-  putActors(s.network, Kind.Network, putChannel);
+  if (renaming === null) putActors(s.network, Kind.Network, putChannel);
+  else putRenamedNetwork(s.network);
   putActor(s.history, Kind.History, 0, putHistory);
   if (n > w.length) throw new RangeError(`a Kafka state needs more than ${w.length} packed words`);
   return n;
+}
+
+/** The partitions in their new places: place q holds old partition inverse[q]. */
+function putRenamedPartitions(partitions: readonly Partition[]): void {
+  put(partitions.length);
+  for (let q = 0; q < partitions.length; q++) {
+    const p = q < perm!.length ? inverse[q]! : q;
+    putActor(partitions[p]!, Kind.Partitions, p, putPartition);
+  }
+}
+
+/** The channels in the order of their renamed ends, as a state's network is kept (network.ts). */
+function putRenamedNetwork(network: readonly Channel[]): void {
+  const order = network.map((_, i) => i);
+  const from = network.map((ch) => renameNode(perm!, ch.from));
+  const to = network.map((ch) => renameNode(perm!, ch.to));
+  order.sort((i, j) => from[i]! - from[j]! || to[i]! - to[j]! || network[i]!.conn - network[j]!.conn);
+  put(network.length);
+  for (const i of order) putChannel(network[i]!);
 }
 
 function putHistory(history: readonly ClientTxnHistory[]): void {

@@ -9,7 +9,7 @@ import { buildModel } from '../../specs/build.ts';
 import { parseSpec } from '../../specs/load.ts';
 import type { KafkaConfig } from './config.ts';
 import type { Action } from './next.ts';
-import { packState } from './pack.ts';
+import { packState, unpackState } from './pack.ts';
 import { kafkaProperties } from './properties.ts';
 import {
   type Request,
@@ -173,6 +173,15 @@ describe('Kafka partition symmetry', () => {
     renaming: fc.noBias(fc.nat()),
   });
 
+  type Walk = typeof walk extends fc.Arbitrary<infer W> ? W : never;
+
+  /** The model, the state a walk ends in, and the renaming of partitions picked. */
+  function walkedAndRenaming({ config, seed, length, renaming }: Walk) {
+    const { cfg, model } = built[config]!;
+    const all = permutations(Array.from({ length: cfg.partitions }, (_, p) => p));
+    return { model, perm: all[renaming % all.length]!, s: walkTo(model, seed, length) };
+  }
+
   it('canonical is idempotent and the same for every renaming of a reachable state', () => {
     fc.assert(
       fc.property(walk, ({ config, seed, length, renaming }) => {
@@ -194,11 +203,8 @@ describe('Kafka partition symmetry', () => {
 
   it('renaming commutes with the model: the same actions lead to the renamed successors, and the invariants agree', () => {
     fc.assert(
-      fc.property(walk, ({ config, seed, length, renaming }) => {
-        const { cfg, model } = built[config]!;
-        const all = permutations(Array.from({ length: cfg.partitions }, (_, p) => p));
-        const perm = all[renaming % all.length]!;
-        const s = walkTo(model, seed, length);
+      fc.property(walk, (picked) => {
+        const { model, perm, s } = walkedAndRenaming(picked);
         const r = renamePartitions(s, perm);
         const successors = (x: State) =>
           model
@@ -222,6 +228,25 @@ describe('Kafka partition symmetry', () => {
         ).toBe(key(s));
       }),
       { numRuns: 400, seed: 11 },
+    );
+  });
+
+  it("packs a state under a renaming into the renamed state's words, also when its actors were just unpacked", () => {
+    const renamedWords = new Int32Array(1 << 14);
+    const packedUnder = (s: State, perm: readonly number[]): string =>
+      renamedWords.subarray(0, packState(s, renamedWords, perm)).join(',');
+    fc.assert(
+      fc.property(walk, (picked) => {
+        const { model, perm, s } = walkedAndRenaming(picked);
+        expect(packedUnder(s, perm)).toBe(key(renamePartitions(s, perm)));
+        // A successor of a state just unpacked shares its untouched actors, whose words packState copies.
+        const u = unpackState(words.slice(0, packState(s, words)));
+        for (const a of model.actions(u)) {
+          const t = model.next(u, a);
+          expect(packedUnder(t, perm)).toBe(key(renamePartitions(t, perm)));
+        }
+      }),
+      { numRuns: 300, seed: 13 },
     );
   });
 });

@@ -26,7 +26,16 @@
 // candidates.
 import type { KafkaConfig } from './config.ts';
 import { isProducerNode } from './network.ts';
-import { packState } from './pack.ts';
+import { PACK_WORDS } from '../../checker/engine/model.ts';
+import { packState, unpackState } from './pack.ts';
+import {
+  type Renaming,
+  partitionsKind,
+  renameIndex,
+  renameMask,
+  renameNode,
+  renamePartitionsField,
+} from './renaming.ts';
 import {
   type Channel,
   type Consumer,
@@ -37,41 +46,11 @@ import {
   type Producer,
   type State,
   type TxnRequestSlot,
-  Api,
   Instance,
   LEADER_BASE,
 } from './state.ts';
 
-/** A renaming of the data partitions: partition p becomes perm[p]. */
-export type Renaming = readonly number[];
-
-function renameIndex(perm: Renaming, p: number): number {
-  return p < perm.length ? perm[p]! : p;
-}
-
-function renameMask(perm: Renaming, mask: number): number {
-  const low = (1 << perm.length) - 1;
-  let out = mask & ~low;
-  for (let p = 0; p < perm.length; p++) if ((mask & (1 << p)) !== 0) out |= 1 << perm[p]!;
-  return out;
-}
-
-function renameNode(perm: Renaming, node: number): number {
-  const p = node - LEADER_BASE;
-  return p >= 0 && p < perm.length ? LEADER_BASE + perm[p]! : node;
-}
-
-/** How a message or request slot carries partitions: 1 a bitmask, 2 one partition, 0 none. */
-function partitionsKind(api: number): 0 | 1 | 2 {
-  if (api === Api.AddPartitionsToTxn || api === Api.AddOffsetsToTxn) return 1;
-  if (api === Api.Produce || api === Api.WriteTxnMarkers || api === Api.TxnOffsetCommit) return 2;
-  return 0;
-}
-
-function renamePartitionsField(perm: Renaming, api: number, partitions: number): number {
-  const kind = partitionsKind(api);
-  return kind === 1 ? renameMask(perm, partitions) : kind === 2 ? renameIndex(perm, partitions) : partitions;
-}
+export type { Renaming } from './renaming.ts';
 
 function renameMessage<M extends Message | TxnRequestSlot>(perm: Renaming, m: M): M {
   const partitions = renamePartitionsField(perm, m.api, m.partitions);
@@ -557,23 +536,27 @@ export function compareStates(a: State, b: State): number {
   return compareWords(leftWords, packState(a, leftWords), rightWords, packState(b, rightWords));
 }
 
-/** The least of the states offered, in the order of compareStates, each packed once. */
+/**
+ * The least of the packed candidates offered, in the order of compareWords, and whether it is the
+ * state's own words (no renaming). Each candidate is packed straight into the scratch words,
+ * renamed on the way (packState with a renaming), without building the renamed state.
+ */
 class Least {
-  state: State | null = null;
-  private best = new Int32Array(1 << 14);
-  private length = 0;
-  private scratch = new Int32Array(1 << 14);
+  words = new Int32Array(PACK_WORDS);
+  length = 0;
+  own = false;
+  private scratch = new Int32Array(PACK_WORDS);
 
   reset(): void {
-    this.state = null;
+    this.length = 0;
   }
 
-  offer(candidate: State): void {
-    const n = packState(candidate, this.scratch);
-    if (this.state !== null && compareWords(this.scratch, n, this.best, this.length) >= 0) return;
-    [this.best, this.scratch] = [this.scratch, this.best];
+  offer(s: State, perm: Renaming | null, own: boolean): void {
+    const n = packState(s, this.scratch, perm);
+    if (this.length > 0 && compareWords(this.scratch, n, this.words, this.length) >= 0) return;
+    [this.words, this.scratch] = [this.scratch, this.words];
     this.length = n;
-    this.state = candidate;
+    this.own = own && perm === null;
   }
 }
 
@@ -585,9 +568,17 @@ function sortedOrders(
   items: readonly number[],
   { sig: key, touched }: { sig: readonly number[]; touched: number },
 ): number[][] {
-  const sorted = [...items].sort((x, y) => key[x]! - key[y]!);
+  // An insertion sort, stable like Array.prototype.sort: the lists are a few items long, and this
+  // runs for every state a search meets.
+  const sorted = items.slice();
   let ties = false;
-  for (let i = 1; i < sorted.length && !ties; i++) ties = key[sorted[i]!] === key[sorted[i - 1]!];
+  for (let i = 1; i < sorted.length; i++) {
+    const x = sorted[i]!;
+    let j = i;
+    for (; j > 0 && key[sorted[j - 1]!]! > key[x]!; j--) sorted[j] = sorted[j - 1]!;
+    sorted[j] = x;
+    if (j > 0 && key[sorted[j - 1]!] === key[x]) ties = true;
+  }
   if (!ties) return [sorted];
   let orders: number[][] = [[]];
   for (let i = 0; i < sorted.length;) {
@@ -667,54 +658,92 @@ export function permutations<T>(items: readonly T[]): T[][] {
 }
 
 /**
- * The canonicalizer for `cfg`: a representative of a state's class under renamings of the
- * transactional.ids, of the instances of an id once they have all started (unless `instances` is
- * false), and of the data partitions. With `bySignature` false every renaming of ids and
- * partitions is a candidate (the plain minimum).
+ * The packed words of a state's representative under renamings of the transactional.ids, of the
+ * instances of an id once they have all started (unless `instances` is false), and of the data
+ * partitions, written into `words`; their count, negated when they are the state's own words
+ * (Model.packCanonical). With `bySignature` false every renaming of ids and partitions is a
+ * candidate (the plain minimum).
  */
-export function kafkaCanonical(cfg: KafkaConfig, bySignature = true, instances = true): (s: State) => State {
-  const byPartitions = partitionCanonical(cfg, bySignature);
+export function kafkaPackCanonical(
+  cfg: KafkaConfig,
+  bySignature = true,
+  instances = true,
+): (s: State, words: Int32Array) => number {
+  const partitionIndices = Array.from({ length: cfg.partitions }, (_, p) => p);
+  const allPartitionOrders = permutations(partitionIndices);
+  const partitionOrdersOf = (s: State): number[][] =>
+    cfg.partitions <= 1
+      ? [partitionIndices]
+      : bySignature
+        ? partitionOrders(s, partitionIndices)
+        : allPartitionOrders;
+  const least = new Least();
+  const offerAll = (s: State, own: boolean): void => {
+    for (const order of partitionOrdersOf(s)) least.offer(s, renamingOf(order), own);
+  };
   const renamesInstances = instances && cfg.instancesPerId > 1 && sameClients(cfg);
-  if (cfg.transactionalIds <= 1 && !renamesInstances) return byPartitions;
+  const renamesIds = cfg.transactionalIds > 1 || renamesInstances;
   const ids = Array.from({ length: cfg.transactionalIds }, (_, t) => t);
   const allOrders = permutations(ids);
   const instanceIndices = Array.from({ length: cfg.instancesPerId }, (_, k) => k);
   const allInstanceOrders = permutations(instanceIndices);
-  const least = new Least();
-  const renamedIds = (s: State, order: readonly number[]): State => {
-    const perm = renamingOf(order);
-    return perm === null ? s : renameTransactionalIds(cfg, s, perm);
-  };
-  return (s) => {
-    const swappable = renamesInstances ? instanceSwappability(cfg, s) : [];
-    const signatures = renamesInstances || cfg.transactionalIds > 1 ? instanceSignatures(cfg, s) : [];
-    // As for partitions: only the renamings that sort the transactional.ids by signature are candidates.
-    const orders = bySignature ? idOrders(cfg, s, ids, swappable, signatures) : allOrders;
-    // As for ids: the renamings of each interchangeable id's instances that sort them by signature.
-    let instanceRenamings: (Renaming | null)[][] = [[]];
-    if (renamesInstances) {
-      swappable.forEach((swaps, t) => {
-        if (!swaps) return;
-        const instanceOrders = bySignature
-          ? sortedOrders(instanceIndices, { sig: signatures[t]!, touched: -1 })
-          : allInstanceOrders;
-        instanceRenamings = instanceRenamings.flatMap((r) =>
-          instanceOrders.map((order) => {
-            const next = r.slice();
-            next[t] = renamingOf(order);
-            return next;
-          }),
-        );
-      });
-    }
-    if (orders.length === 1 && instanceRenamings.length === 1)
-      return byPartitions(renamedIds(instancesRenamed(cfg, s, instanceRenamings[0]!), orders[0]!));
+  return (s, words) => {
     least.reset();
-    for (const renaming of instanceRenamings) {
-      const renamed = instancesRenamed(cfg, s, renaming);
-      for (const order of orders) least.offer(byPartitions(renamedIds(renamed, order)));
+    if (!renamesIds) {
+      const orders = partitionOrdersOf(s);
+      // One candidate, the common case: its words go straight where they are wanted.
+      if (orders.length === 1) {
+        const perm = renamingOf(orders[0]!);
+        const n = packState(s, words, perm);
+        return perm === null ? -n : n;
+      }
+      offerAll(s, true);
+    } else {
+      const swappable = renamesInstances ? instanceSwappability(cfg, s) : [];
+      const signatures = instanceSignatures(cfg, s);
+      // As for partitions: only the renamings that sort the transactional.ids by signature are candidates.
+      const orders = bySignature ? idOrders(cfg, s, ids, swappable, signatures) : allOrders;
+      // As for ids: the renamings of each interchangeable id's instances that sort them by signature.
+      let instanceRenamings: (Renaming | null)[][] = [[]];
+      if (renamesInstances) {
+        swappable.forEach((swaps, t) => {
+          if (!swaps) return;
+          const instanceOrders = bySignature
+            ? sortedOrders(instanceIndices, { sig: signatures[t]!, touched: -1 })
+            : allInstanceOrders;
+          instanceRenamings = instanceRenamings.flatMap((r) =>
+            instanceOrders.map((order) => {
+              const next = r.slice();
+              next[t] = renamingOf(order);
+              return next;
+            }),
+          );
+        });
+      }
+      for (const renaming of instanceRenamings) {
+        const renamed = instancesRenamed(cfg, s, renaming);
+        for (const order of orders) {
+          const perm = renamingOf(order);
+          const candidate = perm === null ? renamed : renameTransactionalIds(cfg, renamed, perm);
+          offerAll(candidate, candidate === s);
+        }
+      }
     }
-    return least.state!;
+    words.set(least.words.subarray(0, least.length));
+    return least.own ? -least.length : least.length;
+  };
+}
+
+/**
+ * The representative of a state's class, as a state (kafkaPackCanonical's words unpacked; `s`
+ * itself when it is its own).
+ */
+export function kafkaCanonical(cfg: KafkaConfig, bySignature = true, instances = true): (s: State) => State {
+  const packCanonical = kafkaPackCanonical(cfg, bySignature, instances);
+  const words = new Int32Array(PACK_WORDS);
+  return (s) => {
+    const n = packCanonical(s, words);
+    return n < 0 ? s : unpackState(words.subarray(0, n));
   };
 }
 
@@ -722,22 +751,6 @@ export function kafkaCanonical(cfg: KafkaConfig, bySignature = true, instances =
 function instancesRenamed(cfg: KafkaConfig, s: State, renaming: readonly (Renaming | null)[]): State {
   for (const r of renaming) if (r !== null) return renameInstances(cfg, s, renaming);
   return s;
-}
-
-function partitionCanonical(cfg: KafkaConfig, bySignature: boolean): (s: State) => State {
-  const partitions = cfg.partitions;
-  if (partitions <= 1) return (s) => s;
-  const indices = Array.from({ length: partitions }, (_, p) => p);
-  const all = permutations(indices);
-  const least = new Least();
-  return (s) => {
-    // An order lists the old partitions in their new places: order[q] becomes partition q.
-    const orders = bySignature ? partitionOrders(s, indices) : all;
-    if (orders.length === 1) return renamedBy(s, orders[0]!);
-    least.reset();
-    for (const order of orders) least.offer(renamedBy(s, order));
-    return least.state!;
-  };
 }
 
 /** The renaming that puts old order[q] in place q, or null when it renames nothing. */
@@ -749,10 +762,4 @@ function renamingOf(order: readonly number[]): Renaming | null {
     if (p !== q) identity = false;
   });
   return identity ? null : perm;
-}
-
-/** `s` with old partition order[q] renamed q. */
-function renamedBy(s: State, order: readonly number[]): State {
-  const perm = renamingOf(order);
-  return perm === null ? s : renamePartitions(s, perm);
 }

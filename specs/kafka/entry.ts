@@ -4,7 +4,7 @@ import type { ModelEntry } from '../registry.ts';
 import { defaultClientHandlers, defaultHandlers } from '../../model/kafka/handlers.ts';
 import { loadOverrides } from './overrides.ts';
 import { kafkaModel } from '../../model/kafka/index.ts';
-import { kafkaCanonical } from '../../model/kafka/symmetry.ts';
+import { kafkaCanonical, kafkaPackCanonical } from '../../model/kafka/symmetry.ts';
 import type {
   AfterAbort,
   App,
@@ -262,4 +262,5 @@ export const kafkaEntry: ModelEntry<KafkaConfig> = {
   // instances of an id once all have started: only their starts' transition classes differ
   // (footprints.ts), and a start is never enabled again.
   canonical: (config) => kafkaCanonical(config) as (s: never) => unknown,
+  packCanonical: (config) => kafkaPackCanonical(config) as (s: never, words: Int32Array) => number,
 };
