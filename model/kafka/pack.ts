@@ -39,16 +39,30 @@ import type {
   TxnState,
   Verification,
 } from './state.ts';
-import { type Renaming, renameIndex, renameMask, renameNode, renamePartitionsField } from './renaming.ts';
+import {
+  type IdRenaming,
+  type Renaming,
+  renameIndex,
+  renameMask,
+  renameNode,
+  renamePartitionsField,
+} from './renaming.ts';
 
 // The words being written and the cursor: module-level so the writers take no extra argument on
 // the hot path; packState sets them at the start of each call and nothing else keeps them.
 let w: Int32Array = new Int32Array(0);
 let n = 0;
-// The renaming of data partitions the words are written under (null: none), and its inverse:
-// packing a renamed state this way costs a fraction of building it (symmetry.ts).
+// The renamings the words are written under (null: none), of the data partitions and of the
+// transactional.ids and their instances, with the inverses of the lists they move: packing a
+// renamed state this way costs a fraction of building it (symmetry.ts).
 let perm: Renaming | null = null;
 const inverse: number[] = [];
+let ids: IdRenaming | null = null;
+const producerFrom: number[] = [];
+const txnIdFrom: number[] = [];
+const clientTxnFrom: number[] = [];
+/** The state being packed under a renaming of ids: a consumer's delivery is renamed by the batch it read. */
+let packing: State | null = null;
 
 // The last state unpacked: its words, and for each actor the object unpackState built and where
 // its words start and end, by kind. A step returns most actors of its state as they were (the
@@ -73,7 +87,7 @@ const kindFirst = new Int32Array(Kind.End + 1);
 
 /** Writes `x`, the `i`-th actor of its kind, or copies its words when it is one unpacked last. */
 function putActor<T>(x: T, kind: Kind, i: number, write: (x: T) => void): void {
-  if (perm !== null && !renamingKeeps(x, kind)) return write(x);
+  if ((perm !== null || ids !== null) && !renamingKeeps(x, kind)) return write(x);
   const first = kindFirst[kind]!;
   const end = kindFirst[kind + 1]!;
   let j = first + i;
@@ -91,6 +105,7 @@ function putActors<T>(items: readonly T[], kind: Kind, write: (x: T) => void): v
 
 /** Whether an actor's words are the same under the renaming: it names no data partition. */
 function renamingKeeps(x: unknown, kind: Kind): boolean {
+  if (ids !== null) return false;
   return kind === Kind.History || (kind === Kind.Partitions && (x as Partition).held.length === 0);
 }
 
@@ -122,7 +137,12 @@ function putPartitionIndex(p: number): void {
 }
 
 function putNode(node: number): void {
-  put(perm === null ? node : renameNode(perm, node));
+  const renamed = ids === null ? node : ids.node(node);
+  put(perm === null ? renamed : renameNode(perm, renamed));
+}
+
+function putClientTxn(c: number): void {
+  put(ids === null ? c : ids.clientTxn(c));
 }
 
 function putPartitionsOf(api: number, partitions: number): void {
@@ -138,8 +158,10 @@ function copy(from: number, to: number): void {
 }
 
 function putMessage(m: Message): void {
+  // An idempotent producer's messages name no transactional.id and are not renamed.
+  const r = m.txnId >= 0 ? ids : null;
   put(m.api);
-  put(m.txnId);
+  put(r === null ? m.txnId : r.txnId(m.txnId));
   put(m.pid);
   put(m.epoch);
   putPartitionsOf(m.api, m.partitions);
@@ -158,8 +180,14 @@ function putMessage(m: Message): void {
   put(m.verifyOnly);
   put(m.guard);
   put(m.supports);
-  put(m.ghostProducer);
-  put(m.ghostTxn);
+  if (r !== null) {
+    put(r.producer(m.ghostProducer));
+    // An idempotent producer's Produce names that producer in ghostTxn, not a client transaction.
+    put(m.ghostProducer >= 0 ? r.clientTxnOf(m.ghostProducer, m.ghostTxn) : r.clientTxn(m.ghostTxn));
+  } else {
+    put(m.ghostProducer);
+    put(m.ghostTxn);
+  }
   put(m.ghostRecord);
 }
 
@@ -173,8 +201,8 @@ function putBatch(b: ClientBatch): void {
 }
 
 function putProducer(p: Producer): void {
-  put(p.txnId);
-  put(p.instance);
+  put(ids === null ? p.txnId : ids.txnId(p.txnId));
+  put(ids === null ? p.instance : ids.instance(p.txnId, p.instance));
   put(p.status);
   put(p.tm);
   put(p.pid);
@@ -245,7 +273,7 @@ function putMetadata(md: TxnMetadata | null): void {
   put(md.state);
   put(md.pendingState);
   putMask(md.partitions);
-  put(md.ghostTxn);
+  putClientTxn(md.ghostTxn);
   put(md.hasFailedEpochFence);
   put(md.prevPid);
   put(md.nextPid);
@@ -262,7 +290,7 @@ function putLogRecord(r: TxnLogRecord | null): void {
   put(r.epoch);
   put(r.state);
   putMask(r.partitions);
-  put(r.ghostTxn);
+  putClientTxn(r.ghostTxn);
   put(r.prevPid);
   put(r.nextPid);
   put(r.lastEpoch);
@@ -273,7 +301,7 @@ function putLogRecord(r: TxnLogRecord | null): void {
 }
 
 function putAppend(a: TxnAppend): void {
-  put(a.txnId);
+  put(ids === null ? a.txnId : ids.txnId(a.txnId));
   putMetadata(a.transit);
   put(a.epochFence);
   putNode(a.from);
@@ -289,10 +317,18 @@ function putCoordinator(c: Coordinator): void {
   put(c.loading);
   put(c.nextPid);
   put(c.metadata.length);
-  for (const md of c.metadata) putMetadata(md);
-  for (const r of c.log) putLogRecord(r);
-  put(c.appends.length);
-  for (const a of c.appends) putAppend(a);
+  if (ids === null) {
+    for (const md of c.metadata) putMetadata(md);
+    for (const r of c.log) putLogRecord(r);
+    put(c.appends.length);
+    for (const a of c.appends) putAppend(a);
+  } else {
+    // Entry t moves to the id t becomes; the appends stay sorted by id (coordinator.ts).
+    for (let t = 0; t < c.metadata.length; t++) putMetadata(c.metadata[txnIdFrom[t]!]!);
+    for (let t = 0; t < c.log.length; t++) putLogRecord(c.log[txnIdFrom[t]!]!);
+    put(c.appends.length);
+    for (const i of sortedIndices(c.appends, (a) => ids!.txnId(a.txnId))) putAppend(c.appends[i]!);
+  }
   putPartitionList(c.markerConns);
 }
 
@@ -303,7 +339,7 @@ function putLogBatch(b: LogBatch): void {
   put(b.seq);
   put(b.transactional);
   put(b.value);
-  put(b.ghostTxn);
+  put(ids === null || !b.transactional ? b.ghostTxn : ids.clientTxn(b.ghostTxn));
   put(b.ghostRecord);
 }
 
@@ -329,7 +365,8 @@ function putPartition(part: Partition): void {
   put(part.held.length);
   for (const h of part.held) {
     put(h.guard);
-    put(h.from);
+    // A held Produce comes from a producer: a leader's node is never there.
+    put(ids === null ? h.from : ids.node(h.from));
     put(h.conn);
     putMessage(h.request);
   }
@@ -343,7 +380,11 @@ function putConsumer(c: Consumer): void {
   for (const d of c.delivered) {
     putPartitionIndex(d.partition);
     put(d.offset);
-    put(d.ghostTxn);
+    put(
+      ids === null || !packing!.partitions[d.partition]!.log[d.offset]!.transactional
+        ? d.ghostTxn
+        : ids.clientTxn(d.ghostTxn),
+    );
     put(d.ghostRecord);
   }
 }
@@ -360,11 +401,23 @@ function putChannel(ch: Channel): void {
  * Writes `s` into `words` and returns how many words it took; with `renaming`, the words of
  * `s` with its data partitions renamed (symmetry.ts renamePartitions), without building that state.
  */
-export function packState(s: State, words: Int32Array, renaming: Renaming | null = null): number {
+export function packState(
+  s: State,
+  words: Int32Array,
+  renaming: Renaming | null = null,
+  idRenaming: IdRenaming | null = null,
+): number {
   w = words;
   n = 0;
   perm = renaming;
   if (renaming !== null) renaming.forEach((q, p) => (inverse[q] = p));
+  ids = idRenaming;
+  packing = idRenaming === null ? null : s;
+  if (idRenaming !== null) {
+    for (let i = 0; i < s.producers.length; i++) producerFrom[idRenaming.producer(i)] = i;
+    for (let t = 0; t < s.coordinator.metadata.length; t++) txnIdFrom[idRenaming.txnId(t)] = t;
+    for (let c = 0; c < s.history.length; c++) clientTxnFrom[idRenaming.clientTxn(c)] = c;
+  }
   put(s.transactionVersion);
   put(s.group === null ? -1 : s.group.generation);
   const f = s.faults;
@@ -380,15 +433,20 @@ export function packState(s: State, words: Int32Array, renaming: Renaming | null
   put(f.transactionalIdExpiries);
   put(f.producerStateExpiries);
   put(f.transactionVersionChanges);
-  putActors(s.producers, Kind.Producers, putProducer);
+  if (idRenaming === null) putActors(s.producers, Kind.Producers, putProducer);
+  else {
+    put(s.producers.length);
+    for (let i = 0; i < s.producers.length; i++) putProducer(s.producers[producerFrom[i]!]!);
+  }
   putActors(s.idempotentProducers, Kind.IdempotentProducers, putIdempotentProducer);
   putActor(s.coordinator, Kind.Coordinator, 0, putCoordinator);
   if (renaming === null) putActors(s.partitions, Kind.Partitions, putPartition);
   else putRenamedPartitions(s.partitions);
   putActors(s.consumers, Kind.Consumers, putConsumer);
-  if (renaming === null) putActors(s.network, Kind.Network, putChannel);
+  if (renaming === null && idRenaming === null) putActors(s.network, Kind.Network, putChannel);
   else putRenamedNetwork(s.network);
   putActor(s.history, Kind.History, 0, putHistory);
+  packing = null;
   if (n > w.length) throw new RangeError(`a Kafka state needs more than ${w.length} packed words`);
   return n;
 }
@@ -404,17 +462,28 @@ function putRenamedPartitions(partitions: readonly Partition[]): void {
 
 /** The channels in the order of their renamed ends, as a state's network is kept (network.ts). */
 function putRenamedNetwork(network: readonly Channel[]): void {
+  const node = (x: number): number => {
+    const renamed = ids === null ? x : ids.node(x);
+    return perm === null ? renamed : renameNode(perm, renamed);
+  };
+  const from = network.map((ch) => node(ch.from));
+  const to = network.map((ch) => node(ch.to));
   const order = network.map((_, i) => i);
-  const from = network.map((ch) => renameNode(perm!, ch.from));
-  const to = network.map((ch) => renameNode(perm!, ch.to));
   order.sort((i, j) => from[i]! - from[j]! || to[i]! - to[j]! || network[i]!.conn - network[j]!.conn);
   put(network.length);
   for (const i of order) putChannel(network[i]!);
 }
 
+/** The indices of `items` sorted by `key`, equal keys in their order. */
+function sortedIndices<T>(items: readonly T[], key: (x: T) => number): number[] {
+  const keys = items.map(key);
+  return items.map((_, i) => i).sort((i, j) => keys[i]! - keys[j]! || i - j);
+}
+
 function putHistory(history: readonly ClientTxnHistory[]): void {
   put(history.length);
-  for (const h of history) {
+  for (let c = 0; c < history.length; c++) {
+    const h = history[ids === null ? c : clientTxnFrom[c]!]!;
     put(h.decision);
     put(h.told);
     put(h.recordsSent);

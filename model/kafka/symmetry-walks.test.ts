@@ -33,6 +33,7 @@ import {
   withProducer,
   withTxn,
 } from './conformance/harness.ts';
+import { IdRenaming } from './renaming.ts';
 import {
   candidateOrders,
   compareStates,
@@ -79,6 +80,37 @@ function walkOf(configs: number, maxLength: number) {
     length: fc.noBias(fc.nat({ max: maxLength })),
     renaming: fc.noBias(fc.nat()),
   });
+}
+
+const renamedWords = new Int32Array(1 << 14);
+
+/**
+ * Packing `s` under renamings writes the words of `s` renamed by them, as objects (instances,
+ * then transactional.ids, then partitions); so do the successors of `s` just unpacked, whose
+ * untouched actors packState would copy.
+ */
+function expectPackedRenamed(
+  cfg: KafkaConfig,
+  model: Model<State, Action>,
+  s: State,
+  ids: readonly number[],
+  instances: readonly (readonly number[] | null)[],
+  partitions: readonly number[],
+): void {
+  const idRenaming =
+    ids.every((t, i) => t === i) && instances.every((r) => r === null)
+      ? null
+      : new IdRenaming(cfg, ids, instances);
+  const partitionRenaming = partitions.every((p, i) => p === i) ? null : partitions;
+  const check = (x: State) =>
+    expect(
+      renamedWords.subarray(0, packState(x, renamedWords, partitionRenaming, idRenaming)).join(','),
+    ).toBe(
+      key(renamePartitions(renameTransactionalIds(cfg, renameInstances(cfg, x, instances), ids), partitions)),
+    );
+  check(s);
+  const u = unpackState(words.slice(0, packState(s, words)));
+  for (const a of model.actions(u)) check(model.next(u, a));
 }
 
 describe('Kafka partition symmetry', () => {
@@ -179,7 +211,7 @@ describe('Kafka partition symmetry', () => {
   function walkedAndRenaming({ config, seed, length, renaming }: Walk) {
     const { cfg, model } = built[config]!;
     const all = permutations(Array.from({ length: cfg.partitions }, (_, p) => p));
-    return { model, perm: all[renaming % all.length]!, s: walkTo(model, seed, length) };
+    return { cfg, model, perm: all[renaming % all.length]!, s: walkTo(model, seed, length) };
   }
 
   it('canonical is idempotent and the same for every renaming of a reachable state', () => {
@@ -232,19 +264,11 @@ describe('Kafka partition symmetry', () => {
   });
 
   it("packs a state under a renaming into the renamed state's words, also when its actors were just unpacked", () => {
-    const renamedWords = new Int32Array(1 << 14);
-    const packedUnder = (s: State, perm: readonly number[]): string =>
-      renamedWords.subarray(0, packState(s, renamedWords, perm)).join(',');
     fc.assert(
       fc.property(walk, (picked) => {
-        const { model, perm, s } = walkedAndRenaming(picked);
-        expect(packedUnder(s, perm)).toBe(key(renamePartitions(s, perm)));
-        // A successor of a state just unpacked shares its untouched actors, whose words packState copies.
-        const u = unpackState(words.slice(0, packState(s, words)));
-        for (const a of model.actions(u)) {
-          const t = model.next(u, a);
-          expect(packedUnder(t, perm)).toBe(key(renamePartitions(t, perm)));
-        }
+        const { cfg, model, perm, s } = walkedAndRenaming(picked);
+        const ids = Array.from({ length: cfg.transactionalIds }, (_, t) => t);
+        expectPackedRenamed(cfg, model, s, ids, [], perm);
       }),
       { numRuns: 300, seed: 13 },
     );
@@ -324,6 +348,19 @@ describe('Kafka transactional-id symmetry', () => {
         expect(key(renameTransactionalIds(cfg, r, inverse(perm)))).toBe(key(s));
       }),
       { numRuns: 300, seed: 13 },
+    );
+  });
+
+  it("packs a state under renamings of transactional.ids and partitions into the renamed state's words", () => {
+    fc.assert(
+      fc.property(walk, fc.noBias(fc.nat()), ({ config, seed, length, renaming }, other) => {
+        const { cfg, model } = built[config]!;
+        const ids = idRenamings(cfg);
+        const parts = permutations(Array.from({ length: cfg.partitions }, (_, p) => p));
+        const s = walkTo(model, seed, length);
+        expectPackedRenamed(cfg, model, s, ids[renaming % ids.length]!, [], parts[other % parts.length]!);
+      }),
+      { numRuns: 300, seed: 19 },
     );
   });
 
@@ -441,6 +478,31 @@ describe('Kafka instance symmetry', () => {
         .actions(s)
         .map((a) => key(renameInstances(cfg, model.next(s, a), [[1, 0]])))
         .sort(),
+    );
+  });
+
+  it("packs a state under renamings of instances, transactional.ids and partitions into the renamed state's words", () => {
+    fc.assert(
+      fc.property(walk, fc.noBias(fc.nat()), ({ config, seed, length, renaming }, other) => {
+        const { cfg, model } = built[config]!;
+        const s = walkTo(model, seed, length);
+        const ids = permutations(Array.from({ length: cfg.transactionalIds }, (_, t) => t));
+        const instances = permutations(Array.from({ length: cfg.instancesPerId }, (_, k) => k));
+        const parts = permutations(Array.from({ length: cfg.partitions }, (_, p) => p));
+        // Any renaming, started instances or not: packing must agree with renaming the objects.
+        const instanceRenaming = ids[0]!.map(
+          (t) => instances[Math.floor(renaming / instances.length ** t) % instances.length]!,
+        );
+        expectPackedRenamed(
+          cfg,
+          model,
+          s,
+          ids[other % ids.length]!,
+          instanceRenaming,
+          parts[other % parts.length]!,
+        );
+      }),
+      { numRuns: 300, seed: 31 },
     );
   });
 
@@ -1134,7 +1196,6 @@ describe('candidate orders: the fields that tell partitions and transactional.id
     ["a batch's producer id", logBatch0({ pid: 1 })],
     ["a batch's epoch", logBatch0({ epoch: 1 })],
     ["a batch's sequence", logBatch0({ seq: 1 })],
-    ["a batch's client transaction", logBatch0({ ghostTxn: 1 })],
     ["a batch's record", logBatch0({ ghostRecord: 1 })],
     ["a producer entry's id", partition0({ producers: [{ ...alikePartition.producers[0]!, pid: 1 }] })],
     ["a producer entry's epoch", partition0({ producers: [{ ...alikePartition.producers[0]!, epoch: 1 }] })],
@@ -1169,15 +1230,6 @@ describe('candidate orders: the fields that tell partitions and transactional.id
     ["an idempotent batch's record", idem0({ batches: [{ ...idemBatch(0), record: 1 }, idemBatch(1)] })],
     ["the coordinator's memory", md0({ partitions: 0b010 })],
     ["the coordinator's log", log0({ partitions: 0b010 })],
-    [
-      'which transactional.id holds it',
-      (s) =>
-        withTxn(withTxn(s, 0, { state: TxnState.Ongoing, partitions: 0b010 }), 1, {
-          pid: 1,
-          state: TxnState.Ongoing,
-          partitions: 0b001,
-        }),
-    ],
     ["a consumer's position", (s) => ({ ...s, consumers: [{ ...s.consumers[0]!, position: [2, 1, 0] }] })],
     [
       "a consumer's delivery",
@@ -1192,7 +1244,6 @@ describe('candidate orders: the fields that tell partitions and transactional.id
       }),
     ],
     ['the connection a request reaches it on', channel(0, { conn: 1 })],
-    ['who sends to it', channel(0, { from: 1 })],
     ['how many messages reach it', channel(0, { messages: [produceTo(0), produceTo(0)] })],
     [
       'which api reaches it',
@@ -1217,6 +1268,28 @@ describe('candidate orders: the fields that tell partitions and transactional.id
       const changed = change(alike);
       expect(key(changed)).not.toBe(key(alike));
       expect(candidateOrders(cfg, changed).partitions).toEqual([expect.any(Array)]);
+    });
+  }
+  // A renaming of transactional.ids or instances changes these, and the representative is packed
+  // for every renaming of ids with the partition orders of the state itself: they must tie.
+  const idNamedCases: [string, (s: State) => State][] = [
+    ["a batch's client transaction", logBatch0({ ghostTxn: 1 })],
+    [
+      'which transactional.id holds it',
+      (s) =>
+        withTxn(withTxn(s, 0, { state: TxnState.Ongoing, partitions: 0b010 }), 1, {
+          pid: 1,
+          state: TxnState.Ongoing,
+          partitions: 0b001,
+        }),
+    ],
+    ['which producer instance sends to it', channel(0, { from: 1 })],
+  ];
+  for (const [field, change] of idNamedCases) {
+    it(`does not tell partitions apart by ${field}`, () => {
+      const changed = change(alike);
+      expect(key(changed)).not.toBe(key(alike));
+      expect(candidateOrders(cfg, changed).partitions).toHaveLength(2);
     });
   }
 

@@ -25,10 +25,11 @@
 // same for every member of a class, so the choice is canonical; hash collisions only add
 // candidates.
 import type { KafkaConfig } from './config.ts';
-import { isProducerNode } from './network.ts';
 import { PACK_WORDS } from '../../checker/engine/model.ts';
+import { isProducerNode } from './network.ts';
 import { packState, unpackState } from './pack.ts';
 import {
+  IdRenaming,
   type Renaming,
   partitionsKind,
   renameIndex,
@@ -46,6 +47,7 @@ import {
   type Producer,
   type State,
   type TxnRequestSlot,
+  IDEMPOTENT_BASE,
   Instance,
   LEADER_BASE,
 } from './state.ts';
@@ -182,52 +184,6 @@ export function renamePartitions(s: State, perm: Renaming): State {
 
 // ---- Renaming transactional.ids -------------------------------------------------------------------
 
-/**
- * A renaming of the transactional.ids, as the producer instances, nodes and client transactions
- * see it: transactional.id t becomes perm[t]; with `instances`, its instance k also becomes
- * instance instances[t][k] (null: the id's instances keep their numbers). A class, not closures:
- * a renaming is built for every candidate of every state.
- */
-class IdRenaming {
-  private readonly perId: number;
-  private readonly perInstance: number;
-
-  constructor(
-    cfg: KafkaConfig,
-    private readonly perm: Renaming,
-    private readonly instances: readonly (Renaming | null)[] = [],
-  ) {
-    this.perId = cfg.instancesPerId;
-    this.perInstance = cfg.transactionsPerInstance;
-  }
-
-  txnId(t: number): number {
-    return this.perm[t]!;
-  }
-
-  producer(i: number): number {
-    if (i < 0) return i;
-    const t = Math.floor(i / this.perId);
-    const k = i % this.perId;
-    return this.perm[t]! * this.perId + (this.instances[t]?.[k] ?? k);
-  }
-
-  clientTxn(c: number): number {
-    if (c < 0) return c;
-    return this.producer(Math.floor(c / this.perInstance)) * this.perInstance + (c % this.perInstance);
-  }
-
-  /** Client transaction k of producer i (k may be one past the last: an InitProducerId's first transaction not yet begun). */
-  clientTxnOf(i: number, c: number): number {
-    return this.producer(i) * this.perInstance + (c - i * this.perInstance);
-  }
-}
-
-/** A producer instance's node is its index; every other node keeps its number. */
-function renameProducerNode(r: IdRenaming, node: number): number {
-  return isProducerNode(node) ? r.producer(node) : node;
-}
-
 function renameIdsInMessage<M extends Message>(r: IdRenaming, m: M): M {
   if (m.txnId < 0) return m;
   const txnId = r.txnId(m.txnId);
@@ -304,7 +260,7 @@ function renameProducers(cfg: KafkaConfig, s: State, r: IdRenaming): State {
         ...a,
         txnId: r.txnId(a.txnId),
         transit: renameMetadata(r, a.transit),
-        from: renameProducerNode(r, a.from),
+        from: r.node(a.from),
         request: a.request === null ? null : renameIdsInMessage(r, a.request),
         response: a.response === null ? null : renameIdsInMessage(r, a.response),
       }))
@@ -313,7 +269,7 @@ function renameProducers(cfg: KafkaConfig, s: State, r: IdRenaming): State {
   const partitions = mapSame(s.partitions, (part) => {
     const log = mapSame(part.log, (b) => renameBatch(r, b));
     const held = mapSame(part.held, (h) => {
-      const from = renameProducerNode(r, h.from);
+      const from = r.node(h.from);
       const request = renameIdsInMessage(r, h.request);
       return from === h.from && request === h.request ? h : { ...h, from, request };
     });
@@ -329,8 +285,8 @@ function renameProducers(cfg: KafkaConfig, s: State, r: IdRenaming): State {
   });
   const network = s.network
     .map((ch) => {
-      const from = renameProducerNode(r, ch.from);
-      const to = renameProducerNode(r, ch.to);
+      const from = r.node(ch.from);
+      const to = r.node(ch.to);
       const messages = mapSame(ch.messages, (m) => renameIdsInMessage(r, m));
       return from === ch.from && to === ch.to && messages === ch.messages
         ? ch
@@ -433,8 +389,10 @@ function named(api: number, partitions: number): number {
 
 /**
  * A hash of what `s` says about data partition p on its own, such that partition perm[p] of
- * renamePartitions(s, perm) has the same one; and the set of partitions the state mentions at
- * all. Two partitions it does not mention are alike: swapping them changes nothing.
+ * renamePartitions(s, perm) has the same one, and so has partition p of the state with its
+ * transactional.ids or instances renamed (what each producer, id or channel adds is summed, in no
+ * order, and names no id, instance or client transaction); and the set of partitions the state
+ * mentions at all. Two partitions it does not mention are alike: swapping them changes nothing.
  */
 function signatures(s: State, partitions: number): { sig: number[]; touched: number } {
   const sig = new Array<number>(partitions).fill(0x811c9dc5);
@@ -451,25 +409,28 @@ function signatures(s: State, partitions: number): { sig: number[]; touched: num
     )
       touched |= 1 << p;
     let h = mix(sig[p]!, part.log.length);
-    for (const b of part.log)
-      h = mix(mix(mix(mix(h, b.kind), b.pid), b.epoch), mix(b.seq, b.ghostTxn * 64 + b.ghostRecord));
+    for (const b of part.log) h = mix(mix(mix(mix(h, b.kind), b.pid), b.epoch), mix(b.seq, b.ghostRecord));
     for (const e of part.producers) h = mix(mix(mix(h, e.pid), e.epoch), e.txnFirstOffset);
     h = mix(mix(mix(h, part.verifications.length), part.held.length), part.nextGuard);
     sig[p] = h;
   }
+  const sum = new Array<number>(partitions).fill(0);
+  const own = new Array<number>(partitions);
   for (const pr of s.producers) {
     for (let p = 0; p < partitions; p++) {
       const flags = ((pr.added >>> p) & 1) | (((pr.pendingAdd >>> p) & 1) << 1);
-      sig[p] = mix(mix(mix(sig[p]!, flags), pr.nextSeq[p]!), pr.conns[1 + p]!);
+      own[p] = mix(mix(mix(0x811c9dc5, flags), pr.nextSeq[p]!), pr.conns[1 + p]!);
       if (pr.nextSeq[p] !== 0 || pr.conns[1 + p] !== 0) touched |= 1 << p;
     }
     touched |=
       pr.added | pr.pendingAdd | (pr.request === null ? 0 : named(pr.request.api, pr.request.partitions));
     for (const b of pr.batches) {
       touched |= 1 << b.partition;
-      if (b.partition < partitions) sig[b.partition] = mix(mix(sig[b.partition]!, b.status), b.seq);
+      if (b.partition < partitions) own[b.partition] = mix(mix(own[b.partition]!, b.status), b.seq);
     }
+    for (let p = 0; p < partitions; p++) sum[p] = (sum[p]! + own[p]!) | 0;
   }
+  for (let p = 0; p < partitions; p++) sig[p] = mix(sig[p]!, sum[p]!);
   for (const pr of s.idempotentProducers) {
     for (let p = 0; p < partitions; p++) {
       const q = pr.sequences[p]!;
@@ -482,13 +443,15 @@ function signatures(s: State, partitions: number): { sig: number[]; touched: num
     }
   }
   const c = s.coordinator;
+  sum.fill(0);
   for (let t = 0; t < c.metadata.length; t++) {
     const inMemory = c.metadata[t]?.partitions ?? 0;
     const logged = c.log[t]?.partitions ?? 0;
     touched |= inMemory | logged;
     for (let p = 0; p < partitions; p++)
-      sig[p] = mix(sig[p]!, t * 4 + ((inMemory >>> p) & 1) * 2 + ((logged >>> p) & 1));
+      sum[p] = (sum[p]! + mix(0x811c9dc5, ((inMemory >>> p) & 1) * 2 + ((logged >>> p) & 1))) | 0;
   }
+  for (let p = 0; p < partitions; p++) sig[p] = mix(sig[p]!, sum[p]!);
   for (const consumer of s.consumers) {
     for (let p = 0; p < partitions; p++) {
       sig[p] = mix(sig[p]!, consumer.position[p]!);
@@ -499,6 +462,7 @@ function signatures(s: State, partitions: number): { sig: number[]; touched: num
       if (d.partition < partitions) sig[d.partition] = mix(sig[d.partition]!, d.offset);
     }
   }
+  sum.fill(0);
   for (const ch of s.network) {
     const from = ch.from - LEADER_BASE;
     const to = ch.to - LEADER_BASE;
@@ -512,15 +476,21 @@ function signatures(s: State, partitions: number): { sig: number[]; touched: num
       touched |= named(m.api, m.partitions);
     }
     if (from >= 0 && from < partitions) {
-      sig[from] = mix(mix(mix(sig[from]!, 1), ch.to), mix(ch.conn, h));
+      sum[from] = (sum[from]! + mix(mix(mix(0x811c9dc5, 1), otherEnd(ch.to)), mix(ch.conn, h))) | 0;
       touched |= 1 << from;
     }
     if (to >= 0 && to < partitions) {
-      sig[to] = mix(mix(mix(sig[to]!, 2), ch.from), mix(ch.conn, h));
+      sum[to] = (sum[to]! + mix(mix(mix(0x811c9dc5, 2), otherEnd(ch.from)), mix(ch.conn, h))) | 0;
       touched |= 1 << to;
     }
   }
+  for (let p = 0; p < partitions; p++) sig[p] = mix(sig[p]!, sum[p]!);
   return { sig, touched };
+}
+
+/** The other end of a leader's channel, as far as renamings leave it alone: a producer instance or a leader by kind only. */
+function otherEnd(node: number): number {
+  return isProducerNode(node) ? -1 : node >= LEADER_BASE && node < IDEMPOTENT_BASE ? -2 : node;
 }
 
 function compareWords(a: Int32Array, n: number, b: Int32Array, m: number): number {
@@ -539,7 +509,7 @@ export function compareStates(a: State, b: State): number {
 /**
  * The least of the packed candidates offered, in the order of compareWords, and whether it is the
  * state's own words (no renaming). Each candidate is packed straight into the scratch words,
- * renamed on the way (packState with a renaming), without building the renamed state.
+ * renamed on the way (packState with renamings), without building the renamed state.
  */
 class Least {
   words = new Int32Array(PACK_WORDS);
@@ -551,12 +521,12 @@ class Least {
     this.length = 0;
   }
 
-  offer(s: State, perm: Renaming | null, own: boolean): void {
-    const n = packState(s, this.scratch, perm);
+  offer(s: State, perm: Renaming | null, ids: IdRenaming | null): void {
+    const n = packState(s, this.scratch, perm, ids);
     if (this.length > 0 && compareWords(this.scratch, n, this.words, this.length) >= 0) return;
     [this.words, this.scratch] = [this.scratch, this.words];
     this.length = n;
-    this.own = own && perm === null;
+    this.own = perm === null && ids === null;
   }
 }
 
@@ -678,9 +648,6 @@ export function kafkaPackCanonical(
         ? partitionOrders(s, partitionIndices)
         : allPartitionOrders;
   const least = new Least();
-  const offerAll = (s: State, own: boolean): void => {
-    for (const order of partitionOrdersOf(s)) least.offer(s, renamingOf(order), own);
-  };
   const renamesInstances = instances && cfg.instancesPerId > 1 && sameClients(cfg);
   const renamesIds = cfg.transactionalIds > 1 || renamesInstances;
   const ids = Array.from({ length: cfg.transactionalIds }, (_, t) => t);
@@ -688,50 +655,53 @@ export function kafkaPackCanonical(
   const instanceIndices = Array.from({ length: cfg.instancesPerId }, (_, k) => k);
   const allInstanceOrders = permutations(instanceIndices);
   return (s, words) => {
-    least.reset();
-    if (!renamesIds) {
-      const orders = partitionOrdersOf(s);
-      // One candidate, the common case: its words go straight where they are wanted.
-      if (orders.length === 1) {
-        const perm = renamingOf(orders[0]!);
-        const n = packState(s, words, perm);
-        return perm === null ? -n : n;
-      }
-      offerAll(s, true);
-    } else {
-      const swappable = renamesInstances ? instanceSwappability(cfg, s) : [];
-      const signatures = instanceSignatures(cfg, s);
-      // As for partitions: only the renamings that sort the transactional.ids by signature are candidates.
-      const orders = bySignature ? idOrders(cfg, s, ids, swappable, signatures) : allOrders;
-      // As for ids: the renamings of each interchangeable id's instances that sort them by signature.
-      let instanceRenamings: (Renaming | null)[][] = [[]];
-      if (renamesInstances) {
-        swappable.forEach((swaps, t) => {
-          if (!swaps) return;
-          const instanceOrders = bySignature
-            ? sortedOrders(instanceIndices, { sig: signatures[t]!, touched: -1 })
-            : allInstanceOrders;
-          instanceRenamings = instanceRenamings.flatMap((r) =>
-            instanceOrders.map((order) => {
-              const next = r.slice();
-              next[t] = renamingOf(order);
-              return next;
-            }),
-          );
-        });
-      }
-      for (const renaming of instanceRenamings) {
-        const renamed = instancesRenamed(cfg, s, renaming);
-        for (const order of orders) {
-          const perm = renamingOf(order);
-          const candidate = perm === null ? renamed : renameTransactionalIds(cfg, renamed, perm);
-          offerAll(candidate, candidate === s);
-        }
-      }
+    const partitionRenamings = partitionOrdersOf(s).map(renamingOf);
+    // One candidate, the common case: its words go straight where they are wanted.
+    if (!renamesIds && partitionRenamings.length === 1) {
+      const perm = partitionRenamings[0]!;
+      const n = packState(s, words, perm);
+      return perm === null ? -n : n;
     }
+    least.reset();
+    for (const idRenaming of idRenamings(s))
+      for (const perm of partitionRenamings) least.offer(s, perm, idRenaming);
     words.set(least.words.subarray(0, least.length));
     return least.own ? -least.length : least.length;
   };
+
+  /** The renamings of transactional.ids and instances that sort them by signature (null: none). */
+  function idRenamings(s: State): (IdRenaming | null)[] {
+    if (!renamesIds) return [null];
+    const swappable = renamesInstances ? instanceSwappability(cfg, s) : [];
+    const signatures = instanceSignatures(cfg, s);
+    // As for partitions: only the renamings that sort the transactional.ids by signature are candidates.
+    const orders = bySignature ? idOrders(cfg, s, ids, swappable, signatures) : allOrders;
+    // As for ids: the renamings of each interchangeable id's instances that sort them by signature.
+    let instanceRenamings: (Renaming | null)[][] = [[]];
+    if (renamesInstances) {
+      swappable.forEach((swaps, t) => {
+        if (!swaps) return;
+        const instanceOrders = bySignature
+          ? sortedOrders(instanceIndices, { sig: signatures[t]!, touched: -1 })
+          : allInstanceOrders;
+        instanceRenamings = instanceRenamings.flatMap((r) =>
+          instanceOrders.map((order) => {
+            const next = r.slice();
+            next[t] = renamingOf(order);
+            return next;
+          }),
+        );
+      });
+    }
+    return instanceRenamings.flatMap((instanceRenaming) =>
+      orders.map((order) => {
+        const perm = renamingOf(order);
+        return perm === null && instanceRenaming.every((r) => r === null)
+          ? null
+          : new IdRenaming(cfg, perm ?? ids, instanceRenaming);
+      }),
+    );
+  }
 }
 
 /**
@@ -745,12 +715,6 @@ export function kafkaCanonical(cfg: KafkaConfig, bySignature = true, instances =
     const n = packCanonical(s, words);
     return n < 0 ? s : unpackState(words.subarray(0, n));
   };
-}
-
-/** `s` with its instances renamed as `renaming` says; `s` itself when it renames none. */
-function instancesRenamed(cfg: KafkaConfig, s: State, renaming: readonly (Renaming | null)[]): State {
-  for (const r of renaming) if (r !== null) return renameInstances(cfg, s, renaming);
-  return s;
 }
 
 /** The renaming that puts old order[q] in place q, or null when it renames nothing. */
