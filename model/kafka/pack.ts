@@ -137,8 +137,7 @@ function putPartitionIndex(p: number): void {
 }
 
 function putNode(node: number): void {
-  const renamed = ids === null ? node : ids.node(node);
-  put(perm === null ? renamed : renameNode(perm, renamed));
+  put(renamedNode(node));
 }
 
 function putClientTxn(c: number): void {
@@ -460,18 +459,36 @@ function putRenamedPartitions(partitions: readonly Partition[]): void {
   }
 }
 
+function renamedNode(node: number): number {
+  const renamed = ids === null ? node : ids.node(node);
+  return perm === null ? renamed : renameNode(perm, renamed);
+}
+
+// A channel's renamed ends, and the channels' order by them: kept from call to call.
+const channelFrom: number[] = [];
+const channelTo: number[] = [];
+const channelOrder: number[] = [];
+
 /** The channels in the order of their renamed ends, as a state's network is kept (network.ts). */
 function putRenamedNetwork(network: readonly Channel[]): void {
-  const node = (x: number): number => {
-    const renamed = ids === null ? x : ids.node(x);
-    return perm === null ? renamed : renameNode(perm, renamed);
-  };
-  const from = network.map((ch) => node(ch.from));
-  const to = network.map((ch) => node(ch.to));
-  const order = network.map((_, i) => i);
-  order.sort((i, j) => from[i]! - from[j]! || to[i]! - to[j]! || network[i]!.conn - network[j]!.conn);
+  // An insertion sort: the network is a few channels, mostly in order already.
+  for (let i = 0; i < network.length; i++) {
+    const ch = network[i]!;
+    const from = renamedNode(ch.from);
+    const to = renamedNode(ch.to);
+    let j = i;
+    for (; j > 0; j--) {
+      const k = channelOrder[j - 1]!;
+      const before = channelFrom[k]! - from || channelTo[k]! - to || network[k]!.conn - ch.conn;
+      if (before <= 0) break;
+      channelOrder[j] = k;
+    }
+    channelOrder[j] = i;
+    channelFrom[i] = from;
+    channelTo[i] = to;
+  }
   put(network.length);
-  for (const i of order) putChannel(network[i]!);
+  for (let i = 0; i < network.length; i++) putChannel(network[channelOrder[i]!]!);
 }
 
 /** The indices of `items` sorted by `key`, equal keys in their order. */

@@ -656,15 +656,15 @@ export function kafkaPackCanonical(
   const allInstanceOrders = permutations(instanceIndices);
   return (s, words) => {
     const partitionRenamings = partitionOrdersOf(s).map(renamingOf);
+    const byIds = idRenamings(s);
     // One candidate, the common case: its words go straight where they are wanted.
-    if (!renamesIds && partitionRenamings.length === 1) {
+    if (byIds.length === 1 && partitionRenamings.length === 1) {
       const perm = partitionRenamings[0]!;
-      const n = packState(s, words, perm);
-      return perm === null ? -n : n;
+      const n = packState(s, words, perm, byIds[0]!);
+      return perm === null && byIds[0] === null ? -n : n;
     }
     least.reset();
-    for (const idRenaming of idRenamings(s))
-      for (const perm of partitionRenamings) least.offer(s, perm, idRenaming);
+    for (const idRenaming of byIds) for (const perm of partitionRenamings) least.offer(s, perm, idRenaming);
     words.set(least.words.subarray(0, least.length));
     return least.own ? -least.length : least.length;
   };
@@ -673,6 +673,8 @@ export function kafkaPackCanonical(
   function idRenamings(s: State): (IdRenaming | null)[] {
     if (!renamesIds) return [null];
     const swappable = renamesInstances ? instanceSwappability(cfg, s) : [];
+    // One transactional.id whose instances cannot be renamed yet: nothing to sort.
+    if (cfg.transactionalIds === 1 && swappable[0] !== true) return [null];
     const signatures = instanceSignatures(cfg, s);
     // As for partitions: only the renamings that sort the transactional.ids by signature are candidates.
     const orders = bySignature ? idOrders(cfg, s, ids, swappable, signatures) : allOrders;
