@@ -654,8 +654,17 @@ export function kafkaPackCanonical(
   const allOrders = permutations(ids);
   const instanceIndices = Array.from({ length: cfg.instancesPerId }, (_, k) => k);
   const allInstanceOrders = permutations(instanceIndices);
+  // The renamings an order stands for, built once: orders repeat from state to state.
+  const renamingsByOrder = new Map<number, Renaming | null>();
+  const renamingFor = (order: readonly number[]): Renaming | null => {
+    const key = orderKey(order);
+    let renaming = renamingsByOrder.get(key);
+    if (renaming === undefined) renamingsByOrder.set(key, (renaming = renamingOf(order)));
+    return renaming;
+  };
+  const instanceRenamingsByOrder = new Map<number, IdRenaming | null>();
   return (s, words) => {
-    const partitionRenamings = partitionOrdersOf(s).map(renamingOf);
+    const partitionRenamings = partitionOrdersOf(s).map(renamingFor);
     const byIds = idRenamings(s);
     // One candidate, the common case: its words go straight where they are wanted.
     if (byIds.length === 1 && partitionRenamings.length === 1) {
@@ -673,8 +682,23 @@ export function kafkaPackCanonical(
   function idRenamings(s: State): (IdRenaming | null)[] {
     if (!renamesIds) return [null];
     const swappable = renamesInstances ? instanceSwappability(cfg, s) : [];
-    // One transactional.id whose instances cannot be renamed yet: nothing to sort.
-    if (cfg.transactionalIds === 1 && swappable[0] !== true) return [null];
+    if (cfg.transactionalIds === 1) {
+      // One transactional.id: only its instances, once all have started, are renamed.
+      if (swappable[0] !== true) return [null];
+      const orders = bySignature
+        ? sortedOrders(instanceIndices, { sig: instanceSignatures(cfg, s)[0]!, touched: -1 })
+        : allInstanceOrders;
+      return orders.map((order) => {
+        const key = orderKey(order);
+        let renaming = instanceRenamingsByOrder.get(key);
+        if (renaming === undefined) {
+          const instanceRenaming = renamingOf(order);
+          renaming = instanceRenaming === null ? null : new IdRenaming(cfg, ids, [instanceRenaming]);
+          instanceRenamingsByOrder.set(key, renaming);
+        }
+        return renaming;
+      });
+    }
     const signatures = instanceSignatures(cfg, s);
     // As for partitions: only the renamings that sort the transactional.ids by signature are candidates.
     const orders = bySignature ? idOrders(cfg, s, ids, swappable, signatures) : allOrders;
@@ -717,6 +741,13 @@ export function kafkaCanonical(cfg: KafkaConfig, bySignature = true, instances =
     const n = packCanonical(s, words);
     return n < 0 ? s : unpackState(words.subarray(0, n));
   };
+}
+
+/** A number for an order of a few indices (under 16 of them), for looking its renaming up. */
+function orderKey(order: readonly number[]): number {
+  let key = 0;
+  for (const x of order) key = key * 16 + x;
+  return key;
 }
 
 /** The renaming that puts old order[q] in place q, or null when it renames nothing. */
