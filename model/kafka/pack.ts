@@ -54,7 +54,7 @@ let w: Int32Array = new Int32Array(0);
 let n = 0;
 // The renamings the words are written under (null: none), of the data partitions and of the
 // transactional.ids and their instances, with the inverses of the lists they move: packing a
-// renamed state this way costs a fraction of building it (symmetry.ts).
+// renamed state this way costs a fraction of building it (renamed-states.ts).
 let perm: Renaming | null = null;
 const inverse: number[] = [];
 let ids: IdRenaming | null = null;
@@ -397,8 +397,9 @@ function putChannel(ch: Channel): void {
 }
 
 /**
- * Writes `s` into `words` and returns how many words it took; with `renaming`, the words of
- * `s` with its data partitions renamed (symmetry.ts renamePartitions), without building that state.
+ * Writes `s` into `words` and returns how many words it took; with `renaming` and `idRenaming`,
+ * the words of `s` with its instances and transactional.ids, then its data partitions, renamed
+ * (renamed-states.ts), without building that state.
  */
 export function packState(
   s: State,

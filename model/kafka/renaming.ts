@@ -1,6 +1,6 @@
 // Renamings of the data partitions and of the transactional.ids and their instances, as each
-// field that names one sees them: shared by the renaming of states (symmetry.ts) and the packing
-// of a state under a renaming (pack.ts), which must agree word for word.
+// field that names one sees them: shared by the renaming of states (renamed-states.ts) and the
+// packing of a state under a renaming (pack.ts), which must agree word for word.
 import type { KafkaConfig } from './config.ts';
 import { isProducerNode } from './network.ts';
 import { Api, LEADER_BASE } from './state.ts';

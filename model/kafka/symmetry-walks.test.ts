@@ -1,6 +1,7 @@
 // Symmetry's renamings and canonical form on states of seeded random walks: renaming commutes with
 // the model's steps and properties, and every renaming of a state has the same representative.
-// These are the symmetry tests cheap enough to run against each mutant of symmetry.ts; the
+// These are the symmetry tests cheap enough to run against each mutant of symmetry.ts and of the
+// renamings (renaming.ts, renamed-states.ts, and pack.ts under a renaming); the
 // searches under symmetry, and their brute-force oracle, are in symmetry.test.ts.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -34,15 +35,8 @@ import {
   withTxn,
 } from './conformance/harness.ts';
 import { IdRenaming } from './renaming.ts';
-import {
-  candidateOrders,
-  compareStates,
-  kafkaCanonical,
-  permutations,
-  renameInstances,
-  renamePartitions,
-  renameTransactionalIds,
-} from './symmetry.ts';
+import { renameInstances, renamePartitions, renameTransactionalIds } from './renamed-states.ts';
+import { candidateOrders, compareStates, kafkaCanonical, permutations } from './symmetry.ts';
 
 // States told apart by their packed words (pack.test.ts: equal words, equal states).
 const words = new Int32Array(1 << 14);

@@ -12,7 +12,8 @@ import { loadSpecFile, parseSpec } from '../../specs/load.ts';
 import type { KafkaConfig } from './config.ts';
 import type { Action } from './next.ts';
 import { type State, Instance } from './state.ts';
-import { permutations, renameInstances, renamePartitions, renameTransactionalIds } from './symmetry.ts';
+import { renameInstances, renamePartitions, renameTransactionalIds } from './renamed-states.ts';
+import { permutations } from './symmetry.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'txcheck-kafka-symmetry-'));
 const io = { out: () => {}, err: () => {}, errIsTTY: false };
