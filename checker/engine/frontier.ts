@@ -254,11 +254,6 @@ export class Frontier<S> {
     return this.model.unpack!(this.wordsAt(i));
   }
 
-  /** The i-th state, kept. */
-  peek(i: number): S {
-    return this.scratch === undefined ? this.objects[i]! : this.model.unpack!(this.wordsAt(i));
-  }
-
   /** The packed words of the i-th state (a frontier that packs). */
   wordsAt(i: number): Int32Array {
     return this.wordsOf(i === 0 ? 0 : this.ends.get(i - 1), this.ends.get(i));

@@ -376,8 +376,15 @@ export function successorsOf<S, A>(model: Model<S, A>): (s: S, emit: Emit<S>) =>
 
 /** The name of the first invariant `s` breaks, if any. */
 export function brokenInvariant<S>(model: Model<S, unknown>, s: S): string | undefined {
-  for (const p of model.invariants) if (!p.holds(s)) return p.name;
-  return undefined;
+  const i = brokenInvariantIndex(model, s);
+  return i === -1 ? undefined : model.invariants[i]!.name;
+}
+
+/** The index in `model.invariants` of the first invariant `s` breaks, or -1. */
+export function brokenInvariantIndex<S>(model: Model<S, unknown>, s: S): number {
+  const invariants = model.invariants;
+  for (let i = 0; i < invariants.length; i++) if (!invariants[i]!.holds(s)) return i;
+  return -1;
 }
 
 /** Re-runs recorded action indices from the initial state `initIndex`. */

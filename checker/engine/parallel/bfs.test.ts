@@ -4,7 +4,7 @@ import { freemem, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildModel, modelRecipe } from '../../../specs/build.ts';
-import { loadSpecFile, parseSpec } from '../../../specs/load.ts';
+import { loadMutatedSpec, loadSpecFile, parseSpec } from '../../../specs/load.ts';
 import { bfs } from '../bfs.ts';
 import type { SearchOptions } from '../search.ts';
 import { MidLevelStop, midLevelStop, parallelBfs } from './bfs.ts';
@@ -41,6 +41,27 @@ describe('parallel breadth-first search', () => {
     const { one, two } = await onOneAndTwo(raw);
     expect(two).toEqual(one);
   });
+
+  // On 3 workers the first violating state of these is one a worker handed to another to even out
+  // the levels, so its invariants' result travels with it.
+  it.each([
+    ['specs/kafka/mutants/end-txn-retry.json', 'mutantEndTxnIgnoresState', 'CoordinatorTransitions'],
+    ['specs/kafka/mutants/timed-out-offset-commit.json', 'mutantGuardBeforeEpoch', 'TimedOutProducerFenced'],
+  ])(
+    'on 3 workers reports the violation one thread reports, in a state handed over: %s',
+    async (file, mutant, property) => {
+      const spec = loadMutatedSpec(file, mutant, property);
+      const options = { deadlockAllowed: spec.deadlockAllowed };
+      const { seconds: _a, memory: _b, ...one } = bfs(buildModel(spec.file, spec.raw), options);
+      const {
+        seconds: _c,
+        memory: _d,
+        ...three
+      } = await parallelBfs(buildModel(spec.file, spec.raw), modelRecipe(spec), { ...options, workers: 3 });
+      expect(one.violation?.property).toBe(property);
+      expect(three).toEqual(one);
+    },
+  );
 
   it("counts TLC's published TwoPhase figures on 2 workers (3 RMs: 288 distinct, 1,146 generated; 6 RMs: 50,816 distinct)", async () => {
     const count = async (n: number) => {

@@ -53,6 +53,8 @@ export interface Handed {
   readonly states: Uint8Array;
   readonly parentRanks: Int32Array;
   readonly actions: Int32Array;
+  /** Per state, the index in the model's invariants of the first it breaks, or -1. */
+  readonly broken: Int32Array;
 }
 
 export interface Expanded {

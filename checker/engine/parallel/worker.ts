@@ -4,7 +4,7 @@ import { deserialize, serialize } from 'node:v8';
 import { workerData } from 'node:worker_threads';
 import { Frontier, Spill } from '../frontier.ts';
 import { PACK_WORDS } from '../model.ts';
-import { type PackedWords, brokenInvariant, stateFingerprint, successorsOf } from '../search.ts';
+import { type PackedWords, brokenInvariantIndex, stateFingerprint, successorsOf } from '../search.ts';
 import { VisitedSet } from '../visited.ts';
 import { FingerprintMap } from '../fingerprint-map.ts';
 import { type Reply, answerRequests } from './handle.ts';
@@ -45,6 +45,9 @@ const held = new Frontier<unknown>(model, spill);
 const candidates = new Frontier<unknown>(model, spill);
 const candidateParentRank = new IntList();
 const candidateAction = new IntList();
+// The invariant each candidate breaks first (its index in model.invariants), or -1: checked on the
+// successor as made, so a held state is not unpacked again to check it.
+const candidateBroken = new IntList();
 const outboxes = Array.from({ length: workers }, () => new IntList());
 // Per fingerprint met this level: for one this worker owns, its choice; else the candidate.
 const levelIndex = new FingerprintMap();
@@ -65,6 +68,7 @@ function startLevel(): void {
   for (const list of [
     candidateParentRank,
     candidateAction,
+    candidateBroken,
     ...outboxes,
     choiceParentRank,
     choiceAction,
@@ -112,6 +116,7 @@ function offer(t: unknown, parentRank: number, action: number): void {
   candidates.push(t, packed.words, packed.length);
   candidateParentRank.push(parentRank);
   candidateAction.push(action);
+  candidateBroken.push(brokenInvariantIndex(model, t));
 }
 
 /** Takes a candidate from another worker when its fingerprint is new or its key is less. */
@@ -256,6 +261,7 @@ function release(winnerLists: readonly (Int32Array | null)[], give: readonly num
       states: encode(candidates, handed),
       parentRanks: Int32Array.from(handed, (c) => candidateParentRank.get(c)),
       actions: Int32Array.from(handed, (c) => candidateAction.get(c)),
+      broken: Int32Array.from(handed, (c) => candidateBroken.get(c)),
     };
   });
   kept = mine.subarray(0, end);
@@ -266,13 +272,20 @@ function release(winnerLists: readonly (Int32Array | null)[], give: readonly num
 function hold(given: readonly (Handed | null)[]): Held {
   const handed = given
     .filter((h) => h !== null)
-    .map((h) => ({ states: decode(h.states), parentRanks: h.parentRanks, actions: h.actions }));
+    .map((h) => ({
+      states: decode(h.states),
+      parentRanks: h.parentRanks,
+      actions: h.actions,
+      broken: h.broken,
+    }));
   const keptKeys = {
     parentRanks: Int32Array.from(kept, (c) => candidateParentRank.get(c)),
     actions: Int32Array.from(kept, (c) => candidateAction.get(c)),
+    broken: Int32Array.from(kept, (c) => candidateBroken.get(c)),
   };
   let parentRanks = keptKeys.parentRanks;
   let actions = keptKeys.actions;
+  let broken = keptKeys.broken;
   if (handed.length === 0) {
     for (const c of kept) held.pushFrom(candidates, c);
   } else {
@@ -281,19 +294,19 @@ function hold(given: readonly (Handed | null)[]): Held {
     const parts = [keptKeys, ...handed];
     parentRanks = new Int32Array(count);
     actions = new Int32Array(count);
+    broken = new Int32Array(count);
     let at = 0;
     mergeByKey(parts, (p, i) => {
       parentRanks[at] = parts[p]!.parentRanks[i]!;
-      actions[at++] = parts[p]!.actions[i]!;
+      actions[at] = parts[p]!.actions[i]!;
+      broken[at++] = parts[p]!.broken[i]!;
       if (p === 0) held.pushFrom(candidates, kept[i]!);
       else held.pushFrom(handed[p - 1]!.states, i);
     });
   }
-  let violation: Held['violation'] = null;
-  for (let i = 0; i < held.length && violation === null; i++) {
-    const broken = brokenInvariant(model, held.peek(i));
-    if (broken !== undefined) violation = { index: i, property: broken };
-  }
+  const first = broken.findIndex((b) => b !== -1);
+  const violation: Held['violation'] =
+    first === -1 ? null : { index: first, property: model.invariants[broken[first]!]!.name };
   return {
     parentRanks,
     actions,
@@ -319,7 +332,9 @@ answerRequests((command: Command): Reply => {
       const released = release(command.winners, command.give);
       return {
         message: released,
-        transfer: released.given.flatMap((h) => (h === null ? [] : [h.states, h.parentRanks, h.actions])),
+        transfer: released.given.flatMap((h) =>
+          h === null ? [] : [h.states, h.parentRanks, h.actions, h.broken],
+        ),
       };
     }
     case 'hold': {
