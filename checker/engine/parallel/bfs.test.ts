@@ -4,7 +4,7 @@ import { freemem, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildModel, modelRecipe } from '../../../specs/build.ts';
-import { loadMutatedSpec, loadSpecFile, parseSpec } from '../../../specs/load.ts';
+import { type Spec, loadMutatedSpec, loadSpecFile, parseSpec } from '../../../specs/load.ts';
 import { bfs } from '../bfs.ts';
 import type { SearchOptions } from '../search.ts';
 import { MidLevelStop, midLevelStop, parallelBfs } from './bfs.ts';
@@ -16,16 +16,20 @@ const twoPhase = (resourceManagers: number, extra: Record<string, unknown> = {})
 });
 const mutant = { mutant: 'commit-without-all-prepared' };
 
-/** The parts of a result that must not depend on the number of threads. */
-async function onOneAndTwo(raw: Record<string, unknown>, limits: Partial<SearchOptions> = {}) {
-  const spec = parseSpec('spec.json', raw, '');
+/** The parts of a result that must not depend on the number of threads, on one thread and on `workers`. */
+async function onOneAndMore(spec: Spec, limits: Partial<SearchOptions> = {}, workers = 2) {
   const options = { deadlockAllowed: spec.deadlockAllowed, ...limits };
   const { seconds: _a, memory: _b, ...one } = bfs(buildModel(spec.file, spec.raw), options);
   const {
     seconds: _c,
     memory: _d,
-    ...two
-  } = await parallelBfs(buildModel(spec.file, spec.raw), modelRecipe(spec), { ...options, workers: 2 });
+    ...more
+  } = await parallelBfs(buildModel(spec.file, spec.raw), modelRecipe(spec), { ...options, workers });
+  return { one, more };
+}
+
+async function onOneAndTwo(raw: Record<string, unknown>, limits: Partial<SearchOptions> = {}) {
+  const { one, more: two } = await onOneAndMore(parseSpec('spec.json', raw, ''), limits);
   return { one, two };
 }
 
@@ -50,14 +54,7 @@ describe('parallel breadth-first search', () => {
   ])(
     'on 3 workers reports the violation one thread reports, in a state handed over: %s',
     async (file, mutant, property) => {
-      const spec = loadMutatedSpec(file, mutant, property);
-      const options = { deadlockAllowed: spec.deadlockAllowed };
-      const { seconds: _a, memory: _b, ...one } = bfs(buildModel(spec.file, spec.raw), options);
-      const {
-        seconds: _c,
-        memory: _d,
-        ...three
-      } = await parallelBfs(buildModel(spec.file, spec.raw), modelRecipe(spec), { ...options, workers: 3 });
+      const { one, more: three } = await onOneAndMore(loadMutatedSpec(file, mutant, property), {}, 3);
       expect(one.violation?.property).toBe(property);
       expect(three).toEqual(one);
     },
