@@ -1,14 +1,16 @@
 // The messages between the parallel BFS coordinator and its workers.
 //
 // Every level takes four rounds. expand: each worker expands the states it holds, in order of
-// their global rank, keeps one candidate per successor fingerprint and sends each candidate's
-// (fingerprint, key) to the fingerprint's owner, key = (parent rank, action index). decide:
+// their global rank, keeps one candidate per successor fingerprint, checks its invariants, and
+// sends each candidate's (fingerprint, key) to the fingerprint's owner, key = (parent rank,
+// action index). decide:
 // each owner drops what it has visited and chooses, per fingerprint, the candidate with the
 // least key, as a one-thread search would have discovered it first, and tells each worker
 // which of its candidates were chosen. release: each worker keeps its chosen candidates, but
 // for the few it hands to a worker with less work (states cross threads encoded, so only these
-// few). hold: each worker takes its states in key order, checks their invariants and reports
-// their keys, from which the coordinator merges the global ranks of the new level. Which worker
+// few, with their invariants' results). hold: each worker takes its states in key order and
+// reports their keys and the first that breaks an invariant, from which the coordinator merges
+// the global ranks of the new level. Which worker
 // holds a state changes the speed only: keys, choices and ranks do not depend on it.
 
 import type { ModelRecipe } from './recipe.ts';
