@@ -41,6 +41,11 @@ describe('parallel breadth-first search', () => {
     ['the commit-early mutant under symmetry, N=5', twoPhase(5, { ...mutant, symmetry: true })],
     ['a Kafka spec that holds', loadSpecFile('specs/kafka/commit-abort.json').raw],
     ['a Kafka spec that fails', loadSpecFile('specs/kafka/stale-end-txn.json').raw],
+    // The workers keep a state's words only where it is its own representative.
+    [
+      'a Kafka spec with two instances under symmetry',
+      { ...loadSpecFile('specs/kafka/zombie-fencing.json').raw, symmetry: true },
+    ],
   ])('on 2 workers gives the counts, verdict and trace of one thread: %s', async (_name, raw) => {
     const { one, two } = await onOneAndTwo(raw);
     expect(two).toEqual(one);
