@@ -210,14 +210,6 @@ function compareWords(a: Int32Array, n: number, b: Int32Array, m: number): numbe
   return n - m;
 }
 
-const leftWords = new Int32Array(1 << 14);
-const rightWords = new Int32Array(1 << 14);
-
-/** A fixed total order on Kafka states: their packed words, compared word by word (pack is one-to-one). */
-export function compareStates(a: State, b: State): number {
-  return compareWords(leftWords, packState(a, leftWords), rightWords, packState(b, rightWords));
-}
-
 /**
  * The least of the packed candidates offered, in the order of compareWords, and whether it is the
  * state's own words (no renaming). Each candidate is packed straight into the scratch words,
