@@ -90,6 +90,6 @@ export interface Held {
   /** The first held state, in key order, that breaks an invariant. */
   readonly violation: { readonly index: number; readonly property: string } | null;
   readonly visitedBytes: number;
-  /** Bytes of the candidates and the held states on disk now. */
+  /** The most bytes of states the worker has had on disk at once so far. */
   readonly spilledBytes: number;
 }

@@ -37,12 +37,21 @@ const visited = new VisitedSet();
 // As the one-thread search's levels, a level's states wait on disk past a size: a level's
 // candidates and held states, at hundreds of bytes each, are what outgrows memory first.
 const spill = setup.spill === undefined ? undefined : new Spill(setup.spill.bytes, setup.spill.folder);
-/** The states this worker expands next, in key order. */
-const held = new Frontier<unknown>(model, spill);
-
 // This level's candidates: the successors this worker made, one per fingerprint, in the order
-// made, which is key order.
-const candidates = new Frontier<unknown>(model, spill);
+// made, which is key order. The chosen ones stay where they are until the next level has
+// expanded them, so each level's candidates go to the other of two lists.
+let candidates = new Frontier<unknown>(model, spill);
+let lastCandidates = new Frontier<unknown>(model, spill);
+/**
+ * The states this worker expands next, in key order: the `heldIndex`-th state of
+ * `heldParts[heldPart]`, where part 0 is the last level's candidates and the others the states
+ * handed to this worker. Not copied: a level's states are hundreds of bytes each.
+ */
+let heldParts: Frontier<unknown>[] = [];
+const heldPart = new IntList();
+const heldIndex = new IntList();
+/** The most bytes of states this worker had on disk at once. */
+let spilledPeak = 0;
 const candidateParentRank = new IntList();
 const candidateAction = new IntList();
 // The invariant each candidate breaks first (its index in model.invariants), or -1: checked on the
@@ -63,6 +72,7 @@ const choiceCandidate = new IntList();
 let coverage = model.actionKinds.map(() => 0);
 
 function startLevel(): void {
+  [candidates, lastCandidates] = [lastCandidates, candidates];
   candidates.clear();
   // Lists are reused from level to level: big typed arrays made anew each time cost collections.
   for (const list of [
@@ -177,15 +187,17 @@ function expand(ranks: Int32Array, cut: boolean): Expanded {
     offer(t, parentRank, action);
   };
   const countOnly = (): void => void emitted++;
-  for (let i = 0; i < held.length; i++) {
+  for (let i = 0; i < heldIndex.length; i++) {
     parentRank = ranks[i]!;
     emitted = 0;
-    successors(held.take(i), cut ? countOnly : emit);
+    successors(heldParts[heldPart.get(i)]!.take(heldIndex.get(i)), cut ? countOnly : emit);
     if (emitted === 0 && !deadlockAllowed && deadlock === -1) deadlock = parentRank;
     cutOff ||= cut && emitted > 0;
     if (!cut) generated += emitted;
   }
-  held.clear();
+  heldParts = [];
+  spilledPeak = Math.max(spilledPeak, candidates.spilledBytes + lastCandidates.spilledBytes);
+  lastCandidates.clear();
   return report(deadlock, cutOff, generated);
 }
 
@@ -279,15 +291,27 @@ function hold(given: readonly (Handed | null)[]): Held {
       broken: h.broken,
     }));
   const keptKeys = {
-    parentRanks: Int32Array.from(kept, (c) => candidateParentRank.get(c)),
-    actions: Int32Array.from(kept, (c) => candidateAction.get(c)),
-    broken: Int32Array.from(kept, (c) => candidateBroken.get(c)),
+    parentRanks: new Int32Array(kept.length),
+    actions: new Int32Array(kept.length),
+    broken: new Int32Array(kept.length),
   };
+  for (let i = 0; i < kept.length; i++) {
+    const c = kept[i]!;
+    keptKeys.parentRanks[i] = candidateParentRank.get(c);
+    keptKeys.actions[i] = candidateAction.get(c);
+    keptKeys.broken[i] = candidateBroken.get(c);
+  }
+  heldParts = [candidates, ...handed.map((h) => h.states)];
+  heldPart.clear();
+  heldIndex.clear();
   let parentRanks = keptKeys.parentRanks;
   let actions = keptKeys.actions;
   let broken = keptKeys.broken;
   if (handed.length === 0) {
-    for (const c of kept) held.pushFrom(candidates, c);
+    for (let i = 0; i < kept.length; i++) {
+      heldPart.push(0);
+      heldIndex.push(kept[i]!);
+    }
   } else {
     // Each part is in key order already: merge them.
     const count = kept.length + handed.reduce((n, h) => n + h.parentRanks.length, 0);
@@ -300,8 +324,8 @@ function hold(given: readonly (Handed | null)[]): Held {
       parentRanks[at] = parts[p]!.parentRanks[i]!;
       actions[at] = parts[p]!.actions[i]!;
       broken[at++] = parts[p]!.broken[i]!;
-      if (p === 0) held.pushFrom(candidates, kept[i]!);
-      else held.pushFrom(handed[p - 1]!.states, i);
+      heldPart.push(p);
+      heldIndex.push(p === 0 ? kept[i]! : i);
     });
   }
   const first = broken.findIndex((b) => b !== -1);
@@ -312,7 +336,7 @@ function hold(given: readonly (Handed | null)[]): Held {
     actions,
     violation,
     visitedBytes: visited.bytes,
-    spilledBytes: candidates.spilledBytes + held.spilledBytes,
+    spilledBytes: (spilledPeak = Math.max(spilledPeak, candidates.spilledBytes)),
   };
 }
 
