@@ -1358,7 +1358,9 @@ describe('partial-order reduction', () => {
   it('refuses an unknown reduction, liveness and random search with one line each', async () => {
     const unknown = await txcheck('check', file('por-bad.json', { ...base, reduction: 'ample' }));
     expect(unknown.code).toBe(2);
-    expect(unknown.err).toMatch(/por-bad\.json: reduction: expected one of "none", "por", got "ample"/);
+    expect(unknown.err).toMatch(
+      /por-bad\.json: reduction: expected one of "none", "por", "sleep", got "ample"/,
+    );
     const random = await txcheck(
       'check',
       file('por-random.json', { ...base, reduction: 'por' }),
@@ -1373,6 +1375,38 @@ describe('partial-order reduction', () => {
     );
     expect(live.code).toBe(2);
     expect(live.err).toMatch(/reduction: expected "none" with "liveness"/);
+  });
+
+  it('runs sleep sets on one thread: the full search states, fewer generated', async () => {
+    const spec = file('sleep.json', { ...base, reduction: 'sleep' });
+    const { code, out } = await txcheck('check', spec, '--json', '--workers', '2');
+    const summary = JSON.parse(out);
+    expect(code).toBe(0);
+    expect(summary).toMatchObject({ status: 'ok', workers: 1, reduction: 'sleep' });
+    const full = JSON.parse((await txcheck('check', file('sleep-full.json', base), '--json')).out);
+    expect(summary.distinctStates).toBe(full.distinctStates);
+    expect(summary.statesGenerated).toBeLessThan(full.statesGenerated);
+    expect((await txcheck('check', spec)).out).toMatch(/breadth-first, sleep sets\)/);
+  });
+
+  it('refuses sleep sets with symmetry and with a checkpoint, with one line each', async () => {
+    const symmetric = await txcheck(
+      'check',
+      file('sleep-sym.json', { ...base, reduction: 'sleep', symmetry: true }),
+    );
+    expect(symmetric.code).toBe(2);
+    expect(symmetric.err).toMatch(/sleep-sym\.json: reduction: expected "none" or "por" with "symmetry"/);
+    expect(symmetric.err.trim().split('\n')).toHaveLength(1);
+    const saved = join(dir, 'sleep.ckpt');
+    const saving = await txcheck(
+      'check',
+      file('sleep-ckpt.json', { ...base, reduction: 'sleep' }),
+      '--checkpoint',
+      saved,
+    );
+    expect(saving.code).toBe(2);
+    expect(saving.err).toMatch(/--checkpoint: expected none with "reduction": "sleep"/);
+    expect(existsSync(saved)).toBe(false);
   });
 });
 

@@ -40,6 +40,7 @@ export async function runSearch(
     onProgress,
     ...(stop === undefined ? {} : { stop }),
     ...(spec.reduction ? { reduction: true } : {}),
+    ...(spec.sleep ? { sleep: true } : {}),
     ...saving,
     spillBytes: spillBytes(options.maxMemory),
   };

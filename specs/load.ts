@@ -68,6 +68,8 @@ export interface Spec {
   readonly symmetry: boolean;
   /** "reduction": "por": partial-order reduction of the breadth-first search (stubborn sets). */
   readonly reduction: boolean;
+  /** "reduction": "sleep": sleep sets in the breadth-first search (the same states, fewer transitions). */
+  readonly sleep: boolean;
   /** "holds", or the property a shipped spec is expected to violate. */
   readonly expect?: string;
   readonly defaults: Partial<RunOptions>;
@@ -117,12 +119,24 @@ export function parseSpec(file: string, value: unknown, path: string): Spec {
       'false with "liveness" (liveness is checked on the unreduced state graph)',
       symmetry,
     );
-  const reduction = fields.has('reduction') && fields.oneOf('reduction', ['none', 'por']) === 'por';
-  if (reduction && liveness.length > 0)
+  const reductionName = fields.has('reduction')
+    ? fields.oneOf('reduction', ['none', 'por', 'sleep'])
+    : 'none';
+  const reduction = reductionName === 'por';
+  const sleep = reductionName === 'sleep';
+  if (reductionName !== 'none' && liveness.length > 0)
     fields.fail(
       'reduction',
       '"none" with "liveness" (the reduced graph keeps invariants and deadlocks, not temporal properties)',
-      'por',
+      reductionName,
+    );
+  // A state's sleep set names its own actions: meeting another member of its class, the set
+  // would name the wrong ones.
+  if (sleep && symmetry)
+    fields.fail(
+      'reduction',
+      '"none" or "por" with "symmetry" (sleep sets name the actions of one state)',
+      'sleep',
     );
   const expect = fields.has('expect')
     ? fields.oneOf('expect', ['holds', ...propertyNames, DEADLOCK, ...liveness])
@@ -130,16 +144,22 @@ export function parseSpec(file: string, value: unknown, path: string): Spec {
   const defaults = readRunOptions(fields, (o) => o.name);
   if (liveness.length > 0 && defaults.strategy === 'random')
     fields.fail('strategy', '"bfs" (liveness needs the whole state graph)', 'random');
-  if (reduction && defaults.strategy === 'random')
-    fields.fail('strategy', '"bfs" (partial-order reduction applies to the breadth-first search)', 'random');
+  if (reductionName !== 'none' && defaults.strategy === 'random')
+    fields.fail(
+      'strategy',
+      `"bfs" (reduction "${reductionName}" applies to the breadth-first search)`,
+      'random',
+    );
   const params = entry.readParams(fields);
   for (const name of liveness) {
     const needs = entry.liveness!.find((l) => l.name === name)!.unavailable?.(params);
     if (needs !== undefined) fields.fail('liveness', `no ${name}: it reads ${needs}`, name);
   }
   const bare = entry.build(params, []);
-  if (reduction && bare.independence === undefined)
-    fields.fail('reduction', `"none" (model ${entry.name} describes no transition classes)`, 'por');
+  if (reductionName !== 'none' && bare.independence === undefined)
+    fields.fail('reduction', `"none" (model ${entry.name} describes no transition classes)`, reductionName);
+  if (sleep && bare.independence?.key === undefined)
+    fields.fail('reduction', `"none" or "por" (model ${entry.name} gives its actions no keys)`, 'sleep');
   const fairness = readFairness(fields, liveness, bare.actionKinds);
   fields.done();
   return {
@@ -154,6 +174,7 @@ export function parseSpec(file: string, value: unknown, path: string): Spec {
     deadlockAllowed,
     symmetry,
     reduction,
+    sleep,
     defaults,
     description,
     expect,

@@ -88,6 +88,7 @@ export function jsonSummary(outcome: CheckOutcome): object {
     workers,
     ...(options.strategy === 'random' ? { seed: options.seed } : {}),
     ...(spec.reduction ? { reduction: 'por', reducedStates: result.reducedStates } : {}),
+    ...(spec.sleep ? { reduction: 'sleep' } : {}),
     ...(memory === undefined ? {} : { memory }),
     ...(stoppedBy === undefined ? {} : { stoppedBy }),
     ...(violation === undefined
@@ -122,7 +123,7 @@ export function textSummary(outcome: CheckOutcome): string {
   const { spec, options, workers, model, result, traceFile, live, lassoFiles, shrunkFrom, signal } = outcome;
   const lines: string[] = [];
   const threads = workers === 1 ? '' : `, ${workers} workers`;
-  const reduced = spec.reduction ? ', partial-order reduction' : '';
+  const reduced = spec.reduction ? ', partial-order reduction' : spec.sleep ? ', sleep sets' : '';
   const searched = `${options.strategy === 'random' ? `random walks, seed ${options.seed}` : 'breadth-first'}${reduced}${threads}`;
   lines.push(`${TOOL}: ${spec.file} (model ${spec.entry.name}, ${searched})`);
   lines.push(

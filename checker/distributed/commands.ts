@@ -75,12 +75,12 @@ export async function distributedCheck(
       given.checkpoint,
       `no ${given.checkpoint} with ${REDIS}: a checkpoint saves the search of one machine`,
     );
-  if (spec.reduction)
+  if (spec.reduction || spec.sleep)
     throw new InputError(
       spec.file,
       'reduction',
       `"none" with ${REDIS} (the reduced search runs on one thread)`,
-      'por',
+      spec.sleep ? 'sleep' : 'por',
     );
   if (spec.liveness.length > 0)
     throw new InputError(

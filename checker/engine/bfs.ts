@@ -11,6 +11,7 @@ import { Levels } from './levels.ts';
 import type { Model } from './model.ts';
 import { Reducer } from './reduction.ts';
 import { CheckpointSaver, type SavedSearch, checkpointToResume } from './saving.ts';
+import { SleepSets } from './sleep.ts';
 import {
   DEADLOCK,
   Discovery,
@@ -74,7 +75,7 @@ function breadthFirst<S, A>(model: Model<S, A>, options: SearchOptions, levels: 
       return search.finish(search.found === undefined ? 'maxStates' : undefined);
     }
     if (search.cutOffByDepth) return search.finish('maxDepth');
-    levels.advance();
+    search.advance();
     if (levels.current.length > 0) run.depth++;
   }
   return search.finish();
@@ -89,6 +90,7 @@ class LevelSearch<S, A> {
   readonly run: SearchRun<S, A>;
   private readonly trail: Trail;
   private readonly reducer: Reducer<S, A> | undefined;
+  private readonly sleepSets: SleepSets<S, A> | undefined;
   private readonly successors: (s: S, emit: Emit<S>) => void;
   /** The seconds of the runs before a resume. */
   private readonly secondsBefore: number;
@@ -116,6 +118,9 @@ class LevelSearch<S, A> {
         : { ...options, visited: VisitedSet.restore(resumed.visited, resumed.counters.distinctStates) },
     );
     this.reducer = options.reduction === true ? new Reducer(model) : undefined;
+    this.sleepSets = options.sleep === true ? new SleepSets(model) : undefined;
+    if (this.sleepSets !== undefined && resumed !== undefined)
+      throw new Error('sleep sets: a search with sleep sets is not saved, so it cannot be resumed');
     this.successors = successorsOf(model);
     this.trail = resumed === undefined ? new Trail() : Trail.restore(resumed.parents, resumed.actions);
     this.secondsBefore = counters?.seconds ?? 0;
@@ -150,8 +155,15 @@ class LevelSearch<S, A> {
       const broken = brokenInvariant(model, s);
       if (broken !== undefined) this.found ??= { property: broken, id };
       this.levels.current.push(s);
+      this.sleepSets?.keepInitial();
     }
     return this.found === undefined;
+  }
+
+  /** The next level becomes the one to expand. */
+  advance(): void {
+    this.levels.advance();
+    this.sleepSets?.advance();
   }
 
   startLevel(): void {
@@ -167,7 +179,12 @@ class LevelSearch<S, A> {
     this.emitted = 0;
     const beyondLimit = this.overLimit;
     if (atDepthBound) this.successors(s, this.countOnly);
-    else if (this.reducer === undefined || !this.reducer.expand(s, this.run.visited, this.emit))
+    else if (this.sleepSets !== undefined) {
+      // Slept actions count as enabled: a state whose every action sleeps is no deadlock. (Read
+      // `emitted` after the expansion, which counts what it emits.)
+      const slept = this.sleepSets.expand(s, i, this.emit);
+      this.emitted += slept;
+    } else if (this.reducer === undefined || !this.reducer.expand(s, this.run.visited, this.emit))
       this.successors(s, this.emit);
     // Past the state limit nothing new is kept, but the level is expanded to its end, as on workers.
     if (this.emitted === 0 && !this.options.deadlockAllowed && !beyondLimit)
@@ -188,7 +205,10 @@ class LevelSearch<S, A> {
     const { run } = this;
     run.statesGenerated++;
     const discovery = run.discover(t);
-    if (discovery === Discovery.Seen) return;
+    if (discovery === Discovery.Seen) {
+      this.sleepSets?.reachedAgain(run.fingerprint);
+      return;
+    }
     if (discovery === Discovery.OverLimit) {
       this.overLimit = true;
       return;
@@ -196,6 +216,7 @@ class LevelSearch<S, A> {
     const id = run.distinctStates - 1;
     this.trail.set(id, this.parent, action);
     this.reducer?.seenInNextLevel(run.fingerprint);
+    this.sleepSets?.keep(run.fingerprint);
     if (this.found === undefined) {
       const broken = brokenInvariant(this.model, t);
       if (broken !== undefined) this.found = { property: broken, id };

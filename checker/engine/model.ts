@@ -46,6 +46,12 @@ export interface Independence<A, S = never> {
   readonly dependent: readonly (readonly number[])[];
   /** Per class, a necessary enabling set: while the class is disabled, none of it can be enabled but by one of these. */
   readonly enablers: readonly (readonly number[])[];
+  /**
+   * Optional, for sleep sets: an action's identity from state to state. The action that an
+   * independent step commutes with has the same key before and after it; two actions enabled
+   * together have different keys. A number below 2^53.
+   */
+  key?(a: A): number;
   /** Per class, whether one of its steps may change what a checked invariant reads (stable ones aside). */
   readonly visible: readonly boolean[];
   /**

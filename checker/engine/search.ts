@@ -102,6 +102,11 @@ export interface SearchOptions {
   readonly spillBytes?: number;
   /** Breadth-first only: partial-order reduction with the model's `independence` (see reduction.ts). */
   readonly reduction?: boolean;
+  /**
+   * Breadth-first only: sleep sets (see sleep.ts) with the model's `independence` and its action
+   * keys: the same states, fewer transitions. Not with `reduction`, a checkpoint or a resume.
+   */
+  readonly sleep?: boolean;
   /** The set to record visited states in (default: a new one); a swarm walker reads it back. */
   readonly visited?: VisitedSet;
 }

@@ -3,7 +3,9 @@
 // action outside a disabled class's enablers leaves that class disabled; an action of a class that
 // is invisible for a property leaves that property's value as it was, and every part of the state
 // the property reads (PROPERTY_READS) as it was. That each property reads only those parts is
-// checked on its own, by evaluating it through proxies that record what it reads.
+// checked on its own, by evaluating it through proxies that record what it reads. The enabled
+// actions' keys (for sleep sets) are distinct, and an action found again after an independent step
+// keeps its key.
 import seedrandom from 'seedrandom';
 import { describe, expect, it } from 'vitest';
 import { deepEqual } from '../../checker/engine/fingerprint.ts';
@@ -11,7 +13,7 @@ import { loadSpecFile } from '../../specs/load.ts';
 import { benchmarks, shippedSpecFiles } from '../../specs/shipped.ts';
 import type { KafkaConfig } from './config.ts';
 import { walkStates } from './conformance/harness.ts';
-import { kafkaIndependence, type PartName, PROPERTY_READS } from './footprints.ts';
+import { actionKey, kafkaIndependence, type PartName, PROPERTY_READS } from './footprints.ts';
 import { type Action, enabledActions, step } from './next.ts';
 import { LEADER_BASE, type State, TC_NODE } from './state.ts';
 import { kafkaProperties } from './properties.ts';
@@ -89,6 +91,8 @@ describe('Kafka transition classes', () => {
     let pairs = 0;
     for (const s of walkStates(cfg, 6, 40, seedrandom(file))) {
       const actions = enabledActions(cfg, s);
+      // Sleep sets tell actions apart by their keys: distinct among the enabled ones.
+      expect(new Set(actions.map(actionKey)).size).toBe(actions.length);
       const classes = actions.map((a) => all.classOf(a));
       const enabledClasses = new Set(classes);
       const narrowed = all.narrowed.enablers(all.narrowed.key(s));
@@ -100,6 +104,7 @@ describe('Kafka transition classes', () => {
           pairs++;
           const b = afterX.find((a) => sameAction(a, actions[y]!));
           expect(b, `${all.names[classes[x]!]} disables ${all.names[classes[y]!]}`).toBeDefined();
+          expect(actionKey(b!)).toBe(actionKey(actions[y]!));
           if (x < y)
             expect(
               deepEqual(step(cfg, after[x]!, b!), step(cfg, after[y]!, actions[x]!)),

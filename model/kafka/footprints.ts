@@ -85,7 +85,28 @@ export function kafkaIndependence(cfg: KafkaConfig, properties: readonly string[
       return get().narrowed;
     },
     classOf: (a) => get().classOf(a),
+    key: actionKey,
   };
+}
+
+/**
+ * An action's identity for sleep sets: its kind and arguments, the fields by which the footprint
+ * tests find an action again after an independent step. Each field has its own bits (kind 6,
+ * actor and target 13, conn 10, api 6; 48 in all), so equal keys are equal actions.
+ */
+export function actionKey(a: Action): number {
+  return (
+    (((field(a.kind, 6) * 2 ** 13 + field(a.actor, 13)) * 2 ** 13 + field(a.target, 13)) * 2 ** 10 +
+      field(a.conn, 10)) *
+      2 ** 6 +
+    field(a.api, 6)
+  );
+}
+
+function field(v: number, bits: number): number {
+  if (!Number.isInteger(v) || v < -1 || v + 1 >= 2 ** bits)
+    throw new RangeError(`action key: ${v} does not fit in ${bits} bits`);
+  return v + 1;
 }
 
 function buildIndependence(cfg: KafkaConfig, properties: readonly string[]): KafkaIndependence {

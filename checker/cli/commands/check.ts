@@ -86,8 +86,15 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
   const options = runOptions(spec, flags);
   const model = modelOf(spec);
   const saving = checkpointOptions(spec, model, flags, options);
-  // The proviso of the reduction reads the depths of one search, and a checkpoint saves one search: they run on one thread.
-  let workers = spec.reduction || saving.checkpoint !== undefined ? 1 : workersOption(flags);
+  // The proviso of the reduction reads the depths of one search, sleep sets meet at the next
+  // level's states, and a checkpoint saves one search: they run on one thread.
+  let workers = spec.reduction || spec.sleep || saving.checkpoint !== undefined ? 1 : workersOption(flags);
+  if (spec.sleep && (saving.checkpoint !== undefined || saving.resume !== undefined))
+    throw new InputError(
+      COMMAND_LINE,
+      saving.resume !== undefined ? '--resume' : '--checkpoint',
+      'none with "reduction": "sleep" (a checkpoint does not save the sleep sets)',
+    );
   requireBreadthFirst(spec, options);
   const checkpointFlag =
     flags.checkpoint !== undefined ? '--checkpoint' : flags.resume !== undefined ? '--resume' : undefined;
@@ -161,11 +168,11 @@ function requireBreadthFirst(spec: Spec, options: RunOptions): void {
       '"random"',
     );
   }
-  if (spec.reduction && options.strategy === 'random') {
+  if ((spec.reduction || spec.sleep) && options.strategy === 'random') {
     throw new InputError(
       COMMAND_LINE,
       '--strategy',
-      '"bfs": the spec asks for partial-order reduction, which the breadth-first search applies',
+      `"bfs": the spec asks for ${spec.sleep ? 'sleep sets' : 'partial-order reduction'}, which the breadth-first search applies`,
       '"random"',
     );
   }
