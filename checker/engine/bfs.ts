@@ -119,8 +119,8 @@ class LevelSearch<S, A> {
     );
     this.reducer = options.reduction === true ? new Reducer(model) : undefined;
     this.sleepSets = options.sleep === true ? new SleepSets(model) : undefined;
-    if (this.sleepSets !== undefined && resumed !== undefined)
-      throw new Error('sleep sets: a search with sleep sets is not saved, so it cannot be resumed');
+    if (this.sleepSets !== undefined && (resumed !== undefined || options.checkpoint !== undefined))
+      throw new Error('sleep sets: a checkpoint does not save the sleep sets');
     this.successors = successorsOf(model);
     this.trail = resumed === undefined ? new Trail() : Trail.restore(resumed.parents, resumed.actions);
     this.secondsBefore = counters?.seconds ?? 0;

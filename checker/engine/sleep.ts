@@ -71,10 +71,6 @@ class SetList {
     }
     this.size[i] = kept;
   }
-
-  get bytes(): number {
-    return this.keys.byteLength + this.start.byteLength + this.size.byteLength;
-  }
 }
 
 function grown(a: Int32Array, atLeast: number): Int32Array {
@@ -104,8 +100,6 @@ export class SleepSets<S, A> {
   private actionClasses = new Int32Array(64);
   private asleep = new Uint8Array(64);
   private taken = new Int32Array(64);
-  /** Transitions left out because their action slept. */
-  slept = 0;
 
   constructor(private readonly model: Model<S, A>) {
     const independence = model.independence;
@@ -186,7 +180,6 @@ export class SleepSets<S, A> {
         );
       emit(model.next(s, actions[j]!), j, kind);
     }
-    this.slept += slept;
     return slept;
   }
 
@@ -200,10 +193,6 @@ export class SleepSets<S, A> {
   reachedAgain(fingerprint: Int32Array): void {
     const at = this.nextIndex.get(fingerprint[0]!, fingerprint[1]!);
     if (at !== -1) this.next.intersect(at, this.pending, this.pendingLength);
-  }
-
-  get bytes(): number {
-    return this.current.bytes + this.next.bytes + this.nextIndex.bytes;
   }
 
   private makeRoom(count: number): void {
