@@ -17,8 +17,8 @@ import { FingerprintMap } from './fingerprint-map.ts';
 import type { Model } from './model.ts';
 import type { Emit } from './search.ts';
 
-/** The sleep sets of one level's states, by index in the level: keys in one growing list. */
-class SetList {
+/** Sleep sets by index (of one level's states, say): keys in one growing list. */
+export class SetList {
   private keys = new Float64Array(1 << 12);
   private used = 0;
   private start: Int32Array = new Int32Array(1 << 10);
@@ -71,6 +71,39 @@ class SetList {
     }
     this.size[i] = kept;
   }
+
+  /** Appends a copy of set j of `from`. */
+  pushSet(from: SetList, j: number): void {
+    this.push(from.keys.subarray(from.start[j]!), from.size[j]!);
+  }
+
+  /** Set i keeps only the keys also in set j of `from`. */
+  intersectSet(i: number, from: SetList, j: number): void {
+    this.intersect(i, from.keys.subarray(from.start[j]!), from.size[j]!);
+  }
+
+  /** The sets `indices` names (all, in order, when none), as one list of size, then keys, per set: for another thread. */
+  flatten(indices?: ArrayLike<number>): Float64Array {
+    const count = indices?.length ?? this.length;
+    const at = (x: number): number => (indices === undefined ? x : indices[x]!);
+    let words = count;
+    for (let x = 0; x < count; x++) words += this.size[at(x)]!;
+    const flat = new Float64Array(words);
+    let w = 0;
+    for (let x = 0; x < count; x++) {
+      const i = at(x);
+      flat[w++] = this.size[i]!;
+      for (let k = 0; k < this.size[i]!; k++) flat[w++] = this.keys[this.start[i]! + k]!;
+    }
+    return flat;
+  }
+
+  /** The sets of a list `flatten` made, in order. */
+  static unflatten(flat: Float64Array): SetList {
+    const list = new SetList();
+    for (let w = 0; w < flat.length; w += 1 + flat[w]!) list.push(flat.subarray(w + 1), flat[w]!);
+    return list;
+  }
 }
 
 function grown(a: Int32Array, atLeast: number): Int32Array {
@@ -79,12 +112,11 @@ function grown(a: Int32Array, atLeast: number): Int32Array {
   return bigger;
 }
 
-export class SleepSets<S, A> {
-  /** The sets of the level being expanded, and of the next level (aligned with its states). */
-  private current = new SetList();
-  private next = new SetList();
-  /** Where each state of the next level is in it, to intersect its set when it is reached again. */
-  private readonly nextIndex = new FingerprintMap();
+/**
+ * Expands a state by the actions its sleep set lets it take, and gives the set each successor
+ * waits with (`pushPending`, `intersectPending`, right after the successor is emitted).
+ */
+export class SleepExpander<S, A> {
   /** independent[c * classes + d] = 1: distinct classes c and d commute and never disable each other. */
   private readonly independent: Uint8Array;
   private readonly classes: number;
@@ -120,25 +152,17 @@ export class SleepSets<S, A> {
     this.kindIndex = new Map(model.actionKinds.map((kind, i) => [kind, i]));
   }
 
-  /** The initial states wait with empty sets; call once per initial state kept, in order. */
-  keepInitial(): void {
-    this.current.push(this.pending, 0);
-  }
-
-  /** The next level becomes the current one. */
-  advance(): void {
-    [this.current, this.next] = [this.next, this.current];
-    this.next.clear();
-    this.nextIndex.clear();
+  /** The next successor emitted waits with an empty set (an initial state). */
+  startEmpty(): void {
+    this.pendingLength = 0;
   }
 
   /**
-   * Emits the successors of `s`, the level's `i`-th state, by the actions its set lets it take,
-   * in the model's order; after each, `keep` or `reachedAgain` says what became of it. Returns
-   * how many enabled actions slept.
+   * Emits the successors of `s`, whose sleep set is set `i` of `sets`, by the actions the set
+   * lets it take, in the model's order. Returns how many enabled actions slept.
    */
-  expand(s: S, i: number, emit: Emit<S>): number {
-    const { model, independent, classes: n, current } = this;
+  expand(s: S, sets: SetList, i: number, emit: Emit<S>): number {
+    const { model, independent, classes: n } = this;
     const actions = model.actions(s);
     const count = actions.length;
     if (count > this.keys.length) this.makeRoom(count);
@@ -149,8 +173,8 @@ export class SleepSets<S, A> {
       asleep[j] = 0;
     }
     // The enabled actions that sleep; a key no action has any more is dropped.
-    for (let k = 0; k < current.sizeOf(i); k++) {
-      const key = current.keyOf(i, k);
+    for (let k = 0; k < sets.sizeOf(i); k++) {
+      const key = sets.keyOf(i, k);
       for (let j = 0; j < count; j++)
         if (keys[j] === key) {
           asleep[j] = 1;
@@ -183,16 +207,14 @@ export class SleepSets<S, A> {
     return slept;
   }
 
-  /** The successor just emitted is new: it waits in the next level with its set. */
-  keep(fingerprint: Int32Array): void {
-    this.nextIndex.set(fingerprint[0]!, fingerprint[1]!, this.next.length);
-    this.next.push(this.pending, this.pendingLength);
+  /** Appends the set of the successor just emitted to `sets`. */
+  pushPending(sets: SetList): void {
+    sets.push(this.pending, this.pendingLength);
   }
 
-  /** The successor just emitted was seen before: if it waits in the next level, its set shrinks to what both allow. */
-  reachedAgain(fingerprint: Int32Array): void {
-    const at = this.nextIndex.get(fingerprint[0]!, fingerprint[1]!);
-    if (at !== -1) this.next.intersect(at, this.pending, this.pendingLength);
+  /** Set i of `sets` keeps only what the set of the successor just emitted holds too. */
+  intersectPending(sets: SetList, i: number): void {
+    sets.intersect(i, this.pending, this.pendingLength);
   }
 
   private makeRoom(count: number): void {
@@ -209,5 +231,53 @@ export class SleepSets<S, A> {
       this.pending = bigger;
     }
     this.pending[this.pendingLength++] = key;
+  }
+}
+
+/** Sleep sets in the one-thread breadth-first search: a level's sets, and the next level's. */
+export class SleepSets<S, A> {
+  /** The sets of the level being expanded, and of the next level (aligned with its states). */
+  private current = new SetList();
+  private next = new SetList();
+  /** Where each state of the next level is in it, to intersect its set when it is reached again. */
+  private readonly nextIndex = new FingerprintMap();
+  private readonly expander: SleepExpander<S, A>;
+
+  constructor(model: Model<S, A>) {
+    this.expander = new SleepExpander(model);
+  }
+
+  /** The initial states wait with empty sets; call once per initial state kept, in order. */
+  keepInitial(): void {
+    this.expander.startEmpty();
+    this.expander.pushPending(this.current);
+  }
+
+  /** The next level becomes the current one. */
+  advance(): void {
+    [this.current, this.next] = [this.next, this.current];
+    this.next.clear();
+    this.nextIndex.clear();
+  }
+
+  /**
+   * Emits the successors of `s`, the level's `i`-th state, by the actions its set lets it take,
+   * in the model's order; after each, `keep` or `reachedAgain` says what became of it. Returns
+   * how many enabled actions slept.
+   */
+  expand(s: S, i: number, emit: Emit<S>): number {
+    return this.expander.expand(s, this.current, i, emit);
+  }
+
+  /** The successor just emitted is new: it waits in the next level with its set. */
+  keep(fingerprint: Int32Array): void {
+    this.nextIndex.set(fingerprint[0]!, fingerprint[1]!, this.next.length);
+    this.expander.pushPending(this.next);
+  }
+
+  /** The successor just emitted was seen before: if it waits in the next level, its set shrinks to what both allow. */
+  reachedAgain(fingerprint: Int32Array): void {
+    const at = this.nextIndex.get(fingerprint[0]!, fingerprint[1]!);
+    if (at !== -1) this.expander.intersectPending(this.next, at);
   }
 }

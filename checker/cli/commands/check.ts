@@ -86,9 +86,8 @@ export async function run(args: readonly string[], flags: Flags, io: Io): Promis
   const options = runOptions(spec, flags);
   const model = modelOf(spec);
   const saving = checkpointOptions(spec, model, flags, options);
-  // The proviso of the reduction reads the depths of one search, sleep sets meet at the next
-  // level's states, and a checkpoint saves one search: they run on one thread.
-  let workers = spec.reduction || spec.sleep || saving.checkpoint !== undefined ? 1 : workersOption(flags);
+  // The proviso of the reduction reads the depths of one search, and a checkpoint saves one search: they run on one thread.
+  let workers = spec.reduction || saving.checkpoint !== undefined ? 1 : workersOption(flags);
   if (spec.sleep && (saving.checkpoint !== undefined || saving.resume !== undefined))
     throw new InputError(
       COMMAND_LINE,

@@ -65,6 +65,35 @@ describe('parallel breadth-first search', () => {
     },
   );
 
+  // Sleep sets on workers: each state's set is the intersection over every arrival in its level,
+  // wherever it was made, so the counts (generated too), verdict and trace are one thread's.
+  it.each([
+    ['a Kafka spec that holds', 'specs/kafka/commit-abort.json', 2],
+    ['a Kafka spec with two instances', 'specs/kafka/zombie-fencing.json', 3],
+    ['a Kafka spec that fails', 'specs/kafka/stale-end-txn.json', 3],
+  ])(
+    "with sleep sets on workers gives one thread's counts, verdict and trace: %s",
+    async (_name, file, workers) => {
+      const { one, more } = await onOneAndMore(
+        loadSpecFile(file as string),
+        { sleep: true },
+        workers as number,
+      );
+      const { one: full } = await onOneAndMore(loadSpecFile(file as string), {}, 1);
+      expect(one.statesGenerated).toBeLessThan(full.statesGenerated);
+      expect(more).toEqual(one);
+    },
+  );
+
+  it.each([
+    ['specs/kafka/mutants/end-txn-retry.json', 'mutantEndTxnIgnoresState', 'CoordinatorTransitions'],
+    ['specs/kafka/mutants/timed-out-offset-commit.json', 'mutantGuardBeforeEpoch', 'TimedOutProducerFenced'],
+  ])('with sleep sets on 3 workers catches %s %s as one thread does', async (file, mutant, property) => {
+    const { one, more } = await onOneAndMore(loadMutatedSpec(file, mutant, property), { sleep: true }, 3);
+    expect(one.violation?.property).toBe(property);
+    expect(more).toEqual(one);
+  });
+
   it("counts TLC's published TwoPhase figures on 2 workers (3 RMs: 288 distinct, 1,146 generated; 6 RMs: 50,816 distinct)", async () => {
     const count = async (n: number) => {
       const spec = parseSpec('spec.json', twoPhase(n), '');

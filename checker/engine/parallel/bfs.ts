@@ -54,6 +54,7 @@ export async function parallelBfs<S, A>(
         workers: n,
         me,
         deadlockAllowed: options.deadlockAllowed,
+        ...(options.sleep === true ? { sleep: true } : {}),
         ...(spill === undefined ? {} : { spill }),
       }),
   );
@@ -125,26 +126,35 @@ export async function parallelBfs<S, A>(
         run.coverage.add(e.coverage);
       }
       const level = expanded;
-      const decided = await all((w, to) =>
-        w.request<Decided>(
-          { type: 'decide', inboxes: level.map((e) => e.outboxes[to]!) },
-          level.map((e) => e.outboxes[to]!),
-        ),
-      );
+      const decided = await all((w, to) => {
+        const inboxes = level.map((e) => e.outboxes[to]!);
+        const inboxSets = level.map((e) => e.outboxSets?.[to] ?? null);
+        return w.request<Decided>(
+          { type: 'decide', inboxes, ...(options.sleep === true ? { inboxSets } : {}) },
+          [...inboxes, ...inboxSets],
+        );
+      });
       if (decided instanceof MidLevelStop) return finish('incomplete', { stoppedBy: decided.limit });
       const give = rebalance(workers.map((_, h) => decided.reduce((k, d) => k + d.counts[h]!, 0)));
-      const released = await all((w, h) =>
-        w.request<Released>(
-          { type: 'release', winners: decided.map((d) => d.winners[h]!), give: give[h]! },
-          decided.map((d) => d.winners[h]!),
-        ),
-      );
+      const released = await all((w, h) => {
+        const winners = decided.map((d) => d.winners[h]!);
+        const winnerSets = decided.map((d) => d.winnerSets?.[h] ?? null);
+        return w.request<Released>(
+          {
+            type: 'release',
+            winners,
+            ...(options.sleep === true ? { winnerSets } : {}),
+            give: give[h]!,
+          },
+          [...winners, ...winnerSets],
+        );
+      });
       if (released instanceof MidLevelStop) return finish('incomplete', { stoppedBy: released.limit });
       const held = await all((w, to) => {
         const given = released.map((r) => r.given[to]!);
         return w.request<Held>(
           { type: 'hold', given },
-          given.flatMap((g) => (g === null ? [] : [g.states, g.parentRanks, g.actions])),
+          given.flatMap((g) => (g === null ? [] : [g.states, g.parentRanks, g.actions, g.sets ?? null])),
         );
       });
       if (held instanceof MidLevelStop) return finish('incomplete', { stoppedBy: held.limit });

@@ -22,10 +22,10 @@ function rebuild({ failure }: Failure): Error {
 export interface Reply {
   readonly message: unknown;
   /** Typed arrays handed over rather than copied. */
-  readonly transfer?: readonly (Int32Array | Uint8Array | null)[];
+  readonly transfer?: readonly (Int32Array | Uint8Array | Float64Array | null)[];
 }
 
-const buffers = (arrays: readonly (Int32Array | Uint8Array | null)[]) =>
+const buffers = (arrays: readonly (Int32Array | Uint8Array | Float64Array | null)[]) =>
   arrays.flatMap((a) => (a === null ? [] : [a.buffer as ArrayBuffer]));
 
 /** In a worker: answers each request with `answer(request)`, or with the error it throws. */
@@ -76,7 +76,10 @@ export class WorkerHandle {
   }
 
   /** Sends `command`, handing over `transfer`, and resolves with the worker's answer. */
-  request<T>(command: unknown, transfer: readonly (Int32Array | Uint8Array | null)[] = []): Promise<T> {
+  request<T>(
+    command: unknown,
+    transfer: readonly (Int32Array | Uint8Array | Float64Array | null)[] = [],
+  ): Promise<T> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     return new Promise<T>((resolve, reject) => {
       this.pending = { resolve: resolve as (v: unknown) => void, reject };

@@ -20,6 +20,8 @@ export interface WorkerSetup {
   readonly workers: number;
   readonly me: number;
   readonly deadlockAllowed: boolean;
+  /** Sleep sets (sleep.ts): each state waits with one, final once its owner has met every arrival. */
+  readonly sleep?: boolean;
   /**
    * Each of the worker's two lists of states (its candidates and the states it holds) keeps up
    * to `bytes` in memory and the rest in files under `folder`, which the search removes when it
@@ -37,7 +39,12 @@ export type Command =
   /** Expand the held states, whose global ranks are given; with `cut`, only look whether they have successors. */
   | { readonly type: 'expand'; readonly ranks: Int32Array; readonly cut: boolean }
   /** Records from the other workers (index: sender; null for this worker itself). */
-  | { readonly type: 'decide'; readonly inboxes: readonly (Int32Array | null)[] }
+  | {
+      readonly type: 'decide';
+      readonly inboxes: readonly (Int32Array | null)[];
+      /** With sleep sets: each record's set, from each sender (SetList.flatten), in record order. */
+      readonly inboxSets?: readonly (Float64Array | null)[];
+    }
   /**
    * The indices of this worker's chosen candidates, from each owner (null for this worker
    * itself), and how many of them to hand to each worker.
@@ -45,6 +52,8 @@ export type Command =
   | {
       readonly type: 'release';
       readonly winners: readonly (Int32Array | null)[];
+      /** With sleep sets: the final set of each chosen candidate, from each owner, in winner order. */
+      readonly winnerSets?: readonly (Float64Array | null)[];
       readonly give: readonly number[];
     }
   /** What the other workers handed to this one (null: nothing, or this worker itself). */
@@ -57,11 +66,15 @@ export interface Handed {
   readonly actions: Int32Array;
   /** Per state, the index in the model's invariants of the first it breaks, or -1. */
   readonly broken: Int32Array;
+  /** With sleep sets: each state's final set (SetList.flatten). */
+  readonly sets?: Float64Array;
 }
 
 export interface Expanded {
   /** Records per owner; null for this worker itself, which keeps its own. */
   readonly outboxes: readonly (Int32Array | null)[];
+  /** With sleep sets: each record's candidate's set as the level left it, per owner. */
+  readonly outboxSets?: readonly (Float64Array | null)[];
   /** The least rank of a held state without successors, or -1. */
   readonly deadlock: number;
   /** Some held state has successors beyond the depth bound. */
@@ -76,6 +89,8 @@ export interface Decided {
   readonly winners: readonly (Int32Array | null)[];
   /** How many candidates of each holder were chosen. */
   readonly counts: readonly number[];
+  /** With sleep sets: the final set of each chosen candidate, per holder, in winner order. */
+  readonly winnerSets?: readonly (Float64Array | null)[];
 }
 
 export interface Released {

@@ -10,6 +10,7 @@ import { FingerprintMap } from '../fingerprint-map.ts';
 import { type Reply, answerRequests } from './handle.ts';
 import { IntList, eachPacked } from '../int-list.ts';
 import { mergeByKey } from './merge.ts';
+import { SetList, SleepExpander } from '../sleep.ts';
 import { buildModel } from './recipe.ts';
 import {
   type Command,
@@ -32,6 +33,14 @@ const fingerprintOf = stateFingerprint(model, packed);
 const successors = successorsOf(model);
 const fingerprint = new Int32Array(2);
 const owner = (high: number) => (high >>> 0) % workers;
+// Sleep sets (sleep.ts): each candidate's set, intersected with every other arrival in the level,
+// here and then at its owner, which hands the final set to the candidate's holder.
+const sleep = setup.sleep === true ? new SleepExpander(model) : undefined;
+const candidateSets = new SetList();
+/** The owner's choices' sets, in choice order. */
+const choiceSets = new SetList();
+/** The held states' sets, in key order. */
+let heldSets = new SetList();
 
 const visited = new VisitedSet();
 // As the one-thread search's levels, a level's states wait on disk past a size: a level's
@@ -74,6 +83,8 @@ let coverage = model.actionKinds.map(() => 0);
 function startLevel(): void {
   [candidates, lastCandidates] = [lastCandidates, candidates];
   candidates.clear();
+  candidateSets.clear();
+  choiceSets.clear();
   // Lists are reused from level to level: big typed arrays made anew each time cost collections.
   for (const list of [
     candidateParentRank,
@@ -111,10 +122,19 @@ function offer(t: unknown, parentRank: number, action: number): void {
   const to = owner(high);
   if (to === me) {
     // Seen before: at an earlier level, or at this one from a lesser key.
-    if (!visited.add(high, low)) return;
+    if (!visited.add(high, low)) {
+      // Met at this level: while expanding, each choice is one of this worker's candidates.
+      const choice = sleep === undefined ? -1 : levelIndex.get(high, low);
+      if (choice !== -1) sleep!.intersectPending(candidateSets, choiceCandidate.get(choice));
+      return;
+    }
     newChoice(high, low, parentRank, action, me, candidates.length);
   } else {
-    if (levelIndex.get(high, low) !== -1) return;
+    const candidate = levelIndex.get(high, low);
+    if (candidate !== -1) {
+      sleep?.intersectPending(candidateSets, candidate);
+      return;
+    }
     levelIndex.set(high, low, candidates.length);
     const out = outboxes[to]!;
     out.push(high);
@@ -124,6 +144,7 @@ function offer(t: unknown, parentRank: number, action: number): void {
     out.push(candidates.length);
   }
   candidates.push(t, packed.words, packed.length);
+  sleep?.pushPending(candidateSets);
   candidateParentRank.push(parentRank);
   candidateAction.push(action);
   candidateBroken.push(brokenInvariantIndex(model, t));
@@ -137,11 +158,19 @@ function consider(
   action: number,
   holder: number,
   candidate: number,
+  sets: SetList | null,
+  set: number,
 ): void {
   const choice = levelIndex.get(high, low);
   if (choice === -1) {
-    if (visited.add(high, low)) newChoice(high, low, parentRank, action, holder, candidate);
-  } else if (
+    if (visited.add(high, low)) {
+      newChoice(high, low, parentRank, action, holder, candidate);
+      if (sets !== null) choiceSets.pushSet(sets, set);
+    }
+    return;
+  }
+  if (sets !== null) choiceSets.intersectSet(choice, sets, set);
+  if (
     parentRank < choiceParentRank.get(choice) ||
     (parentRank === choiceParentRank.get(choice) && action < choiceAction.get(choice))
   ) {
@@ -153,8 +182,24 @@ function consider(
 }
 
 function report(deadlock: number, cutOff: boolean, statesGenerated: number): Expanded {
+  const records = outboxes.map((o, w) => (w === me ? null : o.take()));
   const result = {
-    outboxes: outboxes.map((o, w) => (w === me ? null : o.take())),
+    outboxes: records,
+    // The sets as they stand now the level is expanded, a record's after its candidate's.
+    ...(sleep === undefined
+      ? {}
+      : {
+          outboxSets: records.map((r) =>
+            r === null
+              ? null
+              : candidateSets.flatten(
+                  Int32Array.from(
+                    { length: r.length / RECORD.size },
+                    (_, x) => r[x * RECORD.size + RECORD.candidate]!,
+                  ),
+                ),
+          ),
+        }),
     deadlock,
     cutOff,
     statesGenerated,
@@ -167,6 +212,7 @@ function report(deadlock: number, cutOff: boolean, statesGenerated: number): Exp
 function seed(): Expanded {
   startLevel();
   // Every worker makes every initial state and keeps those it owns.
+  sleep?.startEmpty();
   model.init().forEach((s, i) => {
     fingerprintOf(s, fingerprint);
     if (owner(fingerprint[0]!) === me) offer(s, -1, i);
@@ -190,8 +236,12 @@ function expand(ranks: Int32Array, cut: boolean): Expanded {
   for (let i = 0; i < heldIndex.length; i++) {
     parentRank = ranks[i]!;
     emitted = 0;
-    successors(heldParts[heldPart.get(i)]!.take(heldIndex.get(i)), cut ? countOnly : emit);
-    if (emitted === 0 && !deadlockAllowed && deadlock === -1) deadlock = parentRank;
+    const s = heldParts[heldPart.get(i)]!.take(heldIndex.get(i));
+    // Slept actions count as enabled: a state whose every action sleeps is no deadlock.
+    let slept = 0;
+    if (sleep === undefined || cut) successors(s, cut ? countOnly : emit);
+    else slept = sleep.expand(s, heldSets, i, emit);
+    if (emitted + slept === 0 && !deadlockAllowed && deadlock === -1) deadlock = parentRank;
     cutOff ||= cut && emitted > 0;
     if (!cut) generated += emitted;
   }
@@ -201,9 +251,17 @@ function expand(ranks: Int32Array, cut: boolean): Expanded {
   return report(deadlock, cutOff, generated);
 }
 
-function decide(inboxes: readonly (Int32Array | null)[]): Decided {
+function decide(
+  inboxes: readonly (Int32Array | null)[],
+  inboxSets: readonly (Float64Array | null)[] | undefined,
+): Decided {
+  // This worker's own choices so far are its candidates: their sets first, in choice order.
+  if (sleep !== undefined)
+    for (let c = 0; c < choiceCandidate.length; c++)
+      choiceSets.pushSet(candidateSets, choiceCandidate.get(c));
   inboxes.forEach((records, from) => {
     if (records === null) return;
+    const sets = inboxSets?.[from] == null ? null : SetList.unflatten(inboxSets[from]);
     for (let at = 0; at < records.length; at += RECORD.size) {
       consider(
         records[at + RECORD.high]!,
@@ -212,20 +270,35 @@ function decide(inboxes: readonly (Int32Array | null)[]): Decided {
         records[at + RECORD.action]!,
         from,
         records[at + RECORD.candidate]!,
+        sets,
+        at / RECORD.size,
       );
     }
   });
   const winners = Array.from({ length: workers }, () => new IntList());
-  for (let c = 0; c < choiceHolder.length; c++) winners[choiceHolder.get(c)]!.push(choiceCandidate.get(c));
+  const winnerChoices = Array.from({ length: workers }, () => new IntList());
+  for (let c = 0; c < choiceHolder.length; c++) {
+    winners[choiceHolder.get(c)]!.push(choiceCandidate.get(c));
+    winnerChoices[choiceHolder.get(c)]!.push(c);
+  }
   ownWinners = winners[me]!.take();
+  if (sleep !== undefined) ownWinnerSets = choiceSets.flatten(winnerChoices[me]!.take());
   return {
     winners: winners.map((w, to) => (to === me ? null : w.take())),
     counts: winners.map((w) => w.length),
+    ...(sleep === undefined
+      ? {}
+      : { winnerSets: winnerChoices.map((w, to) => (to === me ? null : choiceSets.flatten(w.take()))) }),
   };
 }
 
-/** The candidates this worker chose as its own owner. */
+/** The candidates this worker chose as its own owner, and their final sleep sets. */
 let ownWinners: Int32Array = new Int32Array(0);
+let ownWinnerSets: Float64Array = new Float64Array(0);
+/** Per chosen candidate this worker holds, its final sleep set: set `winnerSetIndex[c]` of `winnerSets[winnerSetList[c]]`. */
+let winnerSets: SetList[] = [];
+let winnerSetList = new Int32Array(0);
+let winnerSetIndex = new Int32Array(0);
 /** The chosen candidates this worker keeps, in key order. */
 let kept: Int32Array = new Int32Array(0);
 
@@ -254,8 +327,24 @@ function decode(bytes: Uint8Array): Frontier<unknown> {
 }
 
 /** Keeps this worker's chosen candidates, but for the last ones, handed to the workers `give` names. */
-function release(winnerLists: readonly (Int32Array | null)[], give: readonly number[]): Released {
+function release(
+  winnerLists: readonly (Int32Array | null)[],
+  winnerSetLists: readonly (Float64Array | null)[] | undefined,
+  give: readonly number[],
+): Released {
   const lists = winnerLists.map((w) => w ?? ownWinners);
+  if (sleep !== undefined) {
+    // Where each chosen candidate's final set is, by candidate index.
+    winnerSets = winnerSetLists!.map((f) => SetList.unflatten(f ?? ownWinnerSets));
+    winnerSetList = new Int32Array(candidates.length);
+    winnerSetIndex = new Int32Array(candidates.length);
+    lists.forEach((w, from) =>
+      w.forEach((c, x) => {
+        winnerSetList[c] = from;
+        winnerSetIndex[c] = x;
+      }),
+    );
+  }
   const mine = new Int32Array(lists.reduce((n, w) => n + w.length, 0));
   let at = 0;
   for (const w of lists) {
@@ -274,10 +363,21 @@ function release(winnerLists: readonly (Int32Array | null)[], give: readonly num
       parentRanks: Int32Array.from(handed, (c) => candidateParentRank.get(c)),
       actions: Int32Array.from(handed, (c) => candidateAction.get(c)),
       broken: Int32Array.from(handed, (c) => candidateBroken.get(c)),
+      ...(sleep === undefined ? {} : { sets: finalSets(handed).flatten() }),
     };
   });
   kept = mine.subarray(0, end);
   return { given };
+}
+
+/** The final sleep sets of some chosen candidates this worker holds, in the order given. */
+function finalSets(chosen: ArrayLike<number>): SetList {
+  const sets = new SetList();
+  for (let x = 0; x < chosen.length; x++) {
+    const c = chosen[x]!;
+    sets.pushSet(winnerSets[winnerSetList[c]!]!, winnerSetIndex[c]!);
+  }
+  return sets;
 }
 
 /** Takes the kept and the handed states in key order and checks their invariants. */
@@ -328,6 +428,16 @@ function hold(given: readonly (Handed | null)[]): Held {
       heldIndex.push(p === 0 ? kept[i]! : i);
     });
   }
+  if (sleep !== undefined) {
+    const handedSets = given.flatMap((h) => (h === null ? [] : [SetList.unflatten(h.sets!)]));
+    heldSets = new SetList();
+    for (let x = 0; x < heldIndex.length; x++) {
+      const p = heldPart.get(x);
+      const i = heldIndex.get(x);
+      if (p === 0) heldSets.pushSet(winnerSets[winnerSetList[i]!]!, winnerSetIndex[i]!);
+      else heldSets.pushSet(handedSets[p - 1]!, i);
+    }
+  }
   const first = broken.findIndex((b) => b !== -1);
   const violation: Held['violation'] =
     first === -1 ? null : { index: first, property: model.invariants[broken[first]!]!.name };
@@ -346,18 +456,20 @@ answerRequests((command: Command): Reply => {
       return { message: seed() };
     case 'expand': {
       const expanded = expand(command.ranks, command.cut);
-      return { message: expanded, transfer: expanded.outboxes };
+      return { message: expanded, transfer: [...expanded.outboxes, ...(expanded.outboxSets ?? [])] };
     }
     case 'decide': {
-      const decided = decide(command.inboxes);
-      return { message: decided, transfer: decided.winners };
+      const decided = decide(command.inboxes, command.inboxSets);
+      return { message: decided, transfer: [...decided.winners, ...(decided.winnerSets ?? [])] };
     }
     case 'release': {
-      const released = release(command.winners, command.give);
+      const released = release(command.winners, command.winnerSets, command.give);
       return {
         message: released,
         transfer: released.given.flatMap((h) =>
-          h === null ? [] : [h.states, h.parentRanks, h.actions, h.broken],
+          h === null
+            ? []
+            : [h.states, h.parentRanks, h.actions, h.broken, ...(h.sets === undefined ? [] : [h.sets])],
         ),
       };
     }
