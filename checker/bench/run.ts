@@ -65,6 +65,13 @@ const workloads: readonly Workload[] = [
   { name: 'kafka-large-1', spec: 'specs/kafka/bench-large.json', workers: 1 },
   { name: 'kafka-large-2', spec: 'specs/kafka/bench-large.json', workers: 2, baseline: 'kafka-large-1' },
   {
+    name: 'kafka-large-sleep-2',
+    spec: 'specs/kafka/bench-large.json',
+    workers: 2,
+    baseline: 'kafka-large-2',
+    reduction: 'sleep',
+  },
+  {
     name: 'kafka-redis-1',
     spec: 'specs/kafka/bench.json',
     workers: 1,
