@@ -275,3 +275,22 @@ describe('Kafka transition classes: steps on disjoint state are independent', ()
     expect(independence.visible[of('fetch/0/0')]).toBe(false);
   });
 });
+
+describe('action keys', () => {
+  const largest = { kind: 62, actor: 8190, target: 8190, conn: 32766, api: 62 } as unknown as Action;
+  it('give each field its own bits, up to the largest safe integer', () => {
+    expect(actionKey(largest)).toBe(Number.MAX_SAFE_INTEGER);
+    const lowest = { kind: -1, actor: -1, target: -1, conn: -1, api: -1 } as unknown as Action;
+    expect(actionKey(lowest)).toBe(0);
+    // One step in any field moves the key, and differently for each field.
+    const moved = (['kind', 'actor', 'target', 'conn', 'api'] as const).map((f) =>
+      actionKey({ ...largest, [f]: largest[f] - 1 }),
+    );
+    expect(new Set(moved).size).toBe(5);
+  });
+
+  it('refuse a field past its bits rather than share a key', () => {
+    expect(() => actionKey({ ...largest, conn: 32767 })).toThrow(RangeError);
+    expect(() => actionKey({ ...largest, actor: -2 })).toThrow(RangeError);
+  });
+});

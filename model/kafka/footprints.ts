@@ -92,12 +92,13 @@ export function kafkaIndependence(cfg: KafkaConfig, properties: readonly string[
 /**
  * An action's identity for sleep sets: its kind and arguments, the fields by which the footprint
  * tests find an action again after an independent step. Each field has its own bits (kind 6,
- * actor and target 13, conn 10, api 6; 48 in all), so equal keys are equal actions.
+ * actor and target 13, conn 15, api 6: 53 in all, every key a safe integer), so equal keys are
+ * equal actions.
  */
 export function actionKey(a: Action): number {
   return (
-    (((field(a.kind, 6) * 2 ** 13 + field(a.actor, 13)) * 2 ** 13 + field(a.target, 13)) * 2 ** 10 +
-      field(a.conn, 10)) *
+    (((field(a.kind, 6) * 2 ** 13 + field(a.actor, 13)) * 2 ** 13 + field(a.target, 13)) * 2 ** 15 +
+      field(a.conn, 15)) *
       2 ** 6 +
     field(a.api, 6)
   );
