@@ -3,7 +3,14 @@
 // and per state only its BFS parent, its depth and a few mark bits are stored. Full states exist
 // only while they wait in the frontier; a trace is rebuilt by re-running action indices.
 import { FingerprintMap } from './fingerprint-map.ts';
-import { type MemoryUse, heapNearlyFull, memoryBound, memoryInUse, stateFingerprint } from './search.ts';
+import {
+  type MemoryUse,
+  heapNearlyFull,
+  kindIndexOf,
+  memoryBound,
+  memoryInUse,
+  stateFingerprint,
+} from './search.ts';
 import { IntList } from './int-list.ts';
 import type { Model } from './model.ts';
 
@@ -76,7 +83,7 @@ export function exploreGraph<S, A>(
   const edgeLabel = new IntList();
   const labelIds = new Map<string, number>();
   const labelKind = new IntList(64);
-  const kindIndex = new Map(model.actionKinds.map((k, i) => [k, i]));
+  const kindOf = kindIndexOf(model);
 
   /** The id of `s`, recording it when new; -1 when the state limit forbids a new one. */
   const discover = (s: S, parent: number, action: number, level: number, frontier: S[]): number => {
@@ -107,10 +114,7 @@ export function exploreGraph<S, A>(
     if (id === undefined) {
       id = labelIds.size;
       labelIds.set(label, id);
-      const kind = kindIndex.get(model.kind(a));
-      if (kind === undefined)
-        throw new Error(`action kind ${JSON.stringify(model.kind(a))} is not among the model's actionKinds`);
-      labelKind.push(kind);
+      labelKind.push(kindOf(a));
     }
     return id;
   };

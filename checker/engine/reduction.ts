@@ -14,7 +14,7 @@
 // The search checks C3 (it knows depths); this module builds T, which depends only on the set of
 // enabled classes and the model's key for its narrowed enabling sets, so it is computed once per such pair.
 import type { Independence, Model } from './model.ts';
-import { type Emit, stateFingerprint } from './search.ts';
+import { type Emit, kindIndexOf, stateFingerprint } from './search.ts';
 import { VisitedSet } from './visited.ts';
 
 /** Distinct enabled-class sets remembered before the memo starts again. */
@@ -108,7 +108,7 @@ export class Reducer<S, A> {
   private readonly sets: StubbornSets;
   private readonly fingerprintOf: (s: S, out: Int32Array) => void;
   private readonly probe = new Int32Array(2);
-  private readonly kindIndex: ReadonlyMap<string, number>;
+  private readonly kindOf: (a: A) => number;
   private nextLevel = new VisitedSet();
 
   constructor(private readonly model: Model<S, A>) {
@@ -116,7 +116,7 @@ export class Reducer<S, A> {
       throw new Error('partial-order reduction needs the model to describe its independence');
     this.sets = new StubbornSets(model.independence as never);
     this.fingerprintOf = stateFingerprint(model);
-    this.kindIndex = new Map(model.actionKinds.map((kind, i) => [kind, i]));
+    this.kindOf = kindIndexOf(model);
   }
 
   startLevel(): void {
@@ -162,7 +162,7 @@ export class Reducer<S, A> {
       this.fingerprintOf(t, this.probe);
       if (visited.has(this.probe[0]!, this.probe[1]!) && !this.nextLevel.has(this.probe[0]!, this.probe[1]!))
         return undefined;
-      kept.push({ state: t, action: i, kind: this.kindIndex.get(this.model.kind(actions[i]!))! });
+      kept.push({ state: t, action: i, kind: this.kindOf(actions[i]!) });
     }
     this.reducedStates++;
     return kept;

@@ -113,19 +113,15 @@ export interface SearchOptions {
 
 class CoverageCounter<A> {
   private readonly counts: number[];
-  private readonly indexOfKind = new Map<string, number>();
+  private readonly kindOf: (a: A) => number;
 
   constructor(private readonly model: Model<unknown, A>) {
-    model.actionKinds.forEach((kind, i) => this.indexOfKind.set(kind, i));
+    this.kindOf = kindIndexOf(model);
     this.counts = model.actionKinds.map(() => 0);
   }
 
   fired(action: A): void {
-    const kind = this.model.kind(action);
-    const i = this.indexOfKind.get(kind);
-    if (i === undefined)
-      throw new Error(`action kind ${JSON.stringify(kind)} is not among the model's actionKinds`);
-    this.counts[i]!++;
+    this.counts[this.kindOf(action)]!++;
   }
 
   /** Counts one successor of the kind `actionKinds[kind]`. */
@@ -362,20 +358,24 @@ export function stateFingerprint<S>(
 
 export type Emit<S> = (t: S, action: number, kind: number) => void;
 
+/** An action's kind as its index in `model.actionKinds`; a kind not listed there is a bug of the model. */
+export function kindIndexOf<A>(model: Model<unknown, A>): (a: A) => number {
+  const indexOfKind = new Map(model.actionKinds.map((kind, i) => [kind, i]));
+  return (a) => {
+    const kind = indexOfKind.get(model.kind(a));
+    if (kind === undefined)
+      throw new Error(`action kind ${JSON.stringify(model.kind(a))} is not among the model's actionKinds`);
+    return kind;
+  };
+}
+
 /** `model.successors`, or the same built from `actions` and `next` when the model has no fast path. */
 export function successorsOf<S, A>(model: Model<S, A>): (s: S, emit: Emit<S>) => void {
   if (model.successors !== undefined) return (s, emit) => model.successors!(s, emit);
-  const indexOfKind = new Map(model.actionKinds.map((kind, i) => [kind, i]));
+  const kindOf = kindIndexOf(model);
   return (s, emit) => {
     const actions = model.actions(s);
-    for (let j = 0; j < actions.length; j++) {
-      const kind = indexOfKind.get(model.kind(actions[j]!));
-      if (kind === undefined)
-        throw new Error(
-          `action kind ${JSON.stringify(model.kind(actions[j]!))} is not among the model's actionKinds`,
-        );
-      emit(model.next(s, actions[j]!), j, kind);
-    }
+    for (let j = 0; j < actions.length; j++) emit(model.next(s, actions[j]!), j, kindOf(actions[j]!));
   };
 }
 

@@ -15,7 +15,7 @@
 // class are taken as dependent, as the independence relation only speaks of distinct classes.
 import { FingerprintMap } from './fingerprint-map.ts';
 import type { Model } from './model.ts';
-import type { Emit } from './search.ts';
+import { type Emit, kindIndexOf } from './search.ts';
 
 /** Sleep sets by index (of one level's states, say): keys in one growing list. */
 export class SetList {
@@ -122,7 +122,7 @@ export class SleepExpander<S, A> {
   private readonly classes: number;
   private readonly classOf: (a: A) => number;
   private readonly keyOf: (a: A) => number;
-  private readonly kindIndex: ReadonlyMap<string, number>;
+  private readonly kindOf: (a: A) => number;
   /** The set the successor just emitted would wait with. */
   private pending = new Float64Array(64);
   private pendingLength = 0;
@@ -149,7 +149,7 @@ export class SleepExpander<S, A> {
     }
     this.classOf = (a) => independence.classOf(a);
     this.keyOf = (a) => independence.key!(a);
-    this.kindIndex = new Map(model.actionKinds.map((kind, i) => [kind, i]));
+    this.kindOf = kindIndexOf(model);
   }
 
   /** The next successor emitted waits with an empty set (an initial state). */
@@ -197,12 +197,7 @@ export class SleepExpander<S, A> {
         if (independent[classes[k]! * n + c] === 1) this.addPending(keys[k]!);
       }
       taken[takenCount++] = j;
-      const kind = this.kindIndex.get(model.kind(actions[j]!));
-      if (kind === undefined)
-        throw new Error(
-          `action kind ${JSON.stringify(model.kind(actions[j]!))} is not among the model's actionKinds`,
-        );
-      emit(model.next(s, actions[j]!), j, kind);
+      emit(model.next(s, actions[j]!), j, this.kindOf(actions[j]!));
     }
     return slept;
   }
