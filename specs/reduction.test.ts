@@ -30,6 +30,31 @@ function recorded(file: string): { distinctStates: number } | undefined {
   return table[file]?.[String(loadSpecFile(file).raw.variant)];
 }
 
+/** The generations the random small specs draw from. */
+const variants = ['kafka-0.11', 'kafka-3.5', 'kafka-3.8', 'kafka-4.0', 'kafka-latest'];
+
+/** A small Kafka spec of one record per transaction, with one fault kind. */
+function smallSpec(drawn: {
+  variant: string;
+  partitions: number;
+  instancesPerId: number;
+  transactions: number;
+  readCommitted: number;
+  fault: string;
+  budget: number;
+}) {
+  return {
+    model: 'kafka',
+    variant: drawn.variant,
+    partitions: drawn.partitions,
+    instancesPerId: drawn.instancesPerId,
+    transactionsPerInstance: drawn.transactions,
+    recordsPerTransaction: 1,
+    consumers: { readCommitted: drawn.readCommitted },
+    faults: { [drawn.fault]: drawn.budget },
+  };
+}
+
 function verdict(r: Result): string {
   return r.violation?.property ?? r.status;
 }
@@ -126,7 +151,6 @@ describe('partial-order reduction', () => {
 
   it('agrees with the full search on random small Kafka specs checking one property', () => {
     const names = kafkaProperties.map((p) => p.name);
-    const variants = ['kafka-0.11', 'kafka-3.5', 'kafka-3.8', 'kafka-4.0', 'kafka-latest'];
     const faultKinds = [
       'requestLoss',
       'responseLoss',
@@ -151,14 +175,15 @@ describe('partial-order reduction', () => {
           // With symmetry too: the classes and visibility treat every partition, id and started
           // instance alike, so the proviso holds on representatives.
           const raw = {
-            model: 'kafka',
-            variant,
-            partitions,
-            instancesPerId,
-            transactionsPerInstance: 1,
-            recordsPerTransaction: 1,
-            consumers: { readCommitted },
-            faults: { [fault]: budget },
+            ...smallSpec({
+              variant,
+              partitions,
+              instancesPerId,
+              transactions: 1,
+              readCommitted,
+              fault,
+              budget,
+            }),
             properties: [property],
             deadlock: true,
             symmetry,
@@ -214,7 +239,6 @@ describe('sleep sets', () => {
   });
 
   it('agrees with the full search on random small Kafka specs checking every property', () => {
-    const variants = ['kafka-0.11', 'kafka-3.5', 'kafka-3.8', 'kafka-4.0', 'kafka-latest'];
     const faultKinds = [
       'requestLoss',
       'responseLoss',
@@ -237,16 +261,15 @@ describe('sleep sets', () => {
         fc.integer({ min: 0, max: 1 }),
         fc.integer({ min: 1, max: 2 }),
         (variant, partitions, instancesPerId, readCommitted, fault, budget, transactions) => {
-          const raw = {
-            model: 'kafka',
+          const raw = smallSpec({
             variant,
             partitions,
             instancesPerId,
-            transactionsPerInstance: transactions,
-            recordsPerTransaction: 1,
-            consumers: { readCommitted },
-            faults: { [fault]: budget },
-          };
+            transactions,
+            readCommitted,
+            fault,
+            budget,
+          });
           const { full, sleep } = bothWays(parseSpec('random spec', raw, ''));
           if (full.status === 'incomplete') return;
           complete++;
