@@ -2,6 +2,7 @@
 // null), computed as two 32-bit lanes so no BigInt or string is built on the hot path.
 // Each value starts with a type tag, so [1], {"0": 1}, "1" and 1 all differ; object keys are
 // hashed with their names in sorted order, so key order never matters.
+import type { FingerprintSummary } from './model.ts';
 
 const enum Tag {
   Null = 1,
@@ -153,6 +154,52 @@ export function fingerprintWords(words: Int32Array, length: number, out: Int32Ar
   mix(length);
   for (let i = 0; i < length; i++) mix(words[i]!);
   finish(out);
+}
+
+/**
+ * A state's summary, for a model that fingerprints its states from their parts
+ * (Model.fingerprint): the state's fingerprint is that of the summary's words.
+ */
+export class Summary implements FingerprintSummary {
+  private words = new Int32Array(256);
+  private length = 0;
+
+  /** Empties the summary for the next state. */
+  clear(): void {
+    this.length = 0;
+  }
+
+  word(v: number): void {
+    if (this.length === this.words.length) {
+      const longer = new Int32Array(this.words.length * 2);
+      longer.set(this.words);
+      this.words = longer;
+    }
+    this.words[this.length++] = v;
+  }
+
+  part(words: Int32Array, from: number, to: number, out: Int32Array, at: number): void {
+    lane1 = 0x2545f491;
+    lane2 = 0x7f4a7c15;
+    mix(to - from);
+    for (let i = from; i < to; i++) mix(words[i]!);
+    const high = finalMix(lane1);
+    const low = finalMix(lane2 ^ high);
+    out[at] = high;
+    out[at + 1] = low;
+    this.word(high);
+    this.word(low);
+  }
+
+  known(high: number, low: number): void {
+    this.word(high);
+    this.word(low);
+  }
+
+  /** The summary's fingerprint into `out`. */
+  fingerprint(out: Int32Array | Uint32Array): void {
+    fingerprintWords(this.words, this.length, out);
+  }
 }
 
 function finish(out: Int32Array | Uint32Array): void {

@@ -93,6 +93,13 @@ export interface Model<S, A> {
    * PACK_WORDS) and returns how many it wrote. Equal words must mean equal states.
    */
   pack?(s: S, words: Int32Array): number;
+  /**
+   * Optional fast path, with `pack`: describes `s` to `summary` as a few words and the packed
+   * words of its parts, whose fingerprints the model may keep and give again for a part a step
+   * left alone. The state's fingerprint is the summary's, and the search packs only the states it
+   * keeps. Equal packed words must give equal summaries.
+   */
+  fingerprint?(s: S, summary: FingerprintSummary): void;
   /** Optional, with `pack`: the state whose packed words are `words`; lets states cross threads as integers. */
   unpack?(words: Int32Array): S;
   /** Partial-order reduction (used when a search asks for it). */
@@ -116,6 +123,16 @@ export interface Model<S, A> {
    * that the profile can tell which part multiplies the states. Default: its top-level fields.
    */
   components?(s: S): Readonly<Record<string, unknown>>;
+}
+
+/** What Model.fingerprint writes a state's summary into. */
+export interface FingerprintSummary {
+  /** Adds a word of the state's own. */
+  word(v: number): void;
+  /** Adds the fingerprint of the part `words[from .. to)`, and writes it into `out[at]` and `out[at + 1]`. */
+  part(words: Int32Array, from: number, to: number, out: Int32Array, at: number): void;
+  /** Adds a part's fingerprint that `part` wrote before. */
+  known(high: number, low: number): void;
 }
 
 /** What a list or record of a view is in the protocol's terms, for the trace files. */

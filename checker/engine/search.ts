@@ -2,7 +2,7 @@
 // enforces the time limit and paces progress reports, the visited set, and the trace rebuild.
 import { freemem } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
-import { fingerprintInto, fingerprintWords } from './fingerprint.ts';
+import { Summary, fingerprintInto, fingerprintWords } from './fingerprint.ts';
 import { PACK_WORDS, type Model } from './model.ts';
 import { VisitedSet } from './visited.ts';
 
@@ -346,6 +346,16 @@ export function stateFingerprint<S>(
         const n = packCanonical(s, words);
         if (keep !== undefined) keep.length = n < 0 ? -n : 0;
         fingerprintWords(words, n < 0 ? -n : n, out);
+      };
+    }
+    if (model.fingerprint !== undefined) {
+      const summary = new Summary();
+      return (s, out) => {
+        // The state is packed later, if it is kept: length 0 says so.
+        if (keep !== undefined) keep.length = 0;
+        summary.clear();
+        m.fingerprint(s, summary);
+        summary.fingerprint(out);
       };
     }
     if (keep === undefined) return (s, out) => fingerprintWords(words, m.pack(s, words), out);

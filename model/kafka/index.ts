@@ -7,7 +7,7 @@ import { kafkaIndependence } from './footprints.ts';
 import { type Action, actionKindNames, actionLabel } from './labels.ts';
 import { enabledActions, step } from './next.ts';
 import { initialIdempotentProducer } from './idempotent.ts';
-import { packState, unpackState } from './pack.ts';
+import { fingerprintState, packState, unpackState } from './pack.ts';
 import { emptyPartition } from './partition.ts';
 import { initialProducer } from './producer.ts';
 import { stateComponents } from './components.ts';
@@ -66,6 +66,7 @@ export function kafkaModel(cfg: KafkaConfig, invariants: readonly Property<State
     view: (s) => kafkaView(cfg, s),
     components: (s) => stateComponents(cfg, s),
     pack: packState,
+    fingerprint: fingerprintState,
     unpack: unpackState,
     // A stable invariant makes no step visible (Property.stable).
     independence: kafkaIndependence(

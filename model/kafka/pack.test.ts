@@ -1,20 +1,31 @@
 // The packed words of a Kafka state must tell every two different states apart: each number or
 // boolean anywhere in a reachable state, changed alone, changes the words (so no field is left out
-// of pack.ts), two states with the same words are equal, and unpacking gives the state back.
+// of pack.ts), two states with the same words are equal, and unpacking gives the state back. The
+// fingerprint made from the actors' own fingerprints (fingerprintState) follows the words.
 import fc from 'fast-check';
 import seedrandom from 'seedrandom';
 import { describe, expect, it } from 'vitest';
-import { deepEqual } from '../../checker/engine/fingerprint.ts';
+import { Summary, deepEqual } from '../../checker/engine/fingerprint.ts';
 import { kafkaConfig, walkStates } from './conformance/harness.ts';
 import type { KafkaConfig } from './config.ts';
 import { enabledActions, step } from './next.ts';
-import { packState, unpackState } from './pack.ts';
+import { fingerprintState, packState, unpackState } from './pack.ts';
 import type { State } from './state.ts';
 
 const words = new Int32Array(1 << 14);
 
 function packed(s: State): number[] {
   return Array.from(words.subarray(0, packState(s, words)));
+}
+
+const summary = new Summary();
+const fingerprintOut = new Int32Array(2);
+
+function fingerprint(s: State): string {
+  summary.clear();
+  fingerprintState(s, summary);
+  summary.fingerprint(fingerprintOut);
+  return `${fingerprintOut[0]}:${fingerprintOut[1]}`;
 }
 
 /** Every path to a number or boolean inside `v`. */
@@ -79,11 +90,13 @@ describe('packed Kafka states', () => {
     let checked = 0;
     for (const s of states.filter((_, i) => i % 4 === 0)) {
       const base = packed(s).join(',');
+      const baseFingerprint = fingerprint(s);
       for (const path of leaves(s)) {
-        expect(
-          packed(changedAt(s, path)).join(','),
-          `changing ${path.join('.')} left the words alike`,
-        ).not.toBe(base);
+        const changed = changedAt(s, path);
+        expect(packed(changed).join(','), `changing ${path.join('.')} left the words alike`).not.toBe(base);
+        expect(fingerprint(changed), `changing ${path.join('.')} left the fingerprint alike`).not.toBe(
+          baseFingerprint,
+        );
         checked++;
       }
     }
@@ -94,14 +107,21 @@ describe('packed Kafka states', () => {
     'states with the same words are equal, and equal states have the same words (%s)',
     (_, cfg) => {
       const byWords = new Map<string, State>();
+      const wordsByFingerprint = new Map<string, string>();
       for (const s of walkStates(cfg, 20, 40, seedrandom('pack'))) {
         const key = packed(s).join(',');
         const seen = byWords.get(key);
         if (seen === undefined) byWords.set(key, s);
         else expect(deepEqual(seen, s)).toBe(true);
         expect(packed(structuredClone(s))).toEqual(packed(s));
+        // One fingerprint per packed state, and no two packed states share one.
+        const f = fingerprint(s);
+        expect(wordsByFingerprint.get(f) ?? key).toBe(key);
+        wordsByFingerprint.set(f, key);
+        expect(fingerprint(structuredClone(s))).toBe(f);
       }
       expect(byWords.size).toBeGreaterThan(100);
+      expect(wordsByFingerprint.size).toBe(byWords.size);
     },
   );
 
@@ -116,7 +136,7 @@ describe('packed Kafka states', () => {
   });
 
   it.each(configs)(
-    'a successor of an unpacked state packs as its copy does, whatever it shares (%s)',
+    'a successor of an unpacked state packs and fingerprints as its copy does, whatever it shares (%s)',
     (_, cfg) => {
       let copied = 0;
       for (const s of walkStates(cfg, 4, 40, seedrandom('shared'))) {
@@ -127,6 +147,8 @@ describe('packed Kafka states', () => {
           copied += t.partitions.filter((p, i) => p === parent.partitions[i]).length;
           // A structured clone shares nothing with the parent, so it is packed field by field.
           expect(packed(t)).toEqual(packed(structuredClone(t)));
+          // Its fingerprint too: the parent's actors' fingerprints, kept, are those of their words.
+          expect(fingerprint(t)).toBe(fingerprint(structuredClone(t)));
         }
       }
       expect(copied).toBeGreaterThan(100);

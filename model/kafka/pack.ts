@@ -39,6 +39,7 @@ import type {
   TxnState,
   Verification,
 } from './state.ts';
+import { type FingerprintSummary, PACK_WORDS } from '../../checker/engine/model.ts';
 import {
   type IdRenaming,
   type Renaming,
@@ -85,17 +86,22 @@ const sourceEnds: number[] = [];
 /** Where each kind's actors start in `sourceActors`; a kind ends where the next starts. */
 const kindFirst = new Int32Array(Kind.End + 1);
 
-/** Writes `x`, the `i`-th actor of its kind, or copies its words when it is one unpacked last. */
-function putActor<T>(x: T, kind: Kind, i: number, write: (x: T) => void): void {
-  if ((perm !== null || ids !== null) && !renamingKeeps(x, kind)) return write(x);
+/** Where `x`, the `i`-th actor of its kind, is among the actors unpacked last, or -1. */
+function sourceIndex(x: unknown, kind: Kind, i: number): number {
   const first = kindFirst[kind]!;
   const end = kindFirst[kind + 1]!;
   let j = first + i;
-  if (j >= end || sourceActors[j] !== x) {
-    for (j = first; j < end && sourceActors[j] !== x; j++);
-    if (j === end) return write(x);
-  }
-  copy(sourceStarts[j]!, sourceEnds[j]!);
+  if (j < end && sourceActors[j] === x) return j;
+  for (j = first; j < end; j++) if (sourceActors[j] === x) return j;
+  return -1;
+}
+
+/** Writes `x`, the `i`-th actor of its kind, or copies its words when it is one unpacked last. */
+function putActor<T>(x: T, kind: Kind, i: number, write: (x: T) => void): void {
+  if ((perm !== null || ids !== null) && !renamingKeeps(x, kind)) return write(x);
+  const j = sourceIndex(x, kind, i);
+  if (j === -1) write(x);
+  else copy(sourceStarts[j]!, sourceEnds[j]!);
 }
 
 function putActors<T>(items: readonly T[], kind: Kind, write: (x: T) => void): void {
@@ -109,8 +115,12 @@ function renamingKeeps(x: unknown, kind: Kind): boolean {
   return kind === Kind.History || (kind === Kind.Partitions && (x as Partition).held.length === 0);
 }
 
-function put(v: number | boolean): void {
-  w[n++] = +v;
+function put(v: number): void {
+  w[n++] = v;
+}
+
+function putBool(b: boolean): void {
+  w[n++] = b ? 1 : 0;
 }
 
 function putList(items: readonly number[]): void {
@@ -173,10 +183,10 @@ function putMessage(m: Message): void {
     return;
   }
   put(0);
-  put(m.commit);
+  putBool(m.commit);
   put(m.value);
   put(m.generation);
-  put(m.verifyOnly);
+  putBool(m.verifyOnly);
   put(m.guard);
   put(m.supports);
   if (r !== null) {
@@ -194,7 +204,7 @@ function putBatch(b: ClientBatch): void {
   putPartitionIndex(b.partition);
   put(b.seq);
   put(b.status);
-  put(b.retried);
+  putBool(b.retried);
   put(b.value);
   put(b.ghostRecord);
 }
@@ -206,15 +216,15 @@ function putProducer(p: Producer): void {
   put(p.tm);
   put(p.pid);
   put(p.epoch);
-  put(p.bumpRequired);
-  put(p.txnStarted);
+  putBool(p.bumpRequired);
+  putBool(p.txnStarted);
   putMask(p.added);
   putMask(p.pendingAdd);
   if (p.request === null) put(-1);
   else {
     put(p.request.api);
     putPartitionsOf(p.request.api, p.request.partitions);
-    put(p.request.commit);
+    putBool(p.request.commit);
   }
   putPartitionList(p.nextSeq);
   put(p.batches.length);
@@ -226,18 +236,18 @@ function putProducer(p: Producer): void {
   put(p.generation);
   put(p.inputPosition);
   put(p.offsetToCommit);
-  put(p.offsetsAdded);
-  put(p.offsetsCommitted);
+  putBool(p.offsetsAdded);
+  putBool(p.offsetsCommitted);
   put(p.ghostExcuses);
   put(p.ghostFatalError);
-  put(p.transactionV2);
-  put(p.nextTransactionV2);
+  putBool(p.transactionV2);
+  putBool(p.nextTransactionV2);
 }
 
 function putIdempotentProducer(p: IdempotentProducer): void {
   put(p.pid);
   put(p.epoch);
-  put(p.fatal);
+  putBool(p.fatal);
   put(p.sequences.length);
   for (let i = 0; i < p.sequences.length; i++) {
     const q = p.sequences[perm === null || i >= perm.length ? i : inverse[i]!]!;
@@ -253,7 +263,7 @@ function putIdempotentProducer(p: IdempotentProducer): void {
     put(b.pid);
     put(b.epoch);
     put(b.seq);
-    put(b.retried);
+    putBool(b.retried);
     put(b.record);
   }
   putPartitionList(p.conns);
@@ -273,7 +283,7 @@ function putMetadata(md: TxnMetadata | null): void {
   put(md.pendingState);
   putMask(md.partitions);
   putClientTxn(md.ghostTxn);
-  put(md.hasFailedEpochFence);
+  putBool(md.hasFailedEpochFence);
   put(md.prevPid);
   put(md.nextPid);
   put(md.transactionVersion);
@@ -302,18 +312,18 @@ function putLogRecord(r: TxnLogRecord | null): void {
 function putAppend(a: TxnAppend): void {
   put(ids === null ? a.txnId : ids.txnId(a.txnId));
   putMetadata(a.transit);
-  put(a.epochFence);
+  putBool(a.epochFence);
   putNode(a.from);
   put(a.conn);
-  put(a.request !== null);
+  putBool(a.request !== null);
   if (a.request !== null) putMessage(a.request);
-  put(a.response !== null);
+  putBool(a.response !== null);
   if (a.response !== null) putMessage(a.response);
 }
 
 function putCoordinator(c: Coordinator): void {
   put(c.epoch);
-  put(c.loading);
+  putBool(c.loading);
   put(c.nextPid);
   put(c.metadata.length);
   if (ids === null) {
@@ -336,7 +346,7 @@ function putLogBatch(b: LogBatch): void {
   put(b.pid);
   put(b.epoch);
   put(b.seq);
-  put(b.transactional);
+  putBool(b.transactional);
   put(b.value);
   put(ids === null || !b.transactional ? b.ghostTxn : ids.clientTxn(b.ghostTxn));
   put(b.ghostRecord);
@@ -359,7 +369,7 @@ function putPartition(part: Partition): void {
     put(v.epoch);
     put(v.guard);
     put(v.lowestSeq);
-    put(v.supportsEpochBump);
+    putBool(v.supportsEpochBump);
   }
   put(part.held.length);
   for (const h of part.held) {
@@ -373,7 +383,7 @@ function putPartition(part: Partition): void {
 }
 
 function putConsumer(c: Consumer): void {
-  put(c.readCommitted);
+  putBool(c.readCommitted);
   putPartitionList(c.position);
   put(c.delivered.length);
   for (const d of c.delivered) {
@@ -418,21 +428,7 @@ export function packState(
     for (let t = 0; t < s.coordinator.metadata.length; t++) txnIdFrom[idRenaming.txnId(t)] = t;
     for (let c = 0; c < s.history.length; c++) clientTxnFrom[idRenaming.clientTxn(c)] = c;
   }
-  put(s.transactionVersion);
-  put(s.group === null ? -1 : s.group.generation);
-  const f = s.faults;
-  put(f.requestLoss);
-  put(f.responseLoss);
-  put(f.requestTimeouts);
-  put(f.batchExpiries);
-  put(f.producerCrashes);
-  put(f.coordinatorFailovers);
-  put(f.transactionTimeouts);
-  put(f.appendFailures);
-  put(f.markerTimeouts);
-  put(f.transactionalIdExpiries);
-  put(f.producerStateExpiries);
-  put(f.transactionVersionChanges);
+  putHeader(s);
   if (idRenaming === null) putActors(s.producers, Kind.Producers, putProducer);
   else {
     put(s.producers.length);
@@ -449,6 +445,107 @@ export function packState(
   packing = null;
   if (n > w.length) throw new RangeError(`a Kafka state needs more than ${w.length} packed words`);
   return n;
+}
+
+/** The words before the actors: the feature level, the group's generation and the fault budgets. */
+function putHeader(s: State): void {
+  put(s.transactionVersion);
+  put(s.group === null ? -1 : s.group.generation);
+  const f = s.faults;
+  put(f.requestLoss);
+  put(f.responseLoss);
+  put(f.requestTimeouts);
+  put(f.batchExpiries);
+  put(f.producerCrashes);
+  put(f.coordinatorFailovers);
+  put(f.transactionTimeouts);
+  put(f.appendFailures);
+  put(f.markerTimeouts);
+  put(f.transactionalIdExpiries);
+  put(f.producerStateExpiries);
+  put(f.transactionVersionChanges);
+}
+
+// ---- Fingerprints without packing (Model.fingerprint) -------------------------------------------
+// A state's summary is its header's fingerprint, then per kind the number of actors and each
+// actor's fingerprint, of the words packState writes for it. An actor a step left alone keeps the
+// fingerprint its words got when it was unpacked, so a successor is hashed only where it changed,
+// and only the states a search keeps are packed in full.
+
+const actorWords = new Int32Array(PACK_WORDS);
+const written = new Int32Array(2);
+/** The fingerprints of the actors unpacked last, two words each, valid where stamped `unpacked`. */
+let sourceFingerprints = new Int32Array(64);
+const sourceStamps: number[] = [];
+/** How many states unpackState has read: stamps the fingerprints of their actors. */
+let unpacked = 0;
+
+// The header summarized last, by the objects it was read from (a step that spends no fault keeps
+// the budget object), and its fingerprint.
+let headerFaults: FaultBudget | null = null;
+let headerGroup: State['group'] = null;
+let headerVersion = -1;
+const headerFingerprint = new Int32Array(2);
+
+/** Adds the words `write` writes to `summary` as one part. */
+function summarizeWritten<T>(x: T, write: (x: T) => void, summary: FingerprintSummary): void {
+  w = actorWords;
+  n = 0;
+  write(x);
+  if (n > w.length) throw new RangeError(`a Kafka actor needs more than ${w.length} packed words`);
+  summary.part(actorWords, 0, n, written, 0);
+}
+
+function summarizeActor<T>(
+  x: T,
+  kind: Kind,
+  i: number,
+  write: (x: T) => void,
+  summary: FingerprintSummary,
+): void {
+  const j = sourceIndex(x, kind, i);
+  if (j === -1) return summarizeWritten(x, write, summary);
+  if (sourceStamps[j] === unpacked)
+    return summary.known(sourceFingerprints[2 * j]!, sourceFingerprints[2 * j + 1]!);
+  if (sourceFingerprints.length < 2 * j + 2) {
+    const longer = new Int32Array(Math.max(2 * j + 2, sourceFingerprints.length * 2));
+    longer.set(sourceFingerprints);
+    sourceFingerprints = longer;
+  }
+  summary.part(source, sourceStarts[j]!, sourceEnds[j]!, sourceFingerprints, 2 * j);
+  sourceStamps[j] = unpacked;
+}
+
+function summarizeActors<T>(
+  items: readonly T[],
+  kind: Kind,
+  write: (x: T) => void,
+  summary: FingerprintSummary,
+): void {
+  summary.word(items.length);
+  for (let i = 0; i < items.length; i++) summarizeActor(items[i]!, kind, i, write, summary);
+}
+
+/** Describes `s` to `summary` (Model.fingerprint): equal packed words give equal summaries. */
+export function fingerprintState(s: State, summary: FingerprintSummary): void {
+  perm = null;
+  ids = null;
+  if (s.faults === headerFaults && s.group === headerGroup && s.transactionVersion === headerVersion)
+    summary.known(headerFingerprint[0]!, headerFingerprint[1]!);
+  else {
+    summarizeWritten(s, putHeader, summary);
+    headerFingerprint.set(written);
+    headerFaults = s.faults;
+    headerGroup = s.group;
+    headerVersion = s.transactionVersion;
+  }
+  summarizeActors(s.producers, Kind.Producers, putProducer, summary);
+  summarizeActors(s.idempotentProducers, Kind.IdempotentProducers, putIdempotentProducer, summary);
+  summarizeActor(s.coordinator, Kind.Coordinator, 0, putCoordinator, summary);
+  summarizeActors(s.partitions, Kind.Partitions, putPartition, summary);
+  summarizeActors(s.consumers, Kind.Consumers, putConsumer, summary);
+  summarizeActors(s.network, Kind.Network, putChannel, summary);
+  summarizeActor(s.history, Kind.History, 0, putHistory, summary);
 }
 
 /** The partitions in their new places: place q holds old partition inverse[q]. */
@@ -505,9 +602,9 @@ function putHistory(history: readonly ClientTxnHistory[]): void {
     put(h.decision);
     put(h.told);
     put(h.recordsSent);
-    put(h.prepared);
-    put(h.fenced);
-    put(h.expired);
+    putBool(h.prepared);
+    putBool(h.fenced);
+    putBool(h.expired);
   }
 }
 
@@ -811,6 +908,7 @@ export function unpackState(words: Int32Array): State {
   r = source;
   at = 0;
   sourceCount = 0;
+  unpacked++;
   const transactionVersion = num();
   const generation = num();
   const faults: FaultBudget = {
