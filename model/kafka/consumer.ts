@@ -2,7 +2,7 @@
 // aborted transactions (Fetcher / CompletedFetch); read_uncommitted fetches up to the high watermark.
 import type { Rules } from './config.ts';
 import { batchOutcome, highWatermark, lastStableOffset } from './partition.ts';
-import { type Consumer, type Delivered, type State, BatchKind, Outcome } from './state.ts';
+import { type Consumer, type Delivered, type State, BatchKind, Outcome, withField } from './state.ts';
 import { setAt } from './util.ts';
 
 export function initialConsumer(readCommitted: boolean, partitions: number): Consumer {
@@ -32,5 +32,5 @@ export function fetch(rules: Rules, s: State, ci: number, p: number): State {
     delivered.push({ partition: p, offset, ghostTxn: b.ghostTxn, ghostRecord: b.ghostRecord });
   }
   const next: Consumer = { ...c, position: setAt(c.position, p, end), delivered };
-  return { ...s, consumers: setAt(s.consumers, ci, next) };
+  return withField(s, 'consumers', setAt(s.consumers, ci, next));
 }

@@ -35,6 +35,7 @@ import {
   Supports,
   TC_NODE,
   TxnState,
+  withField,
 } from './state.ts';
 import { bit, bits, setAt } from './util.ts';
 
@@ -94,7 +95,10 @@ function writeRecord(rules: Rules, c: Coordinator, txnId: number, md: TxnMetadat
 }
 
 function setMetadata(s: State, txnId: number, md: TxnMetadata): State {
-  return { ...s, coordinator: { ...s.coordinator, metadata: setAt(s.coordinator.metadata, txnId, md) } };
+  return withField(s, 'coordinator', {
+    ...s.coordinator,
+    metadata: setAt(s.coordinator.metadata, txnId, md),
+  });
 }
 
 function sendMarkers(s: State, txnId: number, md: TxnMetadata, partitions: number): State {
@@ -114,7 +118,7 @@ function sendMarkers(s: State, txnId: number, md: TxnMetadata, partitions: numbe
     });
     network = send(network, TC_NODE, LEADER_BASE + p, s.coordinator.markerConns[p]!, marker);
   }
-  return { ...s, network };
+  return withField(s, 'network', network);
 }
 
 /**
@@ -191,7 +195,11 @@ function answerAppend(s: State, append: TxnAppend, answer: Response): State {
 function appendSucceeded(cfg: KafkaConfig, s: State, append: TxnAppend): State {
   const t = append.txnId;
   const md = append.transit;
-  let next: State = noteWritten(cfg, { ...s, coordinator: persist(cfg.rules, s.coordinator, t, md) }, append);
+  let next: State = noteWritten(
+    cfg,
+    withField(s, 'coordinator', persist(cfg.rules, s.coordinator, t, md)),
+    append,
+  );
   if (isPrepare(md.state)) {
     const complete: TxnMetadata = {
       ...md,
@@ -250,10 +258,10 @@ export function failAppend(rules: Rules, s: State, txnId: number): State {
 }
 
 function withoutAppend(s: State, txnId: number): State {
-  return {
-    ...s,
-    coordinator: { ...s.coordinator, appends: s.coordinator.appends.filter((a) => a.txnId !== txnId) },
-  };
+  return withField(s, 'coordinator', {
+    ...s.coordinator,
+    appends: s.coordinator.appends.filter((a) => a.txnId !== txnId),
+  });
 }
 
 /**
@@ -344,7 +352,7 @@ export function handleInitProducerId(cfg: KafkaConfig, s: State, channel: Connec
   if (md.state === TxnState.Ongoing)
     return fenceProducerEpoch(
       cfg,
-      noteExcuse({ ...s, coordinator: c }, t, Excuse.OtherInstance, req.ghostProducer),
+      noteExcuse(withField(s, 'coordinator', c), t, Excuse.OtherInstance, req.ghostProducer),
       t,
       md,
       channel,
@@ -383,7 +391,17 @@ export function handleInitProducerId(cfg: KafkaConfig, s: State, channel: Connec
     pid: empty.pid,
     epoch: empty.epoch,
   });
-  return appendTransactionToLog(cfg, { ...s, coordinator: c }, t, md, empty, false, channel, req, granted);
+  return appendTransactionToLog(
+    cfg,
+    withField(s, 'coordinator', c),
+    t,
+    md,
+    empty,
+    false,
+    channel,
+    req,
+    granted,
+  );
 }
 
 /**
@@ -441,7 +459,7 @@ function fenceProducerEpoch(
   };
   return appendTransactionToLog(
     cfg,
-    { ...s, coordinator: c },
+    withField(s, 'coordinator', c),
     t,
     fenced,
     transit,
@@ -650,7 +668,7 @@ function handleEndTxnV2(cfg: KafkaConfig, s: State, channel: Connection, req: Re
     const granted = rules.mutantEndTxnAnswersPreparedEpoch ? transit : completed;
     return appendTransactionToLog(
       cfg,
-      { ...s, coordinator: c },
+      withField(s, 'coordinator', c),
       t,
       md,
       transit,
@@ -710,7 +728,7 @@ function completedTransition(md: TxnMetadata): TxnMetadata {
 export function completeTransaction(cfg: KafkaConfig, s: State, txnId: number): State {
   const md = s.coordinator.metadata[txnId]!;
   const done = completedTransition({ ...md, prevPid: sincePreviousTransition(cfg.rules, md) });
-  return { ...s, coordinator: persist(cfg.rules, s.coordinator, txnId, done) };
+  return withField(s, 'coordinator', persist(cfg.rules, s.coordinator, txnId, done));
 }
 
 /** The marker for `p` is due and no copy of it (or of its answer) is on the way. */
@@ -754,13 +772,10 @@ export function canTimeOutTxnMarker(s: State, p: number): boolean {
  * wasDisconnected).
  */
 export function txnMarkerTimeout(s: State, p: number): State {
-  return {
-    ...s,
-    coordinator: {
-      ...s.coordinator,
-      markerConns: setAt(s.coordinator.markerConns, p, s.coordinator.markerConns[p]! + 1),
-    },
-  };
+  return withField(s, 'coordinator', {
+    ...s.coordinator,
+    markerConns: setAt(s.coordinator.markerConns, p, s.coordinator.markerConns[p]! + 1),
+  });
 }
 
 /** An Ongoing transaction may time out; at the maximum epoch its fence throws before KAFKA-20090, so nothing happens. */
@@ -816,10 +831,11 @@ export function canExpireTransactionalId(s: State, txnId: number): boolean {
  */
 export function transactionalIdExpiry(cfg: KafkaConfig, s: State, txnId: number): State {
   const c = s.coordinator;
-  const removed: State = {
-    ...s,
-    coordinator: { ...c, metadata: setAt(c.metadata, txnId, null), log: setAt(c.log, txnId, null) },
-  };
+  const removed: State = withField(s, 'coordinator', {
+    ...c,
+    metadata: setAt(c.metadata, txnId, null),
+    log: setAt(c.log, txnId, null),
+  });
   return noteExcuse(
     noteExpiry(cfg, removed, txnId, c.metadata[txnId]!.pid),
     txnId,
@@ -883,7 +899,7 @@ function answerRequestsOnTheirWay(s: State, error: Err): State {
     const answers = ch.messages.filter((m) => m.response);
     return answers.length === 0 ? [] : [{ ...ch, messages: answers }];
   });
-  let next: State = { ...s, network };
+  let next: State = withField(s, 'network', network);
   for (const ch of toCoordinator)
     for (const m of ch.messages) if (!m.response) next = reply(next, ch, coordinatorError(m, error));
   return next;
@@ -917,7 +933,7 @@ export function loadTransactions(cfg: KafkaConfig, s: State): State {
       hasFailedEpochFence: false, // in memory only
     };
   });
-  let next: State = { ...s, coordinator: { ...s.coordinator, loading: false, metadata } };
+  let next: State = withField(s, 'coordinator', { ...s.coordinator, loading: false, metadata });
   metadata.forEach((md, t) => {
     if (md !== null && isPrepare(md.state)) next = sendMarkers(next, t, md, md.partitions);
   });

@@ -3,10 +3,10 @@
 // message further back is the same as losing it once it reaches the head, since nothing reads it
 // in between.
 import { removeHead } from './network.ts';
-import { type FaultBudget, type Message, type State } from './state.ts';
+import { type FaultBudget, type Message, type State, withField } from './state.ts';
 
 export function spend(s: State, kind: keyof FaultBudget): State {
-  return { ...s, faults: { ...s.faults, [kind]: s.faults[kind] - 1 } };
+  return withField(s, 'faults', { ...s.faults, [kind]: s.faults[kind] - 1 });
 }
 
 export function lossBudget(m: Message): keyof FaultBudget {
@@ -20,5 +20,5 @@ export function canLose(s: State, channel: number): boolean {
 
 export function lose(s: State, channel: number): State {
   const head = s.network[channel]!.messages[0]!;
-  return spend({ ...s, network: removeHead(s.network, channel) }, lossBudget(head));
+  return spend(withField(s, 'network', removeHead(s.network, channel)), lossBudget(head));
 }

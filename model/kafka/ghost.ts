@@ -2,11 +2,11 @@
 // it; protocol handlers only write it, through these functions, and never branch on it.
 import { type KafkaConfig, clientTxnIndex } from './config.ts';
 import { hasMessage } from './network.ts';
-import { type ClientTxnHistory, type State, Api, Excuse, Instance, Told } from './state.ts';
+import { type ClientTxnHistory, type State, Api, Excuse, Instance, Told, withField } from './state.ts';
 import { setAt } from './util.ts';
 
 export function noteTxn(s: State, txn: number, change: Partial<ClientTxnHistory>): State {
-  return { ...s, history: setAt(s.history, txn, { ...s.history[txn]!, ...change }) };
+  return withField(s, 'history', setAt(s.history, txn, { ...s.history[txn]!, ...change }));
 }
 
 /**
@@ -21,7 +21,7 @@ export function noteEpochGrant(cfg: KafkaConfig, s: State, producer: number, fir
   const renewed =
     grantee.ghostExcuses === 0
       ? s
-      : { ...s, producers: setAt(s.producers, producer, { ...grantee, ghostExcuses: 0 }) };
+      : withField(s, 'producers', setAt(s.producers, producer, { ...grantee, ghostExcuses: 0 }));
   const excused = noteExcuse(renewed, txnId, Excuse.OtherInstance, producer);
   let history = excused.history;
   s.producers.forEach((p, j) => {
@@ -52,7 +52,7 @@ export function noteExcuse(s: State, txnId: number, excuse: Excuse, except = -1)
       return;
     producers = setAt(producers, j, { ...p, ghostExcuses: p.ghostExcuses | excuse });
   });
-  return producers === s.producers ? s : { ...s, producers };
+  return producers === s.producers ? s : withField(s, 'producers', producers);
 }
 
 /**

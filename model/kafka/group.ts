@@ -25,12 +25,13 @@ import {
   Err,
   NO_OFFSET,
   Outcome,
+  withField,
 } from './state.ts';
 
 /** A member joins the group: a rebalance moves the group to a new generation. */
 export function joinGroup(s: State): { state: State; generation: number } {
   const generation = s.group!.generation + 1;
-  return { state: { ...s, group: { generation } }, generation };
+  return { state: withField(s, 'group', { generation }), generation };
 }
 
 /**

@@ -24,6 +24,7 @@ import {
   LEADER_BASE,
   NO_EPOCH,
   NO_PID,
+  withField,
 } from './state.ts';
 import { setAt } from './util.ts';
 
@@ -53,7 +54,7 @@ export function initialIdempotentProducer(partitions: number): IdempotentProduce
 }
 
 function put(s: State, j: number, p: IdempotentProducer): State {
-  return { ...s, idempotentProducers: setAt(s.idempotentProducers, j, p) };
+  return withField(s, 'idempotentProducers', setAt(s.idempotentProducers, j, p));
 }
 
 function inFlight(p: IdempotentProducer, partition: number): number {
@@ -74,7 +75,7 @@ export function canInitProducerId(p: IdempotentProducer): boolean {
 
 export function initProducerId(s: State, j: number): State {
   const [coordinator, pid] = generateProducerId(s.coordinator);
-  return put({ ...s, coordinator }, j, { ...s.idempotentProducers[j]!, pid, epoch: 0 });
+  return put(withField(s, 'coordinator', coordinator), j, { ...s.idempotentProducers[j]!, pid, epoch: 0 });
 }
 
 // ---- Application and Sender --------------------------------------------------------------------

@@ -13,6 +13,7 @@ import {
   LEADER_BASE,
   SUPPORTS_ALL,
   TC_NODE,
+  withField,
 } from './state.ts';
 
 function compareChannel(a: Channel, from: number, to: number, conn: number): number {
@@ -81,7 +82,7 @@ export function reply(s: State, request: Connection, response: Message): State {
     const client = s.idempotentProducers[request.from - IDEMPOTENT_BASE]!;
     if (client.conns[request.to - LEADER_BASE] !== request.conn) return s;
   }
-  return { ...s, network: send(s.network, request.to, request.from, request.conn, response) };
+  return withField(s, 'network', send(s.network, request.to, request.from, request.conn, response));
 }
 
 export function hasMessage(network: readonly Channel[], test: (c: Channel, m: Message) => boolean): boolean {

@@ -19,6 +19,7 @@ import {
   LEADER_BASE,
   TC_NODE,
   apiName,
+  withField,
 } from './state.ts';
 import { bit, bits } from './util.ts';
 
@@ -124,7 +125,7 @@ function deliver(cfg: KafkaConfig, s: State, a: Action): State {
   const index = s.network.findIndex((c) => c.from === a.actor && c.to === a.target && c.conn === a.conn);
   const channel = s.network[index]!;
   const m = channel.messages[0]!;
-  const rest: State = { ...s, network: removeHead(s.network, index) };
+  const rest: State = withField(s, 'network', removeHead(s.network, index));
   if (m.response) {
     if (isProducerNode(channel.to)) {
       return producer.acceptsResponse(rest, channel.to, channel.from, channel.conn)

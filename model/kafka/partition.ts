@@ -21,6 +21,7 @@ import {
   Outcome,
   Supports,
   TC_NODE,
+  withField,
 } from './state.ts';
 import { bit, setAt } from './util.ts';
 
@@ -189,11 +190,11 @@ export function startVerification(rules: Rules, s: State, connection: Connection
     supports: req.supports,
     ghostTxn: req.ghostTxn,
   });
-  return {
-    ...s,
-    partitions: setAt(s.partitions, p, next),
-    network: send(s.network, LEADER_BASE + p, TC_NODE, VERIFICATION_CONN, verify),
-  };
+  return withField(
+    withField(s, 'partitions', setAt(s.partitions, p, next)),
+    'network',
+    send(s.network, LEADER_BASE + p, TC_NODE, VERIFICATION_CONN, verify),
+  );
 }
 
 /**
@@ -215,10 +216,11 @@ export function releaseHeld(
   );
   if (index < 0) return null;
   const held = part.held[index]!;
-  const state: State = {
-    ...s,
-    partitions: setAt(s.partitions, p, { ...part, held: part.held.filter((_, k) => k !== index) }),
-  };
+  const state: State = withField(
+    s,
+    'partitions',
+    setAt(s.partitions, p, { ...part, held: part.held.filter((_, k) => k !== index) }),
+  );
   return { state, held, connection: { from: held.from, to: LEADER_BASE + p, conn: held.conn } };
 }
 
@@ -365,7 +367,7 @@ export function appendDataBatch(s: State, p: number, entry: ProducerEntry, batch
         : [...lastSeqs.slice(Math.max(0, lastSeqs.length - BATCHES_TO_RETAIN + 1)), batch.seq],
     txnFirstOffset: entry.txnFirstOffset === NO_OFFSET && batch.transactional ? offset : entry.txnFirstOffset,
   };
-  return { ...s, partitions: setAt(s.partitions, p, appendWithEntry(part, batch, updated)) };
+  return withField(s, 'partitions', setAt(s.partitions, p, appendWithEntry(part, batch, updated)));
 }
 
 /** The append clears the producer's verification entry unless `keep` says otherwise (UnifiedLog.updateProducers). */
@@ -385,7 +387,7 @@ function appendWithEntry(
 
 export function appendNonTransactional(s: State, p: number, batch: LogBatch): State {
   const part = s.partitions[p]!;
-  return { ...s, partitions: setAt(s.partitions, p, { ...part, log: [...part.log, batch] }) };
+  return withField(s, 'partitions', setAt(s.partitions, p, { ...part, log: [...part.log, batch] }));
 }
 
 /**
@@ -445,7 +447,7 @@ export function handleWriteTxnMarkers(brokers: Rules, s: State, channel: Connect
   const keepsGuard = (v: Verification): boolean =>
     rules.keepGuardAcrossV2Marker && v.supportsEpochBump && v.epoch === req.epoch;
   return answer(
-    { ...s, partitions: setAt(s.partitions, p, appendWithEntry(part, marker, updated, keepsGuard)) },
+    withField(s, 'partitions', setAt(s.partitions, p, appendWithEntry(part, marker, updated, keepsGuard))),
     Err.NONE,
   );
 }
@@ -518,5 +520,5 @@ export function producerStateExpiry(rules: Rules, s: State, p: number, pid: numb
     producers: part.producers.filter((e) => e.pid !== pid || !entryExpired(rules, s, p, e)),
     verifications: quietAt(s, p, pid) ? part.verifications.filter((v) => v.pid !== pid) : part.verifications,
   };
-  return { ...s, partitions: setAt(s.partitions, p, next) };
+  return withField(s, 'partitions', setAt(s.partitions, p, next));
 }

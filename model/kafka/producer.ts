@@ -31,6 +31,7 @@ import {
   TC_NODE,
   Tm,
   Told,
+  withField,
 } from './state.ts';
 import { bit, setAt } from './util.ts';
 
@@ -89,7 +90,7 @@ export function initialProducer(cfg: KafkaConfig, txnId: number, instance: numbe
 }
 
 function put(s: State, i: number, p: Producer): State {
-  return { ...s, producers: setAt(s.producers, i, p) };
+  return withField(s, 'producers', setAt(s.producers, i, p));
 }
 
 function isActive(p: Producer): boolean {
