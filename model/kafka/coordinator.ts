@@ -174,7 +174,7 @@ function appendTransactionToLog(
   const started = setMetadata(s, txnId, { ...pending, pendingState: transit.state });
   if (cfg.coordinatorAppends === 'atomic') return appendSucceeded(cfg, started, append);
   const appends = [...started.coordinator.appends, append].sort((x, y) => x.txnId - y.txnId);
-  return { ...started, coordinator: { ...started.coordinator, appends } };
+  return withField(started, 'coordinator', { ...started.coordinator, appends });
 }
 
 /** The append of transactional.id `txnId` in flight, if any. */
@@ -863,7 +863,11 @@ export function coordinatorFailover(cfg: KafkaConfig, s: State, kept: number): S
     if ((kept & bit(append.txnId)) !== 0)
       next = noteWritten(
         cfg,
-        { ...next, coordinator: writeRecord(cfg.rules, next.coordinator, append.txnId, append.transit) },
+        withField(
+          next,
+          'coordinator',
+          writeRecord(cfg.rules, next.coordinator, append.txnId, append.transit),
+        ),
         append,
       );
     if (append.request === null) continue;
@@ -886,7 +890,7 @@ export function coordinatorFailover(cfg: KafkaConfig, s: State, kept: number): S
     appends: [],
     markerConns: c.markerConns.map((m) => m + 1),
   };
-  next = { ...next, coordinator: elected };
+  next = withField(next, 'coordinator', elected);
   return cfg.coordinatorLoading === 'atomic' ? loadTransactions(cfg, next) : next;
 }
 

@@ -116,7 +116,7 @@ function transmit(s: State, j: number, p: IdempotentProducer, b: IdempotentBatch
     p.conns[b.partition]!,
     produceRequest(j, b),
   );
-  return { ...put(s, j, p), network };
+  return withField(put(s, j, p), 'network', network);
 }
 
 /**

@@ -328,7 +328,7 @@ export function transmit(cfg: KafkaConfig, s: State, i: number, slot: TxnRequest
   });
   const node = txnRequestNode(cfg, slot.api);
   const network = send(s.network, i, node, p.conns[connSlot(node)]!, message);
-  return { ...put(s, i, { ...p, request: slot }), network };
+  return withField(put(s, i, { ...p, request: slot }), 'network', network);
 }
 
 export function sendTxnRequest(cfg: KafkaConfig, s: State, i: number): State {
@@ -474,7 +474,7 @@ export function sendProduce(cfg: KafkaConfig, s: State, i: number, partition: nu
     p.conns[slot]!,
     produceRequest(cfg, i, next, batch),
   );
-  return { ...put(s, i, next), network };
+  return withField(put(s, i, next), 'network', network);
 }
 
 export function canTimeOutProduce(p: Producer, partition: number): boolean {
@@ -487,10 +487,11 @@ function resendBatch(cfg: KafkaConfig, s: State, i: number, index: number): Stat
   const b: ClientBatch = { ...p.batches[index]!, retried: true };
   const node = LEADER_BASE + b.partition;
   const next: Producer = { ...p, batches: setAt(p.batches, index, b) };
-  return {
-    ...put(s, i, next),
-    network: send(s.network, i, node, p.conns[connSlot(node)]!, produceRequest(cfg, i, p, b)),
-  };
+  return withField(
+    put(s, i, next),
+    'network',
+    send(s.network, i, node, p.conns[connSlot(node)]!, produceRequest(cfg, i, p, b)),
+  );
 }
 
 /** Produce request timeout with retries left: same pid, epoch and sequence on a new connection. */
@@ -505,7 +506,7 @@ export function produceTimeout(cfg: KafkaConfig, s: State, i: number, partition:
     network = send(network, i, LEADER_BASE + partition, conns[slot]!, produceRequest(cfg, i, p, b));
   // The disconnect fails the request with a retriable error: the batch is re-enqueued (inRetry).
   const batches = p.batches.map((b) => (inFlight(b) ? { ...b, retried: true } : b));
-  return { ...put(s, i, { ...p, conns, batches }), network };
+  return withField(put(s, i, { ...p, conns, batches }), 'network', network);
 }
 
 /**
