@@ -22,15 +22,23 @@ const floatView = new Float64Array(1);
 const floatWords = new Uint32Array(floatView.buffer);
 
 // Murmur3-style block mixing, with different constants and rotations per lane.
-function mix(word: number): void {
+function mixLane1(lane: number, word: number): number {
   let k = Math.imul(word, 0xcc9e2d51);
   k = Math.imul((k << 15) | (k >>> 17), 0x1b873593);
-  lane1 ^= k;
-  lane1 = (Math.imul((lane1 << 13) | (lane1 >>> 19), 5) + 0xe6546b64) | 0;
+  lane ^= k;
+  return (Math.imul((lane << 13) | (lane >>> 19), 5) + 0xe6546b64) | 0;
+}
+
+function mixLane2(lane: number, word: number): number {
   let j = Math.imul(word, 0x85ebca6b);
   j = Math.imul((j << 16) | (j >>> 16), 0xc2b2ae35);
-  lane2 ^= j;
-  lane2 = (Math.imul((lane2 << 17) | (lane2 >>> 15), 9) + 0x38495ab5) | 0;
+  lane ^= j;
+  return (Math.imul((lane << 17) | (lane >>> 15), 9) + 0x38495ab5) | 0;
+}
+
+function mix(word: number): void {
+  lane1 = mixLane1(lane1, word);
+  lane2 = mixLane2(lane2, word);
 }
 
 function finalMix(h: number): number {
@@ -168,14 +176,8 @@ function hashWords(
   let b = 0x7f4a7c15;
   for (let i = from - 1; i < to; i++) {
     const word = i < from ? to - from : words[i]!;
-    let k = Math.imul(word, 0xcc9e2d51);
-    k = Math.imul((k << 15) | (k >>> 17), 0x1b873593);
-    a ^= k;
-    a = (Math.imul((a << 13) | (a >>> 19), 5) + 0xe6546b64) | 0;
-    let j = Math.imul(word, 0x85ebca6b);
-    j = Math.imul((j << 16) | (j >>> 16), 0xc2b2ae35);
-    b ^= j;
-    b = (Math.imul((b << 17) | (b >>> 15), 9) + 0x38495ab5) | 0;
+    a = mixLane1(a, word);
+    b = mixLane2(b, word);
   }
   const high = finalMix(a);
   out[at] = high;
