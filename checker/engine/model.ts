@@ -97,7 +97,8 @@ export interface Model<S, A> {
    * Optional fast path, with `pack`: describes `s` to `summary` as a few words and the packed
    * words of its parts, whose fingerprints the model may keep and give again for a part a step
    * left alone. The state's fingerprint is the summary's, and the search packs only the states it
-   * keeps. Equal packed words must give equal summaries.
+   * keeps. Equal packed words must give equal summaries. Not used under symmetry, where the
+   * representative's packed words are fingerprinted.
    */
   fingerprint?(s: S, summary: FingerprintSummary): void;
   /** Optional, with `pack`: the state whose packed words are `words`; lets states cross threads as integers. */
