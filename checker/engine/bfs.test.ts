@@ -1,7 +1,7 @@
 import { freemem } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { bfs } from './bfs.ts';
-import { Ends, Frontier, Spill } from './frontier.ts';
+import { ChunkPool, Ends, Frontier, Spill } from './frontier.ts';
 import type { Model, Property } from './model.ts';
 import type { Progress } from './search.ts';
 import { DEADLOCK } from './search.ts';
@@ -302,6 +302,34 @@ describe('the breadth-first frontier', () => {
     } finally {
       spill.remove();
     }
+  });
+
+  it('keeps states of many chunks whole, in any order asked, and a cleared level’s chunks hold the next', () => {
+    // States of 1,000 words: a megabyte's chunk holds 262 of them, and its last 144 words stay empty.
+    const wide = (): Model<Node, [number, number]> => ({
+      ...graphModel(edges),
+      pack: (s, words) => (words.fill(s.at, 0, 1000), 1000),
+      unpack: (words) => {
+        if (words.length !== 1000 || words.some((w) => w !== words[0])) throw new Error('a torn state');
+        return { at: words[0]! };
+      },
+    });
+    const pool = new ChunkPool();
+    const level = new Frontier(wide(), undefined, pool);
+    for (let at = 0; at < 1000; at++) level.push({ at });
+    const order = [999, 0, 262, 261, 263, 524, 500, 998, 1, 786, 787];
+    expect(order.map((i) => level.take(i).at)).toEqual(order);
+    expect(Array.from({ length: 1000 }, (_, i) => level.take(i).at)).toEqual(
+      Array.from({ length: 1000 }, (_, i) => i),
+    );
+    expect(level.bytes).toBeGreaterThanOrEqual(4 * 2 ** 20);
+    level.clear();
+    expect(pool.idleChunks).toBe(4);
+    const next = new Frontier(wide(), undefined, pool);
+    next.push({ at: 5 });
+    // The next level took a chunk the cleared one gave back, not fresh memory.
+    expect(pool.idleChunks).toBe(3);
+    expect(next.take(0)).toEqual({ at: 5 });
   });
 
   it('holds the ends of a level past 2^31 words, and refuses to checkpoint one', () => {

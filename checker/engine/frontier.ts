@@ -4,7 +4,6 @@ import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pieces } from './checkpoint.ts';
-import { IntList } from './int-list.ts';
 import { PACK_WORDS, type Model } from './model.ts';
 
 interface SpillFile {
@@ -91,15 +90,55 @@ export class Ends {
 /** The most a spilled level reads back from its file at a time. */
 const READ_BYTES = 16 * 2 ** 20;
 
+/** Words in a chunk of a frontier: a megabyte, room for thousands of packed states. */
+const CHUNK_WORDS = 1 << 18;
+
+/**
+ * The chunks that cleared frontiers gave back, for the next levels to fill. A level's words reuse
+ * memory already touched instead of growing a list by doubling and copying it: fresh pages cost a
+ * fault each, and on some virtual machines that was most of what storing a level cost.
+ */
+export class ChunkPool {
+  private readonly free: Int32Array[] = [];
+  /** Words per chunk: at most the spill's size, so a spilling level keeps no more in memory. */
+  readonly chunkWords: number;
+
+  constructor(spill?: Spill) {
+    this.chunkWords =
+      spill === undefined ? CHUNK_WORDS : Math.max(1, Math.min(CHUNK_WORDS, Math.floor(spill.bytes / 4)));
+  }
+
+  /** A chunk with room for `words` at least. */
+  take(words: number): Int32Array {
+    if (words > this.chunkWords) return new Int32Array(words);
+    return this.free.pop() ?? new Int32Array(this.chunkWords);
+  }
+
+  give(chunk: Int32Array): void {
+    if (chunk.length === this.chunkWords) this.free.push(chunk);
+  }
+
+  /** The chunks given back and not taken again. */
+  get idleChunks(): number {
+    return this.free.length;
+  }
+}
+
 /**
  * The states of one level waiting to be expanded. When the model packs and unpacks its states they
- * wait as words in one growing list (a few bytes a field instead of an object each), else as the
- * objects themselves. With a `Spill`, the list never grows past the spill's size: when it is full
- * its words go to the end of a file, which is read back in order a window at a time.
+ * wait as words in chunks taken from a pool (a few bytes a field instead of an object each), else
+ * as the objects themselves. With a `Spill`, the words in memory never pass the spill's size: when
+ * they would, they go to the end of a file, which is read back in order a window at a time.
  */
 export class Frontier<S> {
   private readonly objects: (S | undefined)[] = [];
-  private readonly words: IntList;
+  /** The words in memory: chunk c holds words chunkStarts[c] .. chunkStarts[c + 1] of the level, the last up to `total`. */
+  private chunks: Int32Array[] = [];
+  private chunkStarts: number[] = [];
+  /** The chunk the last lookup found: states are mostly taken in order. */
+  private cursor = 0;
+  /** The level's words so far, on disk and in memory. */
+  private total = 0;
   /** Where each packed state's words end, counted from the level's first word (on disk or not). */
   private readonly ends = new Ends();
   private readonly scratch: Int32Array | undefined;
@@ -109,32 +148,33 @@ export class Frontier<S> {
   /** The words of the file last read back, and where they start. */
   private read: { start: number; words: Int32Array } = { start: 0, words: new Int32Array(0) };
 
+  /** `pool`: shared by the frontiers of one search, so that a cleared level's chunks hold the next. */
   constructor(
     private readonly model: Model<S, unknown>,
     private readonly spill?: Spill,
+    private readonly pool = new ChunkPool(spill),
   ) {
     this.scratch =
       model.pack !== undefined && model.unpack !== undefined ? new Int32Array(PACK_WORDS) : undefined;
-    this.words = new IntList(
-      1 << 12,
-      spill === undefined ? Infinity : Math.max(1, Math.floor(spill.bytes / 4)),
-    );
   }
 
   get length(): number {
     return this.scratch === undefined ? this.objects.length : this.ends.length;
   }
 
-  /** Bytes the waiting states take in memory (the packed lists; objects are not counted). */
+  /** Bytes the waiting states take in memory (the packed words' chunks; objects are not counted). */
   get bytes(): number {
-    return this.scratch === undefined ? 0 : this.words.bytes + this.ends.bytes + this.read.words.byteLength;
+    if (this.scratch === undefined) return 0;
+    let chunkBytes = 0;
+    for (const chunk of this.chunks) chunkBytes += chunk.byteLength;
+    return chunkBytes + this.ends.bytes + this.read.words.byteLength;
   }
 
-  /** The most the lists can take at once on their next growth (the new lists, while the old ones are copied). */
+  /** The most the lists can take at once on their next growth: a chunk, the ends while copied, a read window. */
   get growthBytes(): number {
     return this.scratch === undefined
       ? 0
-      : this.words.growthBytes + this.ends.growthBytes + (this.flushed > 0 ? this.readWords * 4 : 0);
+      : this.pool.chunkWords * 4 + this.ends.growthBytes + (this.flushed > 0 ? this.readWords * 4 : 0);
   }
 
   /** Bytes the waiting states take on disk. */
@@ -162,29 +202,62 @@ export class Frontier<S> {
 
   /** Adds the state whose packed words are the first `length` of `packed`. */
   pushWords(packed: Int32Array, length: number): void {
-    if (
-      this.spill !== undefined &&
-      this.words.length > 0 &&
-      (this.words.length + length) * 4 > this.spill.bytes
-    )
-      this.flush();
-    this.words.pushAll(packed, length);
-    this.ends.push(this.flushed + this.words.length);
+    const inMemory = this.total - this.flushed;
+    if (this.spill !== undefined && inMemory > 0 && (inMemory + length) * 4 > this.spill.bytes) this.flush();
+    const last = this.chunks.length - 1;
+    let chunk = this.chunks[last];
+    let at = last < 0 ? 0 : this.total - this.chunkStarts[last]!;
+    if (chunk === undefined || at + length > chunk.length) {
+      chunk = this.pool.take(length);
+      this.chunks.push(chunk);
+      this.chunkStarts.push(this.total);
+      at = 0;
+    }
+    // A loop, not set(subarray): a packed state is a few dozen words, and a view per state is garbage.
+    for (let k = 0; k < length; k++) chunk[at + k] = packed[k]!;
+    this.total += length;
+    this.ends.push(this.total);
   }
 
-  /** Moves the words in memory to the end of the file; the list keeps its room for the words to come. */
+  /** Moves the words in memory to the end of the file, and their chunks back to the pool. */
   private flush(): void {
     this.file ??= this.spill!.newFile();
-    const words = this.words.subarray(0, this.words.length);
-    writeSync(
-      this.file.fd,
-      new Uint8Array(words.buffer, words.byteOffset, words.byteLength),
-      0,
-      words.byteLength,
-      this.flushed * 4,
-    );
-    this.flushed += words.length;
-    this.words.clear();
+    for (let c = 0; c < this.chunks.length; c++) {
+      const from = this.chunkStarts[c]!;
+      const to = c + 1 < this.chunks.length ? this.chunkStarts[c + 1]! : this.total;
+      const words = this.chunks[c]!;
+      writeSync(
+        this.file.fd,
+        new Uint8Array(words.buffer, words.byteOffset, (to - from) * 4),
+        0,
+        (to - from) * 4,
+        from * 4,
+      );
+    }
+    this.flushed = this.total;
+    this.releaseChunks();
+  }
+
+  private releaseChunks(): void {
+    for (const chunk of this.chunks) this.pool.give(chunk);
+    this.chunks = [];
+    this.chunkStarts = [];
+    this.cursor = 0;
+  }
+
+  /** The chunk holding the word `at` of the level (one in memory). */
+  private chunkOf(at: number): number {
+    const starts = this.chunkStarts;
+    const c = this.cursor;
+    if (c < starts.length && starts[c]! <= at && (c + 1 === starts.length || at < starts[c + 1]!)) return c;
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= at) lo = mid;
+      else hi = mid - 1;
+    }
+    return (this.cursor = lo);
   }
 
   /** Words a spilled level reads back at a time. */
@@ -201,7 +274,11 @@ export class Frontier<S> {
 
   /** Words `from` to `to` of the level, from memory or from the file. */
   private wordsOf(from: number, to: number): Int32Array {
-    if (from >= this.flushed) return this.words.subarray(from - this.flushed, to - this.flushed);
+    if (from >= this.flushed) {
+      const c = this.chunkOf(from);
+      const start = this.chunkStarts[c]!;
+      return this.chunks[c]!.subarray(from - start, to - start);
+    }
     const r = this.read;
     if (from < r.start || to > r.start + r.words.length) {
       // A window from `from` on: states are taken in order. A fresh array, so views handed out stay whole.
@@ -216,7 +293,7 @@ export class Frontier<S> {
   /** The packed words and where each state's end, for a checkpoint (a model that packs only): words on disk are read a window at a time. */
   saved(): { words: Pieces; ends: Int32Array } {
     return {
-      words: { length: this.flushed + this.words.length, pieces: () => this.pieces() },
+      words: { length: this.total, pieces: () => this.pieces() },
       ends: this.ends.toInt32(),
     };
   }
@@ -225,7 +302,11 @@ export class Frontier<S> {
     const window = this.readWords;
     for (let from = 0; from < this.flushed; from += window)
       yield this.readFile(from, Math.min(this.flushed, from + window));
-    yield this.words.subarray(0, this.words.length);
+    for (let c = 0; c < this.chunks.length; c++) {
+      const from = this.chunkStarts[c]!;
+      const to = c + 1 < this.chunks.length ? this.chunkStarts[c + 1]! : this.total;
+      yield this.chunks[c]!.subarray(0, to - from);
+    }
   }
 
   /** A frontier holding the states a checkpoint saved. */
@@ -234,8 +315,9 @@ export class Frontier<S> {
     words: Int32Array,
     ends: Int32Array,
     spill?: Spill,
+    pool?: ChunkPool,
   ): Frontier<S> {
-    const frontier = new Frontier(model, spill);
+    const frontier = new Frontier(model, spill, pool);
     let from = 0;
     for (const end of ends) {
       frontier.pushWords(words.subarray(from, end), end - from);
@@ -269,14 +351,15 @@ export class Frontier<S> {
   }
 
   /**
-   * Empties the frontier for another level. Its lists keep their room: growing them again each
-   * level would cost the page faults of fresh memory.
+   * Empties the frontier for another level: its chunks go back to the pool, and its ends list keeps
+   * its room, so the next levels fill memory already touched.
    */
   clear(): void {
     this.dispose();
     this.objects.length = 0;
-    this.words.clear();
+    this.releaseChunks();
     this.ends.clear();
+    this.total = 0;
     this.flushed = 0;
     this.read = { start: 0, words: new Int32Array(0) };
   }

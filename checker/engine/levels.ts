@@ -2,11 +2,13 @@
 // built meanwhile. Past the spill size their words go to temporary files (frontier.ts); the most
 // the two took together, in memory and on disk, is kept for the result.
 import type { Checkpoint, Pieces } from './checkpoint.ts';
-import { Frontier, Spill } from './frontier.ts';
+import { ChunkPool, Frontier, Spill } from './frontier.ts';
 import type { Model } from './model.ts';
 
 export class Levels<S> {
   private readonly spill: Spill | undefined;
+  /** The two levels' chunks: the level just expanded gives its chunks to the one after next. */
+  private readonly pool: ChunkPool;
   /** The level being expanded. */
   current: Frontier<S>;
   /** The level its successors make. */
@@ -23,8 +25,9 @@ export class Levels<S> {
     spillBytes: number | undefined,
   ) {
     this.spill = spillBytes === undefined ? undefined : new Spill(spillBytes);
-    this.current = new Frontier(model, this.spill);
-    this.next = new Frontier(model, this.spill);
+    this.pool = new ChunkPool(this.spill);
+    this.current = new Frontier(model, this.spill, this.pool);
+    this.next = new Frontier(model, this.spill, this.pool);
   }
 
   /** Whether the levels go to disk past a size. */
@@ -54,8 +57,8 @@ export class Levels<S> {
 
   /** Takes up the levels a checkpoint saved. */
   restore(saved: Checkpoint): void {
-    this.current = Frontier.restore(this.model, saved.levelWords, saved.levelEnds, this.spill);
-    this.next = Frontier.restore(this.model, saved.nextWords, saved.nextEnds, this.spill);
+    this.current = Frontier.restore(this.model, saved.levelWords, saved.levelEnds, this.spill, this.pool);
+    this.next = Frontier.restore(this.model, saved.nextWords, saved.nextEnds, this.spill, this.pool);
     this.startId = saved.counters.levelStartId;
     this.queueBytes = saved.counters.queueBytes;
   }

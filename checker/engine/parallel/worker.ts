@@ -2,7 +2,7 @@
 // its index modulo the number of workers, and holds and expands the states it made and won.
 import { deserialize, serialize } from 'node:v8';
 import { workerData } from 'node:worker_threads';
-import { Frontier, Spill } from '../frontier.ts';
+import { ChunkPool, Frontier, Spill } from '../frontier.ts';
 import { PACK_WORDS } from '../model.ts';
 import { type PackedWords, brokenInvariantIndex, stateFingerprint, successorsOf } from '../search.ts';
 import { VisitedSet } from '../visited.ts';
@@ -49,8 +49,10 @@ const spill = setup.spill === undefined ? undefined : new Spill(setup.spill.byte
 // This level's candidates: the successors this worker made, one per fingerprint, in the order
 // made, which is key order. The chosen ones stay where they are until the next level has
 // expanded them, so each level's candidates go to the other of two lists.
-let candidates = new Frontier<unknown>(model, spill);
-let lastCandidates = new Frontier<unknown>(model, spill);
+// The two lists and the states handed over share their chunks (frontier.ts).
+const pool = new ChunkPool(spill);
+let candidates = new Frontier<unknown>(model, spill, pool);
+let lastCandidates = new Frontier<unknown>(model, spill, pool);
 /**
  * The states this worker expands next, in key order: the `heldIndex`-th state of
  * `heldParts[heldPart]`, where part 0 is the last level's candidates and the others the states
@@ -245,6 +247,7 @@ function expand(ranks: Int32Array, cut: boolean): Expanded {
     cutOff ||= cut && emitted > 0;
     if (!cut) generated += emitted;
   }
+  for (let p = 1; p < heldParts.length; p++) heldParts[p]!.clear();
   heldParts = [];
   spilledPeak = Math.max(spilledPeak, candidates.spilledBytes + lastCandidates.spilledBytes);
   lastCandidates.clear();
@@ -315,7 +318,7 @@ function encode(from: Frontier<unknown>, indices: Int32Array): Uint8Array {
 }
 
 function decode(bytes: Uint8Array): Frontier<unknown> {
-  const states = new Frontier<unknown>(model);
+  const states = new Frontier<unknown>(model, undefined, pool);
   if (!states.packs) {
     for (const s of deserialize(bytes) as unknown[]) states.push(s);
     return states;
