@@ -98,7 +98,9 @@ export interface Model<S, A> {
    * words of its parts, whose fingerprints the model may keep and give again for a part a step
    * left alone. The state's fingerprint is the summary's, and the search packs only the states it
    * keeps. Equal packed words must give equal summaries. Not used under symmetry, where the
-   * representative's packed words are fingerprinted.
+   * representative's packed words are fingerprinted. Since no fingerprint is then read from
+   * packed words, `pack` may write after a state just summarized its parts' fingerprints, for
+   * `unpack` to take up.
    */
   fingerprint?(s: S, summary: FingerprintSummary): void;
   /** Optional, with `pack`: the state whose packed words are `words`; lets states cross threads as integers. */

@@ -155,6 +155,39 @@ describe('packed Kafka states', () => {
     },
   );
 
+  it.each(configs)(
+    'a state packed just after its fingerprint carries its parts’ fingerprints, and its successors fingerprint as their copies do (%s)',
+    (_, cfg) => {
+      let successors = 0;
+      for (const s of walkStates(cfg, 4, 40, seedrandom('carried'))) {
+        const plain = packed(s);
+        fingerprint(s);
+        const carried = packed(s);
+        // The header's fingerprint and each actor's, two words each, after the state's own words.
+        const actors = 2 + s.producers.length + s.idempotentProducers.length;
+        const parts = actors + s.partitions.length + s.consumers.length + s.network.length;
+        expect(carried.slice(0, plain.length)).toEqual(plain);
+        expect(carried.length - plain.length).toBe(2 + 2 * parts);
+        const parent = unpackState(Int32Array.from(carried));
+        expect(parent).toEqual(s);
+        for (const a of enabledActions(cfg, parent)) {
+          const t = step(cfg, parent, a);
+          expect(fingerprint(t)).toBe(fingerprint(structuredClone(t)));
+          successors++;
+        }
+      }
+      expect(successors).toBeGreaterThan(100);
+    },
+  );
+
+  it('refuses a packed state followed by a wrong number of words', () => {
+    const s = walkStates(configs[0]![1], 1, 10, seedrandom('carried'))[0]!;
+    const plain = packed(s);
+    expect(() => unpackState(Int32Array.from([...plain, 1, 2, 3]))).toThrow(
+      /3 words after the state, expected \d+/,
+    );
+  });
+
   it('a state that needs more words than given is refused, never cut short', () => {
     const cfg = configs[0]![1];
     for (const s of walkStates(cfg, 2, 30, seedrandom('pack'))) {

@@ -442,6 +442,8 @@ export function packState(
   if (renaming === null && idRenaming === null) putActors(s.network, Kind.Network, putChannel);
   else putRenamedNetwork(s.network);
   putActor(s.history, Kind.History, 0, putHistory);
+  if (renaming === null && idRenaming === null && s === summarized)
+    for (let k = 0; k < summarizedWords; k++) put(summarizedParts[k]!);
   packing = null;
   if (n > w.length) throw new RangeError(`a Kafka state needs more than ${w.length} packed words`);
   return n;
@@ -480,6 +482,23 @@ const sourceStamps: number[] = [];
 /** How many states unpackState has read: stamps the fingerprints of their actors. */
 let unpacked = 0;
 
+// The state summarized last and its parts' fingerprints, the header's then each actor's in the
+// order unpackState meets them. When that state is packed next (a search keeps it), packState
+// writes them after its words, so that expanding it later hashes none of its actors again.
+let summarized: State | null = null;
+let summarizedParts = new Int32Array(2 * 64);
+let summarizedWords = 0;
+
+function keepPart(high: number, low: number): void {
+  if (summarizedWords + 2 > summarizedParts.length) {
+    const longer = new Int32Array(summarizedParts.length * 2);
+    longer.set(summarizedParts);
+    summarizedParts = longer;
+  }
+  summarizedParts[summarizedWords++] = high;
+  summarizedParts[summarizedWords++] = low;
+}
+
 // The header summarized last, by the objects it was read from (a step that spends no fault keeps
 // the budget object), and its fingerprint.
 let headerFaults: FaultBudget | null = null;
@@ -494,6 +513,7 @@ function summarizeWritten<T>(x: T, write: (x: T) => void, summary: FingerprintSu
   write(x);
   if (n > w.length) throw new RangeError(`a Kafka actor needs more than ${w.length} packed words`);
   summary.part(actorWords, 0, n, written, 0);
+  keepPart(written[0]!, written[1]!);
 }
 
 function summarizeActor<T>(
@@ -505,15 +525,41 @@ function summarizeActor<T>(
 ): void {
   const j = sourceIndex(x, kind, i);
   if (j === -1) return summarizeWritten(x, write, summary);
-  if (sourceStamps[j] === unpacked)
-    return summary.known(sourceFingerprints[2 * j]!, sourceFingerprints[2 * j + 1]!);
-  if (sourceFingerprints.length < 2 * j + 2) {
-    const longer = new Int32Array(Math.max(2 * j + 2, sourceFingerprints.length * 2));
-    longer.set(sourceFingerprints);
-    sourceFingerprints = longer;
+  if (sourceStamps[j] !== unpacked) {
+    roomForSourceFingerprints(j + 1);
+    summary.part(source, sourceStarts[j]!, sourceEnds[j]!, sourceFingerprints, 2 * j);
+    sourceStamps[j] = unpacked;
+  } else summary.known(sourceFingerprints[2 * j]!, sourceFingerprints[2 * j + 1]!);
+  keepPart(sourceFingerprints[2 * j]!, sourceFingerprints[2 * j + 1]!);
+}
+
+function roomForSourceFingerprints(actors: number): void {
+  if (sourceFingerprints.length >= 2 * actors) return;
+  const longer = new Int32Array(Math.max(2 * actors, sourceFingerprints.length * 2));
+  longer.set(sourceFingerprints);
+  sourceFingerprints = longer;
+}
+
+/**
+ * Takes the parts' fingerprints that packState wrote after the words of a state summarized just
+ * before it was packed (the header's, then each actor's), from word `at` of the state unpacked.
+ */
+function takeParts(s: State, at: number, end: number): void {
+  if (end - at !== 2 + 2 * sourceCount)
+    throw new RangeError(
+      `packed Kafka state: ${end - at} words after the state, expected ${2 + 2 * sourceCount}`,
+    );
+  headerFingerprint[0] = source[at]!;
+  headerFingerprint[1] = source[at + 1]!;
+  headerFaults = s.faults;
+  headerGroup = s.group;
+  headerVersion = s.transactionVersion;
+  roomForSourceFingerprints(sourceCount);
+  for (let j = 0; j < sourceCount; j++) {
+    sourceFingerprints[2 * j] = source[at + 2 + 2 * j]!;
+    sourceFingerprints[2 * j + 1] = source[at + 3 + 2 * j]!;
+    sourceStamps[j] = unpacked;
   }
-  summary.part(source, sourceStarts[j]!, sourceEnds[j]!, sourceFingerprints, 2 * j);
-  sourceStamps[j] = unpacked;
 }
 
 function summarizeActors<T>(
@@ -530,9 +576,12 @@ function summarizeActors<T>(
 export function fingerprintState(s: State, summary: FingerprintSummary): void {
   perm = null;
   ids = null;
-  if (s.faults === headerFaults && s.group === headerGroup && s.transactionVersion === headerVersion)
+  summarized = null;
+  summarizedWords = 0;
+  if (s.faults === headerFaults && s.group === headerGroup && s.transactionVersion === headerVersion) {
     summary.known(headerFingerprint[0]!, headerFingerprint[1]!);
-  else {
+    keepPart(headerFingerprint[0]!, headerFingerprint[1]!);
+  } else {
     summarizeWritten(s, putHeader, summary);
     headerFingerprint.set(written);
     headerFaults = s.faults;
@@ -546,6 +595,7 @@ export function fingerprintState(s: State, summary: FingerprintSummary): void {
   summarizeActors(s.consumers, Kind.Consumers, putConsumer, summary);
   summarizeActors(s.network, Kind.Network, putChannel, summary);
   summarizeActor(s.history, Kind.History, 0, putHistory, summary);
+  summarized = s;
 }
 
 /** The partitions in their new places: place q holds old partition inverse[q]. */
@@ -935,7 +985,7 @@ export function unpackState(words: Int32Array): State {
   kindFirst[Kind.History] = sourceCount;
   const history = actor(readHistory);
   kindFirst[Kind.End] = sourceCount;
-  return {
+  const s: State = {
     transactionVersion,
     producers,
     idempotentProducers,
@@ -947,4 +997,6 @@ export function unpackState(words: Int32Array): State {
     faults,
     history,
   };
+  if (at < words.length) takeParts(s, at, words.length);
+  return s;
 }
