@@ -22,6 +22,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     setupFiles: ['./checker/vitest.setup.ts'],
+    globalSetup: ['./checker/vitest.global.ts'],
     projects: [
       {
         extends: true,
