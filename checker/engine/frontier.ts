@@ -135,8 +135,6 @@ export class Frontier<S> {
   /** The words in memory: chunk c holds words chunkStarts[c] .. chunkStarts[c + 1] of the level, the last up to `total`. */
   private chunks: Int32Array[] = [];
   private chunkStarts: number[] = [];
-  /** The chunk the last lookup found: states are mostly taken in order. */
-  private cursor = 0;
   /** The level's words so far, on disk and in memory. */
   private total = 0;
   /** Where each packed state's words end, counted from the level's first word (on disk or not). */
@@ -223,15 +221,13 @@ export class Frontier<S> {
   private flush(): void {
     this.file ??= this.spill!.newFile();
     for (let c = 0; c < this.chunks.length; c++) {
-      const from = this.chunkStarts[c]!;
-      const to = c + 1 < this.chunks.length ? this.chunkStarts[c + 1]! : this.total;
-      const words = this.chunks[c]!;
+      const words = this.usedWords(c);
       writeSync(
         this.file.fd,
-        new Uint8Array(words.buffer, words.byteOffset, (to - from) * 4),
+        new Uint8Array(words.buffer, words.byteOffset, words.byteLength),
         0,
-        (to - from) * 4,
-        from * 4,
+        words.byteLength,
+        this.chunkStarts[c]! * 4,
       );
     }
     this.flushed = this.total;
@@ -242,14 +238,17 @@ export class Frontier<S> {
     for (const chunk of this.chunks) this.pool.give(chunk);
     this.chunks = [];
     this.chunkStarts = [];
-    this.cursor = 0;
   }
 
-  /** The chunk holding the word `at` of the level (one in memory). */
+  /** The words chunk `c` holds, from its first to the level's word it ends before. */
+  private usedWords(c: number): Int32Array {
+    const end = c + 1 < this.chunks.length ? this.chunkStarts[c + 1]! : this.total;
+    return this.chunks[c]!.subarray(0, end - this.chunkStarts[c]!);
+  }
+
+  /** The chunk holding the word `at` of the level (one in memory): the last that starts at or before it. */
   private chunkOf(at: number): number {
     const starts = this.chunkStarts;
-    const c = this.cursor;
-    if (c < starts.length && starts[c]! <= at && (c + 1 === starts.length || at < starts[c + 1]!)) return c;
     let lo = 0;
     let hi = starts.length - 1;
     while (lo < hi) {
@@ -257,7 +256,7 @@ export class Frontier<S> {
       if (starts[mid]! <= at) lo = mid;
       else hi = mid - 1;
     }
-    return (this.cursor = lo);
+    return lo;
   }
 
   /** Words a spilled level reads back at a time. */
@@ -302,11 +301,7 @@ export class Frontier<S> {
     const window = this.readWords;
     for (let from = 0; from < this.flushed; from += window)
       yield this.readFile(from, Math.min(this.flushed, from + window));
-    for (let c = 0; c < this.chunks.length; c++) {
-      const from = this.chunkStarts[c]!;
-      const to = c + 1 < this.chunks.length ? this.chunkStarts[c + 1]! : this.total;
-      yield this.chunks[c]!.subarray(0, to - from);
-    }
+    for (let c = 0; c < this.chunks.length; c++) yield this.usedWords(c);
   }
 
   /** A frontier holding the states a checkpoint saved. */
