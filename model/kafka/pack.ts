@@ -489,12 +489,16 @@ let summarized: State | null = null;
 let summarizedParts = new Int32Array(2 * 64);
 let summarizedWords = 0;
 
+/** `a`, or a copy of it twice as long (or `words` long) when it has fewer than `words`. */
+function withRoom(a: Int32Array<ArrayBuffer>, words: number): Int32Array<ArrayBuffer> {
+  if (a.length >= words) return a;
+  const longer = new Int32Array(Math.max(words, a.length * 2));
+  longer.set(a);
+  return longer;
+}
+
 function keepPart(high: number, low: number): void {
-  if (summarizedWords + 2 > summarizedParts.length) {
-    const longer = new Int32Array(summarizedParts.length * 2);
-    longer.set(summarizedParts);
-    summarizedParts = longer;
-  }
+  summarizedParts = withRoom(summarizedParts, summarizedWords + 2);
   summarizedParts[summarizedWords++] = high;
   summarizedParts[summarizedWords++] = low;
 }
@@ -505,6 +509,14 @@ let headerFaults: FaultBudget | null = null;
 let headerGroup: State['group'] = null;
 let headerVersion = -1;
 const headerFingerprint = new Int32Array(2);
+
+function rememberHeader(s: State, high: number, low: number): void {
+  headerFingerprint[0] = high;
+  headerFingerprint[1] = low;
+  headerFaults = s.faults;
+  headerGroup = s.group;
+  headerVersion = s.transactionVersion;
+}
 
 /** Adds the words `write` writes to `summary` as one part. */
 function summarizeWritten<T>(x: T, write: (x: T) => void, summary: FingerprintSummary): void {
@@ -526,18 +538,11 @@ function summarizeActor<T>(
   const j = sourceIndex(x, kind, i);
   if (j === -1) return summarizeWritten(x, write, summary);
   if (sourceStamps[j] !== unpacked) {
-    roomForSourceFingerprints(j + 1);
+    sourceFingerprints = withRoom(sourceFingerprints, 2 * j + 2);
     summary.part(source, sourceStarts[j]!, sourceEnds[j]!, sourceFingerprints, 2 * j);
     sourceStamps[j] = unpacked;
   } else summary.known(sourceFingerprints[2 * j]!, sourceFingerprints[2 * j + 1]!);
   keepPart(sourceFingerprints[2 * j]!, sourceFingerprints[2 * j + 1]!);
-}
-
-function roomForSourceFingerprints(actors: number): void {
-  if (sourceFingerprints.length >= 2 * actors) return;
-  const longer = new Int32Array(Math.max(2 * actors, sourceFingerprints.length * 2));
-  longer.set(sourceFingerprints);
-  sourceFingerprints = longer;
 }
 
 /**
@@ -549,12 +554,8 @@ function takeParts(s: State, at: number, end: number): void {
     throw new RangeError(
       `packed Kafka state: ${end - at} words after the state, expected ${2 + 2 * sourceCount}`,
     );
-  headerFingerprint[0] = source[at]!;
-  headerFingerprint[1] = source[at + 1]!;
-  headerFaults = s.faults;
-  headerGroup = s.group;
-  headerVersion = s.transactionVersion;
-  roomForSourceFingerprints(sourceCount);
+  rememberHeader(s, source[at]!, source[at + 1]!);
+  sourceFingerprints = withRoom(sourceFingerprints, 2 * sourceCount);
   for (let j = 0; j < sourceCount; j++) {
     sourceFingerprints[2 * j] = source[at + 2 + 2 * j]!;
     sourceFingerprints[2 * j + 1] = source[at + 3 + 2 * j]!;
@@ -583,10 +584,7 @@ export function fingerprintState(s: State, summary: FingerprintSummary): void {
     keepPart(headerFingerprint[0]!, headerFingerprint[1]!);
   } else {
     summarizeWritten(s, putHeader, summary);
-    headerFingerprint.set(written);
-    headerFaults = s.faults;
-    headerGroup = s.group;
-    headerVersion = s.transactionVersion;
+    rememberHeader(s, written[0]!, written[1]!);
   }
   summarizeActors(s.producers, Kind.Producers, putProducer, summary);
   summarizeActors(s.idempotentProducers, Kind.IdempotentProducers, putIdempotentProducer, summary);
